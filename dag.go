@@ -1,0 +1,425 @@
+package plait
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+// WorkflowSpec is a workflow definition as data. It is stored with each run,
+// so any worker process can run any run.
+type WorkflowSpec struct {
+	Name     string
+	Strategy ErrorStrategy
+	Tasks    []TaskSpec
+}
+
+// TaskSpec is one task of a workflow as data. Task options write into it.
+type TaskSpec struct {
+	Name     string
+	Handler  string
+	Payload  []byte
+	Deps     []Dep
+	Join     Join
+	Retry    RetryPolicy
+	Timeout  time.Duration
+	Priority Priority
+	Queue    string
+	Requires []string
+	// RunAt, when set, is the earliest time the task may start.
+	RunAt time.Time
+	// Delay, when set, is how long after the run is created the task may
+	// start, on the store's clock.
+	Delay time.Duration
+}
+
+// Dep is one incoming edge: the task depends on Task under condition On.
+type Dep struct {
+	Task string
+	On   Condition
+}
+
+// Condition says which outcome of a parent satisfies a dependency edge.
+type Condition uint8
+
+const (
+	// OnSuccess is satisfied when the parent succeeded (the default).
+	OnSuccess Condition = iota
+	// OnCompletion is satisfied by any finished parent: succeeded, failed,
+	// dead or skipped.
+	OnCompletion
+	// OnFailure is satisfied when the parent failed or died; use it for
+	// cleanup and compensation.
+	OnFailure
+)
+
+// String returns the condition's name.
+func (c Condition) String() string {
+	switch c {
+	case OnSuccess:
+		return "success"
+	case OnCompletion:
+		return "completion"
+	case OnFailure:
+		return "failure"
+	}
+	return fmt.Sprintf("condition(%d)", uint8(c))
+}
+
+// Met reports whether a parent that ended in status parent satisfies an
+// edge with condition c, under the run's error strategy. Under
+// [StrategySkip] a failed or dead parent counts as skipped. A cancelled or
+// unfinished parent satisfies nothing. Stores use this one table to release
+// children, so every backend agrees.
+func (c Condition) Met(parent TaskStatus, strategy ErrorStrategy) bool {
+	if strategy == StrategySkip && (parent == TaskFailed || parent == TaskDead) {
+		parent = TaskSkipped
+	}
+	switch c {
+	case OnSuccess:
+		return parent == TaskSucceeded
+	case OnFailure:
+		return parent == TaskFailed || parent == TaskDead
+	case OnCompletion:
+		switch parent {
+		case TaskSucceeded, TaskFailed, TaskDead, TaskSkipped:
+			return true
+		}
+	}
+	return false
+}
+
+// Join says how a task combines its dependency edges.
+type Join uint8
+
+const (
+	// JoinAll waits until every edge is satisfied; the task is skipped as
+	// soon as one edge cannot be (the default).
+	JoinAll Join = iota
+	// JoinAny starts on the first satisfied edge; the task is skipped when
+	// every edge finished unsatisfied.
+	JoinAny
+)
+
+// String returns the join's name.
+func (j Join) String() string {
+	if j == JoinAny {
+		return "any"
+	}
+	return "all"
+}
+
+// ErrorStrategy says what a run does when one of its tasks fails for good.
+type ErrorStrategy string
+
+const (
+	// StrategyContinue lets independent branches go on; dependents of the
+	// failed task follow their conditions (OnSuccess dependents are skipped,
+	// OnFailure ones run). The run ends failed. This is the default.
+	StrategyContinue ErrorStrategy = "continue"
+	// StrategyStop fails fast: the run fails at once, tasks that have not
+	// started are cancelled and running handlers' contexts are cancelled.
+	StrategyStop ErrorStrategy = "stop"
+	// StrategySkip tolerates failures: a failed task counts as skipped for
+	// its dependents, and the run still completes.
+	StrategySkip ErrorStrategy = "skip"
+)
+
+// Workflow is a DAG definition under construction. Build one with
+// [NewWorkflow] and chained [Workflow.Task] calls; problems are collected and
+// reported by [Workflow.Validate] and by Submit, before anything is written.
+type Workflow struct {
+	name     string
+	strategy ErrorStrategy
+	tasks    []draftTask
+	errs     []error
+}
+
+type draftTask struct {
+	spec    TaskSpec
+	payload any
+}
+
+// NewWorkflow starts a workflow definition named name.
+func NewWorkflow(name string, opts ...WorkflowOption) *Workflow {
+	w := &Workflow{name: name, strategy: StrategyContinue}
+	for _, o := range opts {
+		if err := o.applyWorkflow(w); err != nil {
+			w.errs = append(w.errs, &ValidationError{Workflow: name, Field: "option " + o.String(), Err: ErrInvalidTaskOption, Reason: err.Error()})
+		}
+	}
+	return w
+}
+
+// Name returns the workflow's name.
+func (w *Workflow) Name() string { return w.name }
+
+// Task adds a task named name that runs the handler registered as handler.
+// payload is encoded with the scheduler's codec at submit time; pass a [Raw]
+// to store bytes as they are, or nil for no payload.
+func (w *Workflow) Task(name, handler string, payload any, opts ...TaskOption) *Workflow {
+	d := draftTask{spec: TaskSpec{Name: name, Handler: handler, Queue: DefaultQueue, Priority: PriorityNormal}, payload: payload}
+	for _, o := range opts {
+		if err := o.applyTask(&d.spec); err != nil {
+			w.errs = append(w.errs, &ValidationError{Workflow: w.name, Task: name, Field: "option " + o.String(), Err: ErrInvalidTaskOption, Reason: err.Error()})
+		}
+	}
+	w.tasks = append(w.tasks, d)
+	return w
+}
+
+// Spec encodes payloads with codec and returns the workflow as data, with
+// every validation problem joined into the error.
+func (w *Workflow) Spec(codec Codec, limits Limits) (*WorkflowSpec, error) {
+	if codec == nil {
+		codec = JSONCodec{}
+	}
+	spec := &WorkflowSpec{Name: w.name, Strategy: w.strategy, Tasks: make([]TaskSpec, len(w.tasks))}
+	errs := append([]error(nil), w.errs...)
+	for i, d := range w.tasks {
+		spec.Tasks[i] = d.spec
+		if d.payload == nil {
+			continue
+		}
+		b, err := encodeValue(codec, d.payload)
+		if err != nil {
+			errs = append(errs, &ValidationError{Workflow: w.name, Task: d.spec.Name, Field: "payload", Err: ErrInvalidTaskOption, Reason: err.Error()})
+			continue
+		}
+		spec.Tasks[i].Payload = b
+	}
+	if err := ValidateSpec(spec, limits); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return spec, nil
+}
+
+// Validate checks the workflow with the default codec and limits.
+func (w *Workflow) Validate() error {
+	_, err := w.Spec(JSONCodec{}, Limits{})
+	return err
+}
+
+// Limits caps what one workflow may hold. A zero field takes its default.
+type Limits struct {
+	// MaxTasks is the most tasks per workflow. Defaults to MaxTasksDefault.
+	MaxTasks int
+	// MaxDeps is the most dependencies one task may have (fan-in).
+	// Defaults to MaxDepsDefault.
+	MaxDeps int
+	// MaxPayloadBytes is the largest encoded payload. Defaults to
+	// MaxPayloadBytesDefault.
+	MaxPayloadBytes int
+}
+
+// Limit defaults.
+const (
+	MaxTasksDefault        = 10000
+	MaxDepsDefault         = 10000
+	MaxPayloadBytesDefault = 1 << 20
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxTasks <= 0 {
+		l.MaxTasks = MaxTasksDefault
+	}
+	if l.MaxDeps <= 0 {
+		l.MaxDeps = MaxDepsDefault
+	}
+	if l.MaxPayloadBytes <= 0 {
+		l.MaxPayloadBytes = MaxPayloadBytesDefault
+	}
+	return l
+}
+
+// ValidateSpec checks a workflow definition and returns every problem found,
+// joined, each a [*ValidationError]. It never panics on hostile input.
+func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
+	limits = limits.withDefaults()
+	var errs []error
+	bad := func(task, field string, cat error, reason string) {
+		errs = append(errs, &ValidationError{Workflow: spec.Name, Task: task, Field: field, Err: cat, Reason: reason})
+	}
+	if err := ids.Check(spec.Name); err != nil {
+		bad("", "name", ErrInvalidID, err.Error())
+	}
+	switch spec.Strategy {
+	case StrategyContinue, StrategyStop, StrategySkip:
+	default:
+		bad("", "strategy", ErrInvalidTaskOption, fmt.Sprintf("unknown error strategy %q", spec.Strategy))
+	}
+	if len(spec.Tasks) == 0 {
+		bad("", "tasks", ErrEmptyWorkflow, "")
+	}
+	if len(spec.Tasks) > limits.MaxTasks {
+		bad("", "tasks", ErrTooManyTasks, fmt.Sprintf("%d tasks, limit %d", len(spec.Tasks), limits.MaxTasks))
+		return errors.Join(errs...)
+	}
+	index := make(map[string]int, len(spec.Tasks))
+	for i := range spec.Tasks {
+		t := &spec.Tasks[i]
+		if err := ids.Check(t.Name); err != nil {
+			bad(printable(t.Name), "name", ErrInvalidID, err.Error())
+			continue
+		}
+		if _, dup := index[t.Name]; dup {
+			bad(t.Name, "name", ErrDuplicateTask, "")
+			continue
+		}
+		index[t.Name] = i
+	}
+	for i := range spec.Tasks {
+		t := &spec.Tasks[i]
+		name := printable(t.Name)
+		if err := ids.Check(t.Handler); err != nil {
+			bad(name, "handler", ErrInvalidID, err.Error())
+		}
+		if err := ids.Check(t.Queue); err != nil {
+			bad(name, "queue", ErrInvalidID, err.Error())
+		}
+		for _, c := range t.Requires {
+			if err := ids.Check(c); err != nil {
+				bad(name, "requires", ErrInvalidID, err.Error())
+			}
+		}
+		if len(t.Payload) > limits.MaxPayloadBytes {
+			bad(name, "payload", ErrPayloadTooLarge, fmt.Sprintf("%d bytes, limit %d", len(t.Payload), limits.MaxPayloadBytes))
+		}
+		if !t.Priority.valid() {
+			bad(name, "priority", ErrInvalidTaskOption, fmt.Sprintf("unknown priority %d", t.Priority))
+		}
+		if t.Timeout < 0 || t.Delay < 0 {
+			bad(name, "timing", ErrInvalidTaskOption, "negative timeout or delay")
+		}
+		if err := t.Retry.validate(); err != nil {
+			bad(name, "retry", ErrInvalidTaskOption, err.Error())
+		}
+		if t.Join != JoinAll && t.Join != JoinAny {
+			bad(name, "join", ErrInvalidTaskOption, fmt.Sprintf("unknown join %d", t.Join))
+		}
+		if len(t.Deps) > limits.MaxDeps {
+			bad(name, "deps", ErrTooManyDeps, fmt.Sprintf("%d dependencies, limit %d", len(t.Deps), limits.MaxDeps))
+		}
+		seen := make(map[string]bool, len(t.Deps))
+		for _, d := range t.Deps {
+			switch {
+			case d.Task == t.Name:
+				bad(name, "deps", ErrSelfDep, "")
+			case seen[d.Task]:
+				bad(name, "deps", ErrDuplicateTask, fmt.Sprintf("dependency %q listed twice", printable(d.Task)))
+			default:
+				if _, ok := index[d.Task]; !ok {
+					bad(name, "deps", ErrUnknownDep, fmt.Sprintf("%q", printable(d.Task)))
+				}
+			}
+			seen[d.Task] = true
+			if d.On > OnFailure {
+				bad(name, "deps", ErrInvalidTaskOption, fmt.Sprintf("unknown condition %d", d.On))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if cycle := findCycle(spec, index); cycle != nil {
+		bad(cycle[0], "deps", ErrCycle, strings.Join(cycle, " -> "))
+	}
+	return errors.Join(errs...)
+}
+
+// TopoOrder returns task indexes so that every task comes after its
+// dependencies. The spec must be valid.
+func TopoOrder(spec *WorkflowSpec) []int {
+	index := make(map[string]int, len(spec.Tasks))
+	for i, t := range spec.Tasks {
+		index[t.Name] = i
+	}
+	order, _ := kahn(spec, index)
+	return order
+}
+
+func kahn(spec *WorkflowSpec, index map[string]int) (order []int, indeg []int) {
+	n := len(spec.Tasks)
+	indeg = make([]int, n)
+	children := make([][]int, n)
+	for i, t := range spec.Tasks {
+		for _, d := range t.Deps {
+			p := index[d.Task]
+			children[p] = append(children[p], i)
+			indeg[i]++
+		}
+	}
+	deg := append([]int(nil), indeg...)
+	queue := make([]int, 0, n)
+	for i := range deg {
+		if deg[i] == 0 {
+			queue = append(queue, i)
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[0]
+		queue = queue[1:]
+		order = append(order, i)
+		for _, c := range children[i] {
+			deg[c]--
+			if deg[c] == 0 {
+				queue = append(queue, c)
+			}
+		}
+	}
+	return order, deg
+}
+
+// findCycle returns the names along one cycle, first name repeated at the
+// end, or nil when the graph is acyclic.
+func findCycle(spec *WorkflowSpec, index map[string]int) []string {
+	order, deg := kahn(spec, index)
+	if len(order) == len(spec.Tasks) {
+		return nil
+	}
+	// Every task left with deg > 0 has a parent also left over; walking
+	// parents from one of them must revisit a task, which closes a cycle.
+	start := -1
+	for i, d := range deg {
+		if d > 0 {
+			start = i
+			break
+		}
+	}
+	pos := map[int]int{}
+	var path []int
+	for cur := start; ; {
+		if p, ok := pos[cur]; ok {
+			cyc := path[p:]
+			names := make([]string, 0, len(cyc)+1)
+			for i := len(cyc) - 1; i >= 0; i-- {
+				names = append(names, spec.Tasks[cyc[i]].Name)
+			}
+			return append(names, names[0])
+		}
+		pos[cur] = len(path)
+		path = append(path, cur)
+		next := -1
+		for _, d := range spec.Tasks[cur].Deps {
+			if p := index[d.Task]; deg[p] > 0 {
+				next = p
+				break
+			}
+		}
+		cur = next
+	}
+}
+
+// printable keeps hostile names readable in error messages.
+func printable(s string) string {
+	if len(s) > 64 {
+		s = s[:64] + "..."
+	}
+	return strings.ToValidUTF8(s, "?")
+}

@@ -1,0 +1,151 @@
+package plait
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Store-facing sentinels. Stores return them directly (possibly wrapped), so
+// callers test with errors.Is regardless of the backend.
+var (
+	// ErrNotFound: no run with that id (or it expired by retention).
+	ErrNotFound = errors.New("plait: not found")
+	// ErrStaleEpoch: the write carried a lease whose epoch has moved on; the
+	// store changed nothing.
+	ErrStaleEpoch = errors.New("plait: stale epoch")
+	// ErrStoreFull: the backend refused a write for lack of memory (Redis
+	// OOM); nothing was half-written.
+	ErrStoreFull = errors.New("plait: store is full")
+	// ErrInvalidArgument: a store method got arguments it cannot act on.
+	ErrInvalidArgument = errors.New("plait: invalid argument")
+)
+
+// Scheduler sentinels.
+var (
+	// ErrLeaseLost is the cause of a handler's context cancellation when its
+	// lease was lost: another worker may be running the same attempt.
+	ErrLeaseLost = errors.New("plait: lease lost")
+	// ErrRunCancelled is the cause of a handler's context cancellation when
+	// its run was cancelled or stopped by a failure elsewhere.
+	ErrRunCancelled = errors.New("plait: run cancelled")
+	// ErrTimeout is the cause of a handler's context cancellation when the
+	// task's timeout passed.
+	ErrTimeout = errors.New("plait: task timed out")
+	// ErrShutdown is the cause of a handler's context cancellation when Run
+	// is stopping and the shutdown timeout passed.
+	ErrShutdown = errors.New("plait: scheduler shutting down")
+	// ErrUnknownHandler: a task names a handler that is not registered.
+	ErrUnknownHandler = errors.New("plait: unknown handler")
+	// ErrPanic marks the error recorded when a handler panicked.
+	ErrPanic = errors.New("plait: handler panicked")
+	// ErrAlreadyRunning: Run was called while another Run is active.
+	ErrAlreadyRunning = errors.New("plait: scheduler already running")
+	// ErrInvalidOption: an option given to New is out of range.
+	ErrInvalidOption = errors.New("plait: invalid option")
+)
+
+// Validation categories. Every [*ValidationError] unwraps to one of these
+// and to [ErrInvalidWorkflow].
+var (
+	// ErrInvalidWorkflow is the parent of every validation category.
+	ErrInvalidWorkflow = errors.New("plait: invalid workflow")
+	// ErrInvalidID: a name is empty, longer than 128 bytes, or has a
+	// character outside [A-Za-z0-9._-].
+	ErrInvalidID = errors.New("invalid id")
+	// ErrDuplicateTask: two tasks share a name.
+	ErrDuplicateTask = errors.New("duplicate task")
+	// ErrUnknownDep: a dependency names no task of the workflow.
+	ErrUnknownDep = errors.New("unknown dependency")
+	// ErrSelfDep: a task depends on itself.
+	ErrSelfDep = errors.New("task depends on itself")
+	// ErrCycle: the dependencies form a cycle; the message lists it.
+	ErrCycle = errors.New("dependency cycle")
+	// ErrTooManyTasks: the workflow has more tasks than the limit.
+	ErrTooManyTasks = errors.New("too many tasks")
+	// ErrTooManyDeps: a task has more dependencies than the fan-in limit.
+	ErrTooManyDeps = errors.New("too many dependencies")
+	// ErrPayloadTooLarge: an encoded payload exceeds the size limit.
+	ErrPayloadTooLarge = errors.New("payload too large")
+	// ErrInvalidTaskOption: a task option is out of range.
+	ErrInvalidTaskOption = errors.New("invalid task option")
+	// ErrEmptyWorkflow: the workflow has no task.
+	ErrEmptyWorkflow = errors.New("workflow has no task")
+)
+
+// ValidationError describes one problem found in a workflow before anything
+// was written. Several are joined with errors.Join.
+type ValidationError struct {
+	Workflow string
+	Task     string // empty for workflow-level problems
+	Field    string // "name", "deps", "payload", "handler", ...
+	Reason   string
+	// Err is the category sentinel, such as ErrCycle.
+	Err error
+}
+
+// Error implements error.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	b.WriteString("plait: workflow ")
+	b.WriteString(fmt.Sprintf("%q", e.Workflow))
+	if e.Task != "" {
+		b.WriteString(fmt.Sprintf(" task %q", e.Task))
+	}
+	if e.Field != "" {
+		b.WriteString(" " + e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Err.Error())
+	if e.Reason != "" {
+		b.WriteString(": " + e.Reason)
+	}
+	return b.String()
+}
+
+// Unwrap returns the category sentinel and ErrInvalidWorkflow.
+func (e *ValidationError) Unwrap() []error { return []error{e.Err, ErrInvalidWorkflow} }
+
+// Is matches any *ValidationError target, so errors.Is(err,
+// &ValidationError{}) asks "is this a validation problem".
+func (e *ValidationError) Is(target error) bool {
+	_, ok := target.(*ValidationError)
+	return ok
+}
+
+// permanentError marks a handler error that must not be retried.
+type permanentError struct{ err error }
+
+func (p *permanentError) Error() string { return p.err.Error() }
+func (p *permanentError) Unwrap() error { return p.err }
+
+// Permanent wraps err so the task fails at once instead of being retried.
+// Permanent(nil) returns nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err, or an error it wraps, came from
+// [Permanent].
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}
+
+// PanicError is the error recorded when a handler panics.
+type PanicError struct {
+	Value any
+	Stack string
+}
+
+// Error implements error; the stack is included so it lands in the task's
+// error record.
+func (p *PanicError) Error() string {
+	return fmt.Sprintf("plait: handler panicked: %v\n%s", p.Value, p.Stack)
+}
+
+// Unwrap returns ErrPanic.
+func (p *PanicError) Unwrap() error { return ErrPanic }

@@ -1,0 +1,39 @@
+package plait
+
+import "time"
+
+// EventType names what happened.
+type EventType string
+
+// Event types a scheduler reports to observers.
+const (
+	EventRunSubmitted  EventType = "run_submitted"
+	EventRunCancelled  EventType = "run_cancelled"
+	EventRunFinished   EventType = "run_finished"
+	EventTaskStarted   EventType = "task_started"
+	EventTaskSucceeded EventType = "task_succeeded"
+	EventTaskRetrying  EventType = "task_retrying"
+	EventTaskFailed    EventType = "task_failed"
+	EventTaskReleased  EventType = "task_released"
+	EventTaskLeaseLost EventType = "task_lease_lost"
+	EventLeasesSwept   EventType = "leases_swept"
+)
+
+// Event is one thing that happened in this process's scheduler.
+type Event struct {
+	Type    EventType
+	RunID   string
+	Task    string
+	Attempt int
+	Epoch   int64
+	// Err is the attempt's error for failures and retries.
+	Err error
+	// RetryIn is the backoff before the next attempt, for EventTaskRetrying.
+	RetryIn time.Duration
+	// RunStatus is the run's status, for run events and the last task.
+	RunStatus RunStatus
+	// Count is how many leases a sweep recovered, for EventLeasesSwept.
+	Count int
+	// At is the scheduler's clock when the event happened.
+	At time.Time
+}

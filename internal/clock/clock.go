@@ -1,0 +1,210 @@
+// Package clock is the only place plait reads the wall clock. Everything
+// time-based takes a Clock so tests can move time by hand instead of sleeping.
+package clock
+
+import (
+	"sort"
+	"sync"
+	"time"
+)
+
+// Clock tells the time and makes timers.
+type Clock interface {
+	// Now returns the current time.
+	Now() time.Time
+	// NewTimer returns a timer that delivers on its channel once d has passed.
+	NewTimer(d time.Duration) Timer
+	// AfterFunc calls f in its own goroutine once d has passed.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a single-shot timer made by a Clock.
+type Timer interface {
+	// C delivers the time once the timer fires; nil for AfterFunc timers.
+	C() <-chan time.Time
+	// Stop prevents the timer from firing and reports whether it did so.
+	Stop() bool
+}
+
+// Real is the system clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// NewTimer wraps time.NewTimer.
+func (Real) NewTimer(d time.Duration) Timer { return realTimer{t: time.NewTimer(d)} }
+
+// AfterFunc wraps time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer {
+	return realTimer{t: time.AfterFunc(d, f)}
+}
+
+type realTimer struct{ t *time.Timer }
+
+func (r realTimer) C() <-chan time.Time { return r.t.C }
+func (r realTimer) Stop() bool          { return r.t.Stop() }
+
+// Fake is a manually driven clock. Timers fire only when Advance or Set moves
+// the time past their deadline. It is safe for concurrent use.
+type Fake struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  []*fakeTimer
+	changed chan struct{} // closed and replaced whenever the timer set changes
+}
+
+// NewFake returns a fake clock set to start.
+func NewFake(start time.Time) *Fake {
+	return &Fake{now: start, changed: make(chan struct{})}
+}
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// NewTimer returns a timer that fires when the fake time reaches now+d.
+func (f *Fake) NewTimer(d time.Duration) Timer {
+	return f.add(d, nil, make(chan time.Time, 1))
+}
+
+// AfterFunc calls fn in its own goroutine when the fake time reaches now+d.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+	return f.add(d, fn, nil)
+}
+
+func (f *Fake) add(d time.Duration, fn func(), c chan time.Time) *fakeTimer {
+	f.mu.Lock()
+	t := &fakeTimer{clock: f, at: f.now.Add(d), fn: fn, c: c}
+	if d <= 0 {
+		f.mu.Unlock()
+		t.fire(f.Now())
+		return t
+	}
+	f.timers = append(f.timers, t)
+	f.notifyLocked()
+	f.mu.Unlock()
+	return t
+}
+
+// Advance moves the time forward by d and fires every timer that is due.
+func (f *Fake) Advance(d time.Duration) {
+	f.mu.Lock()
+	f.setLocked(f.now.Add(d))
+}
+
+// Set moves the time to t (never backwards) and fires every timer that is due.
+func (f *Fake) Set(t time.Time) {
+	f.mu.Lock()
+	if t.Before(f.now) {
+		t = f.now
+	}
+	f.setLocked(t)
+}
+
+// setLocked is called with mu held and releases it.
+func (f *Fake) setLocked(t time.Time) {
+	f.now = t
+	var due, keep []*fakeTimer
+	for _, tm := range f.timers {
+		if !tm.at.After(t) {
+			due = append(due, tm)
+		} else {
+			keep = append(keep, tm)
+		}
+	}
+	f.timers = keep
+	if len(due) > 0 {
+		f.notifyLocked()
+	}
+	f.mu.Unlock()
+	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	for _, tm := range due {
+		tm.fire(t)
+	}
+}
+
+// Timers reports how many timers are waiting to fire.
+func (f *Fake) Timers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.timers)
+}
+
+// NextDeadline returns the earliest pending timer deadline, if any.
+func (f *Fake) NextDeadline() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.timers) == 0 {
+		return time.Time{}, false
+	}
+	min := f.timers[0].at
+	for _, t := range f.timers[1:] {
+		if t.at.Before(min) {
+			min = t.at
+		}
+	}
+	return min, true
+}
+
+// WaitForTimers blocks until at least n timers are pending or done is closed,
+// and reports whether the count was reached. Tests use it to know that a
+// background loop has armed its timer before they advance the clock.
+func (f *Fake) WaitForTimers(n int, done <-chan struct{}) bool {
+	for {
+		f.mu.Lock()
+		if len(f.timers) >= n {
+			f.mu.Unlock()
+			return true
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+			return false
+		}
+	}
+}
+
+func (f *Fake) notifyLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+func (f *Fake) remove(t *fakeTimer) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, tm := range f.timers {
+		if tm == t {
+			f.timers = append(f.timers[:i], f.timers[i+1:]...)
+			f.notifyLocked()
+			return true
+		}
+	}
+	return false
+}
+
+type fakeTimer struct {
+	clock *Fake
+	at    time.Time
+	fn    func()
+	c     chan time.Time
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }
+func (t *fakeTimer) Stop() bool          { return t.clock.remove(t) }
+
+func (t *fakeTimer) fire(now time.Time) {
+	if t.fn != nil {
+		go t.fn()
+		return
+	}
+	select {
+	case t.c <- now:
+	default:
+	}
+}

@@ -1,0 +1,408 @@
+package plait
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the one boundary a storage backend implements. plait ships two:
+// store/memstore (in process) and store/redisstore (Redis and Redis Cluster).
+// Both pass the conformance suite in store/storetest, which is the executable
+// form of this contract; a third-party Store should run it too.
+//
+// # Concurrency
+//
+// Every method is safe for concurrent use by many goroutines and, for shared
+// backends, by many processes. Each method is one atomic step: another caller
+// observes either none or all of its effects. A method that fails returns
+// without having changed anything, except where its doc says otherwise.
+//
+// # Time
+//
+// Due times, lease deadlines and the times stamped on records come from the
+// store's own clock (the Redis server's TIME, or the Clock a memory store was
+// built with), never from the caller.
+//
+// # Fencing
+//
+// Every claim increments the task's epoch and returns it inside a [Lease].
+// Every write made on behalf of an attempt (finish, extend, release) carries
+// that lease; the store rejects it with [ErrStaleEpoch] and changes nothing
+// when the task's epoch has moved on (another worker claimed it, the sweep
+// recovered it, or the run was cancelled).
+//
+// # Errors
+//
+// Methods return the sentinels of this package directly, possibly wrapped:
+// [ErrNotFound], [ErrStaleEpoch], [ErrStoreFull], [ErrInvalidArgument]. Anything
+// else is a transport or backend failure and may be retried by the caller;
+// every method is idempotent under such a retry (a finish that already
+// applied answers [ErrStaleEpoch] the second time, never applies twice).
+type Store interface {
+	// RunCreate stores a validated workflow as a new run and makes its root
+	// tasks ready (or delayed, when they have a run-at time). When
+	// params.Key is set and a run with that key exists, it returns that run
+	// with Existing set and writes nothing.
+	RunCreate(ctx context.Context, params *RunCreateParams) (*RunCreateResult, error)
+
+	// RunGet returns a run with every task instance. It returns ErrNotFound
+	// for an unknown id.
+	RunGet(ctx context.Context, params *RunGetParams) (*Run, error)
+
+	// RunCancel moves a run and every task of it that has not finished to
+	// cancelled; running tasks lose their lease. Cancelling a finished run
+	// changes nothing and returns it as it is. ErrNotFound for an unknown id.
+	RunCancel(ctx context.Context, params *RunCancelParams) (*Run, error)
+
+	// RunWait blocks until the run reaches a terminal status and returns it,
+	// or returns ctx's error. ErrNotFound for an unknown id.
+	RunWait(ctx context.Context, params *RunWaitParams) (*Run, error)
+
+	// TaskClaim first moves delayed tasks that are due to ready, then claims
+	// up to params.Limit ready tasks from params.Queues, highest priority
+	// first and oldest first within a priority. Each claimed task becomes
+	// running with a fresh epoch and a lease of params.LeaseDuration.
+	TaskClaim(ctx context.Context, params *TaskClaimParams) (*TaskClaimResult, error)
+
+	// TaskFinish records the outcome of attempts, one per element of
+	// params.Outcomes, each applied atomically on its own (a batch is not a
+	// transaction). Results come back in the same order. A success or a
+	// final failure releases the task's children exactly once, following
+	// their dependency conditions and the run's error strategy, and finishes
+	// the run when its last task finishes.
+	TaskFinish(ctx context.Context, params *TaskFinishParams) ([]TaskFinishResult, error)
+
+	// LeaseExtend pushes the deadlines of held leases out to now plus
+	// params.Duration. Results come back in the same order; a lease whose
+	// epoch moved on gets ErrStaleEpoch.
+	LeaseExtend(ctx context.Context, params *LeaseExtendParams) ([]LeaseExtendResult, error)
+
+	// LeaseSweep recovers up to params.Limit tasks whose lease deadline has
+	// passed: each goes back to ready with its crash count incremented and
+	// its epoch bumped, or, once its crash count exceeds params.CrashLimit,
+	// becomes dead. Crashes never use up the retry budget. Many processes
+	// may sweep at once; each expired lease is recovered once. A record that
+	// cannot be read is skipped (and reported), never blocking the rest.
+	LeaseSweep(ctx context.Context, params *LeaseSweepParams) (*LeaseSweepResult, error)
+
+	// ReadyWait blocks until work may be claimable on params.Queues, until
+	// params.Timeout passes, or until ctx is done, whichever comes first. It
+	// returns nil in all three cases except a backend failure. It may return
+	// early without work (a spurious wake-up) but must not miss work that
+	// became ready after the caller's last empty claim.
+	ReadyWait(ctx context.Context, params *ReadyWaitParams) error
+}
+
+// RunCreateParams are the arguments of [Store.RunCreate].
+type RunCreateParams struct {
+	// Workflow is the validated definition; the store keeps it with the run.
+	Workflow *WorkflowSpec
+	// Key, when set, makes the create idempotent: one run per key.
+	Key string
+	// Tenant and Service scope the run for queries (seed repository indexes).
+	Tenant  string
+	Service string
+	// Metadata is free-form and stored with the run.
+	Metadata map[string]string
+}
+
+// RunCreateResult is the answer of [Store.RunCreate].
+type RunCreateResult struct {
+	// Run is the new run, or the existing one when Existing is set.
+	Run *Run
+	// Existing reports that a run with the same key was already there.
+	Existing bool
+}
+
+// RunGetParams are the arguments of [Store.RunGet].
+type RunGetParams struct {
+	ID string
+}
+
+// RunCancelParams are the arguments of [Store.RunCancel].
+type RunCancelParams struct {
+	ID string
+	// Reason is recorded as the error of every task the cancel stops.
+	Reason string
+}
+
+// RunWaitParams are the arguments of [Store.RunWait].
+type RunWaitParams struct {
+	ID string
+}
+
+// TaskClaimParams are the arguments of [Store.TaskClaim].
+type TaskClaimParams struct {
+	// WorkerID names the claiming worker; it is recorded on the task.
+	WorkerID string
+	// Queues lists the queues to claim from; empty means [DefaultQueue].
+	Queues []string
+	// Limit is the most tasks to claim; it must be at least 1.
+	Limit int
+	// LeaseDuration is how long the claim holds without an extension.
+	LeaseDuration time.Duration
+}
+
+// TaskClaimResult is the answer of [Store.TaskClaim].
+type TaskClaimResult struct {
+	// Tasks are the claimed tasks, highest priority first.
+	Tasks []*ClaimedTask
+	// NextDueAt is when the earliest delayed task on the queues becomes
+	// due, or the zero time when none is waiting. Idle workers use it to
+	// wake up without polling.
+	NextDueAt time.Time
+	// Now is the store's clock at the claim.
+	Now time.Time
+}
+
+// ClaimedTask is a task handed to a worker by [Store.TaskClaim], with
+// everything the worker needs to run it without another round trip.
+type ClaimedTask struct {
+	// Lease identifies the attempt; every later write carries it.
+	Lease Lease
+	// LeaseUntil is the lease deadline on the store's clock.
+	LeaseUntil time.Time
+	// Spec is the task's definition as submitted.
+	Spec TaskSpec
+	// Attempt counts attempts against the retry budget, from 1. A crash
+	// re-run or a release keeps the attempt number.
+	Attempt int
+	// FirstStartedAt is when the task was first claimed.
+	FirstStartedAt time.Time
+	// ParentResults holds the results of the parents that succeeded, by
+	// task name.
+	ParentResults map[string][]byte
+}
+
+// Lease identifies one attempt of one task: the fencing token of plait.
+type Lease struct {
+	RunID string
+	Task  string
+	Epoch int64
+}
+
+// Outcome says how an attempt ended.
+type Outcome int
+
+const (
+	// OutcomeSucceeded: the handler returned a result.
+	OutcomeSucceeded Outcome = iota + 1
+	// OutcomeRetry: the attempt failed and the task runs again after
+	// TaskOutcome.RetryDelay; the attempt number goes up by one.
+	OutcomeRetry
+	// OutcomeFailed: the attempt failed for good; the task is failed and
+	// dead-lettered, and its children are released as failures.
+	OutcomeFailed
+	// OutcomeReleased: the attempt was given back unfinished (shutdown);
+	// the task is ready again at once, with the same attempt number.
+	OutcomeReleased
+)
+
+// String returns the outcome's name.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeSucceeded:
+		return "succeeded"
+	case OutcomeRetry:
+		return "retry"
+	case OutcomeFailed:
+		return "failed"
+	case OutcomeReleased:
+		return "released"
+	}
+	return "unknown"
+}
+
+// TaskOutcome is one element of [TaskFinishParams].
+type TaskOutcome struct {
+	Lease   Lease
+	Outcome Outcome
+	// Result is stored for OutcomeSucceeded and read by the children.
+	Result []byte
+	// Error describes a failed attempt (OutcomeRetry, OutcomeFailed).
+	Error string
+	// RetryDelay is how long after now the task becomes ready again, for
+	// OutcomeRetry.
+	RetryDelay time.Duration
+}
+
+// TaskFinishParams are the arguments of [Store.TaskFinish].
+type TaskFinishParams struct {
+	WorkerID string
+	Outcomes []TaskOutcome
+}
+
+// TaskFinishResult is the answer for one outcome of [Store.TaskFinish].
+type TaskFinishResult struct {
+	// Err is nil when the outcome applied, ErrStaleEpoch when the lease had
+	// moved on, ErrNotFound when the run is gone.
+	Err error
+	// RunStatus is the run's status after the outcome applied.
+	RunStatus RunStatus
+}
+
+// LeaseExtendParams are the arguments of [Store.LeaseExtend].
+type LeaseExtendParams struct {
+	WorkerID string
+	Leases   []Lease
+	Duration time.Duration
+}
+
+// LeaseExtendResult is the answer for one lease of [Store.LeaseExtend].
+type LeaseExtendResult struct {
+	// Until is the new deadline when Err is nil.
+	Until time.Time
+	// Err is ErrStaleEpoch when the lease was lost, ErrNotFound when the
+	// run is gone.
+	Err error
+}
+
+// LeaseSweepParams are the arguments of [Store.LeaseSweep].
+type LeaseSweepParams struct {
+	// Limit bounds the work of one call.
+	Limit int
+	// CrashLimit is how many lost leases a task survives; the next one
+	// makes it dead.
+	CrashLimit int
+}
+
+// LeaseSweepResult is the answer of [Store.LeaseSweep].
+type LeaseSweepResult struct {
+	// Requeued are the leases recovered back to ready.
+	Requeued []Lease
+	// Dead are the leases whose task hit the crash limit.
+	Dead []Lease
+	// Corrupt describes records that could not be read and were skipped.
+	Corrupt []string
+	// More reports that Limit cut the sweep short.
+	More bool
+}
+
+// ReadyWaitParams are the arguments of [Store.ReadyWait].
+type ReadyWaitParams struct {
+	Queues  []string
+	Timeout time.Duration
+}
+
+// RunStatus is the status of a run.
+type RunStatus string
+
+// Run statuses.
+const (
+	RunPending   RunStatus = "pending"
+	RunRunning   RunStatus = "running"
+	RunCompleted RunStatus = "completed"
+	RunFailed    RunStatus = "failed"
+	RunCancelled RunStatus = "cancelled"
+)
+
+// Terminal reports whether the status is final.
+func (s RunStatus) Terminal() bool {
+	return s == RunCompleted || s == RunFailed || s == RunCancelled
+}
+
+// TaskStatus is the status of a task instance.
+type TaskStatus string
+
+// Task statuses.
+const (
+	// TaskPending waits for its dependencies or its run-at time.
+	TaskPending TaskStatus = "pending"
+	// TaskReady waits in a ready queue for a worker.
+	TaskReady TaskStatus = "ready"
+	// TaskRunning is held by a worker under a lease.
+	TaskRunning TaskStatus = "running"
+	// TaskRetrying waits out its backoff before the next attempt.
+	TaskRetrying TaskStatus = "retrying"
+	// TaskSucceeded finished with a result.
+	TaskSucceeded TaskStatus = "succeeded"
+	// TaskFailed used up its attempts or failed permanently.
+	TaskFailed TaskStatus = "failed"
+	// TaskSkipped never ran because its dependency conditions could not be
+	// met.
+	TaskSkipped TaskStatus = "skipped"
+	// TaskCancelled was stopped by a run cancel or the stop strategy.
+	TaskCancelled TaskStatus = "cancelled"
+	// TaskDead lost its worker more times than the crash limit allows.
+	TaskDead TaskStatus = "dead"
+)
+
+// Terminal reports whether the status is final.
+func (s TaskStatus) Terminal() bool {
+	switch s {
+	case TaskSucceeded, TaskFailed, TaskSkipped, TaskCancelled, TaskDead:
+		return true
+	}
+	return false
+}
+
+// Run is one execution of a workflow (the seeds' job).
+type Run struct {
+	ID       string
+	Key      string
+	Workflow string
+	Strategy ErrorStrategy
+	Status   RunStatus
+	Tenant   string
+	Service  string
+	Metadata map[string]string
+
+	// Counters over the run's tasks.
+	Total     int
+	Succeeded int
+	Failed    int // failed or dead
+	Skipped   int
+	Cancelled int
+
+	CreatedAt time.Time
+	StartedAt time.Time
+	EndedAt   time.Time
+
+	// Tasks holds every task instance in definition order.
+	Tasks []TaskInstance
+}
+
+// Task returns the instance named name, or nil.
+func (r *Run) Task(name string) *TaskInstance {
+	for i := range r.Tasks {
+		if r.Tasks[i].Name == name {
+			return &r.Tasks[i]
+		}
+	}
+	return nil
+}
+
+// TaskInstance is the state of one task of a run.
+type TaskInstance struct {
+	Name    string
+	Handler string
+	Status  TaskStatus
+	// Attempt is the attempt number of the latest (or next) attempt, from 1;
+	// 0 before the first claim.
+	Attempt int
+	// Epoch is the fencing token of the latest claim.
+	Epoch int64
+	// Crashes counts lost leases.
+	Crashes int
+	Result  []byte
+	Error   string
+	Worker  string
+	// StartedAt is the first claim; EndedAt the terminal transition.
+	StartedAt time.Time
+	EndedAt   time.Time
+	// Attempts holds one record per finished attempt, oldest first.
+	Attempts []Attempt
+}
+
+// Attempt is the execution record of one attempt (seed task_executions).
+type Attempt struct {
+	Attempt   int
+	Epoch     int64
+	Worker    string
+	StartedAt time.Time
+	Duration  time.Duration
+	// Outcome is one of "succeeded", "retry", "failed", "released",
+	// "crashed" (lease expired) or "cancelled".
+	Outcome string
+	Error   string
+}

@@ -1,0 +1,161 @@
+package plait
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// BackoffKind picks the delay curve between attempts.
+type BackoffKind uint8
+
+const (
+	// BackoffExponential grows the delay by Multiplier each attempt, with
+	// jitter (the default).
+	BackoffExponential BackoffKind = iota
+	// BackoffConstant waits InitialInterval between attempts, with jitter.
+	BackoffConstant
+)
+
+// RetryPolicy says how often and how soon a failed task runs again. A zero
+// field takes the scheduler's default (see [WithDefaultRetry]).
+type RetryPolicy struct {
+	// MaxAttempts is the total number of attempts, first one included; 1
+	// means no retry.
+	MaxAttempts int
+	Backoff     BackoffKind
+	// InitialInterval is the first delay (the only one, for constant).
+	InitialInterval time.Duration
+	// MaxInterval caps the exponential delay.
+	MaxInterval time.Duration
+	// Multiplier is the exponential growth factor.
+	Multiplier float64
+	// Jitter randomises each delay by ±Jitter×delay; negative means none.
+	Jitter float64
+	// MaxElapsed stops retrying once this much time has passed since the
+	// first attempt started; zero means no limit.
+	MaxElapsed time.Duration
+}
+
+// Retry policy defaults.
+const (
+	MaxAttemptsDefault     = 3
+	InitialIntervalDefault = time.Second
+	MaxIntervalDefault     = time.Minute
+	MultiplierDefault      = 2.0
+	JitterDefault          = 0.5
+)
+
+// ExponentialBackoff returns a policy whose delay starts at initial and
+// doubles up to max, with the default jitter.
+func ExponentialBackoff(initial, max time.Duration) RetryPolicy {
+	return RetryPolicy{Backoff: BackoffExponential, InitialInterval: initial, MaxInterval: max}
+}
+
+// ConstantBackoff returns a policy that waits d between attempts, with the
+// default jitter.
+func ConstantBackoff(d time.Duration) RetryPolicy {
+	return RetryPolicy{Backoff: BackoffConstant, InitialInterval: d}
+}
+
+// String prints the policy compactly.
+func (p RetryPolicy) String() string {
+	kind := "exponential"
+	if p.Backoff == BackoffConstant {
+		kind = "constant"
+	}
+	return fmt.Sprintf("%s attempts=%d initial=%s max=%s", kind, p.MaxAttempts, p.InitialInterval, p.MaxInterval)
+}
+
+func (p RetryPolicy) validate() error {
+	if p.MaxAttempts < 0 || p.InitialInterval < 0 || p.MaxInterval < 0 || p.MaxElapsed < 0 || p.Multiplier < 0 {
+		return errors.New("negative retry setting")
+	}
+	if p.Backoff != BackoffExponential && p.Backoff != BackoffConstant {
+		return fmt.Errorf("unknown backoff kind %d", p.Backoff)
+	}
+	if p.Jitter > 1 {
+		return errors.New("jitter above 1")
+	}
+	return nil
+}
+
+// merged fills the zero fields of p from def, then from the package defaults.
+func (p RetryPolicy) merged(def RetryPolicy) RetryPolicy {
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = def.MaxAttempts
+	}
+	if p.MaxAttempts == 0 {
+		p.MaxAttempts = MaxAttemptsDefault
+	}
+	if p.InitialInterval == 0 {
+		p.InitialInterval = def.InitialInterval
+	}
+	if p.InitialInterval == 0 {
+		p.InitialInterval = InitialIntervalDefault
+	}
+	if p.MaxInterval == 0 {
+		p.MaxInterval = def.MaxInterval
+	}
+	if p.MaxInterval == 0 {
+		p.MaxInterval = MaxIntervalDefault
+	}
+	if p.Multiplier == 0 {
+		p.Multiplier = def.Multiplier
+	}
+	if p.Multiplier == 0 {
+		p.Multiplier = MultiplierDefault
+	}
+	if p.Jitter == 0 {
+		p.Jitter = def.Jitter
+	}
+	if p.Jitter == 0 {
+		p.Jitter = JitterDefault
+	}
+	if p.MaxElapsed == 0 {
+		p.MaxElapsed = def.MaxElapsed
+	}
+	return p
+}
+
+// delay returns how long to wait after failed attempt number attempt (from
+// 1), or false when no attempt is left. elapsed is the time since the first
+// attempt started.
+func (p RetryPolicy) delay(attempt int, elapsed time.Duration) (time.Duration, bool) {
+	if attempt >= p.MaxAttempts {
+		return 0, false
+	}
+	jitter := p.Jitter
+	if jitter < 0 {
+		jitter = 0
+	}
+	var b backoff.BackOff
+	switch p.Backoff {
+	case BackoffConstant:
+		e := backoff.NewExponentialBackOff()
+		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.InitialInterval, 1
+		e.RandomizationFactor = jitter
+		b = e
+	default:
+		e := backoff.NewExponentialBackOff()
+		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.MaxInterval, p.Multiplier
+		e.RandomizationFactor = jitter
+		b = e
+	}
+	// The elapsed-time cap is ours (it is measured from the store's record
+	// of the first attempt), so the library's own cap is switched off.
+	if e, ok := b.(*backoff.ExponentialBackOff); ok {
+		e.MaxElapsedTime = 0
+		e.Reset()
+	}
+	var d time.Duration
+	for i := 0; i < attempt; i++ {
+		d = b.NextBackOff()
+	}
+	if p.MaxElapsed > 0 && elapsed+d > p.MaxElapsed {
+		return 0, false
+	}
+	return d, true
+}
