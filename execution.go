@@ -1,0 +1,152 @@
+package plait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// execution is one claimed attempt running in this process.
+type execution struct {
+	ct *ClaimedTask
+	// claimedAt is the store's clock at the claim.
+	claimedAt time.Time
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+
+	// settled is set by whoever decides the attempt's outcome first: the
+	// handler's return, the shutdown release, or a lost lease.
+	settled atomic.Bool
+
+	mu sync.Mutex
+	// deadline is the local monotonic time until which the lease is known
+	// to hold: the send time of the last successful claim or extension plus
+	// the lease duration.
+	deadline time.Time
+}
+
+// settle claims the right to report the attempt's outcome.
+func (e *execution) settle() bool { return e.settled.CompareAndSwap(false, true) }
+
+func (e *execution) setDeadline(t time.Time) {
+	e.mu.Lock()
+	if t.After(e.deadline) {
+		e.deadline = t
+	}
+	e.mu.Unlock()
+}
+
+func (e *execution) leaseDeadline() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.deadline
+}
+
+// start runs a claimed task in its own goroutine. sent is the local time the
+// claim was sent, the conservative start of the lease.
+func (p *pool) start(ct *ClaimedTask, sent, claimedAt time.Time) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	e := &execution{ct: ct, claimedAt: claimedAt, ctx: ctx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
+	p.track(e)
+	p.handlers.Add(1)
+	go func() {
+		defer p.handlers.Done()
+		defer p.slots.release(1)
+		p.execute(e)
+	}()
+}
+
+func (p *pool) execute(e *execution) {
+	ct := e.ct
+	defer e.cancel(context.Canceled)
+	task := &Task{
+		RunID:   ct.Lease.RunID,
+		Name:    ct.Spec.Name,
+		Handler: ct.Spec.Handler,
+		Attempt: ct.Attempt,
+		Epoch:   ct.Lease.Epoch,
+		Payload: ct.Spec.Payload,
+		parents: ct.ParentResults,
+		codec:   p.cfg.codec,
+	}
+	p.s.emit(Event{Type: EventTaskStarted, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch})
+	started := p.cfg.clock.Now()
+
+	var result any
+	var err error
+	fn, ok := p.s.handler(ct.Spec.Handler)
+	if !ok {
+		err = Permanent(fmt.Errorf("%w %q", ErrUnknownHandler, ct.Spec.Handler))
+	} else {
+		if ct.Spec.Timeout > 0 {
+			t := p.cfg.clock.AfterFunc(ct.Spec.Timeout, func() { e.cancel(ErrTimeout) })
+			defer t.Stop()
+		}
+		result, err = call(e.ctx, fn, task)
+	}
+	if !e.settle() {
+		return // released by the shutdown path already
+	}
+	cause := context.Cause(e.ctx)
+	if e.ctx.Err() != nil {
+		switch {
+		case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunCancelled):
+			// The store already moved on; any write would be refused.
+			p.untrack(e)
+			p.s.emit(Event{Type: EventTaskLeaseLost, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch, Err: cause})
+			return
+		case errors.Is(cause, ErrShutdown):
+			p.fin.submit(e, TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReleased})
+			return
+		case errors.Is(cause, ErrTimeout):
+			err = fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
+		}
+	}
+	p.fin.submit(e, p.outcome(e, started, result, err))
+}
+
+// outcome turns a handler's return into what the store records.
+func (p *pool) outcome(e *execution, started time.Time, result any, err error) TaskOutcome {
+	ct := e.ct
+	o := TaskOutcome{Lease: ct.Lease}
+	if err == nil {
+		b, encErr := encodeValue(p.cfg.codec, result)
+		if encErr == nil {
+			o.Outcome, o.Result = OutcomeSucceeded, b
+			return o
+		}
+		err = Permanent(fmt.Errorf("plait: encode result: %w", encErr))
+	}
+	o.Error = err.Error()
+	if IsPermanent(err) {
+		o.Outcome = OutcomeFailed
+		return o
+	}
+	policy := ct.Spec.Retry.merged(p.cfg.defaultRetry)
+	// Time before this attempt is measured on the store's clock, this
+	// attempt's own run time on ours: no cross-clock subtraction.
+	elapsed := p.cfg.clock.Now().Sub(started)
+	if !ct.FirstStartedAt.IsZero() && e.claimedAt.After(ct.FirstStartedAt) {
+		elapsed += e.claimedAt.Sub(ct.FirstStartedAt)
+	}
+	if d, ok := policy.delay(ct.Attempt, elapsed); ok {
+		o.Outcome, o.RetryDelay = OutcomeRetry, d
+		return o
+	}
+	o.Outcome = OutcomeFailed
+	return o
+}
+
+// call runs the handler, turning a panic into a *PanicError with its stack.
+func call(ctx context.Context, fn HandlerFunc, t *Task) (result any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			result, err = nil, &PanicError{Value: r, Stack: string(debug.Stack())}
+		}
+	}()
+	return fn(ctx, t)
+}

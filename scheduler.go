@@ -1,0 +1,224 @@
+// Package plait runs DAG workflows of Go handler functions, embedded on an
+// in-memory store or across many worker processes that share Redis.
+//
+// # Concepts
+//
+// A [Workflow] is a named DAG of tasks. Each task names a handler registered
+// with [Scheduler.Handle], carries a payload, and may depend on other tasks
+// with a condition ([After], [AfterCompletion], [AfterFailure]) and a join
+// ([AnyOf]). Submitting a workflow creates a [Run]; the scheduler's workers
+// claim ready tasks, run their handlers and release children as parents
+// finish. Definitions are data stored with the run, so any worker process
+// can run any run.
+//
+// # Quickstart
+//
+//	store := memstore.New()
+//	s, _ := plait.New(store)
+//	s.Handle("hello", func(ctx context.Context, t *plait.Task) (any, error) {
+//		return "hi", nil
+//	})
+//	run, _ := s.Submit(ctx, plait.NewWorkflow("greet").Task("a", "hello", nil))
+//	go s.Run(ctx)
+//	final, _ := s.Wait(ctx, run.ID)
+//
+// # Guarantees
+//
+// Handlers run at least once; state transitions happen exactly once: each
+// attempt finishes once, each child is released once, each run completes
+// once. Every claim carries a lease with a fencing epoch; a worker whose
+// lease was lost cannot change anything, and its handler's context is
+// cancelled with [ErrLeaseLost]. A crashed worker's tasks run again within
+// the lease duration plus the sweep interval, without using up retries.
+//
+// # Stores
+//
+// store/memstore keeps everything in process; store/redisstore shares state
+// through Redis or Redis Cluster. Both pass the conformance suite in
+// store/storetest.
+package plait
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+// Scheduler registers handlers, submits workflows and, inside Run, works
+// through ready tasks. It is safe for concurrent use.
+type Scheduler struct {
+	store Store
+	cfg   config
+
+	mu       sync.RWMutex
+	handlers map[string]HandlerFunc
+
+	running atomic.Bool
+	pool    atomic.Pointer[pool]
+}
+
+// New returns a scheduler over store. It returns an error wrapping
+// [ErrInvalidOption] for a nil store or an option out of range.
+func New(store Store, opts ...Option) (*Scheduler, error) {
+	if store == nil {
+		return nil, fmt.Errorf("%w: nil store", ErrInvalidOption)
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}}, nil
+}
+
+// Handle registers fn as the handler named name, replacing any earlier one.
+// It returns an error wrapping [ErrInvalidID] for a bad name, or
+// [ErrInvalidOption] for a nil fn.
+func (s *Scheduler) Handle(name string, fn HandlerFunc) error {
+	if err := ids.Check(name); err != nil {
+		return fmt.Errorf("plait: handler name %q: %w: %v", name, ErrInvalidID, err)
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: nil handler %q", ErrInvalidOption, name)
+	}
+	s.mu.Lock()
+	s.handlers[name] = fn
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Scheduler) handler(name string) (HandlerFunc, bool) {
+	s.mu.RLock()
+	fn, ok := s.handlers[name]
+	s.mu.RUnlock()
+	return fn, ok
+}
+
+// SubmitOption configures one [Scheduler.Submit] call.
+type SubmitOption func(*RunCreateParams)
+
+// WithRunKey makes the submit idempotent: submitting again with the same key
+// returns the existing run instead of starting a second one.
+func WithRunKey(key string) SubmitOption { return func(p *RunCreateParams) { p.Key = key } }
+
+// ForTenant records the user (tenant) the run belongs to.
+func ForTenant(tenant string) SubmitOption { return func(p *RunCreateParams) { p.Tenant = tenant } }
+
+// ForService records the service the run belongs to.
+func ForService(service string) SubmitOption {
+	return func(p *RunCreateParams) { p.Service = service }
+}
+
+// WithMetadata attaches free-form metadata to the run.
+func WithMetadata(md map[string]string) SubmitOption {
+	return func(p *RunCreateParams) {
+		p.Metadata = make(map[string]string, len(md))
+		for k, v := range md {
+			p.Metadata[k] = v
+		}
+	}
+}
+
+// Submit validates wf and stores it as a new run, whose ready tasks any
+// running scheduler on the same store may claim. Every problem with wf is
+// reported before anything is written, as joined [*ValidationError]s.
+func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOption) (*Run, error) {
+	if wf == nil {
+		return nil, fmt.Errorf("%w: nil workflow", ErrInvalidWorkflow)
+	}
+	spec, err := wf.Spec(s.cfg.codec, s.cfg.limits)
+	if err != nil {
+		return nil, err
+	}
+	params := &RunCreateParams{Workflow: spec}
+	for _, o := range opts {
+		o(params)
+	}
+	var errs []error
+	for field, v := range map[string]string{"run key": params.Key, "tenant": params.Tenant, "service": params.Service} {
+		if v == "" {
+			continue
+		}
+		if err := ids.Check(v); err != nil {
+			errs = append(errs, &ValidationError{Workflow: spec.Name, Field: field, Err: ErrInvalidID, Reason: err.Error()})
+		}
+	}
+	if !s.cfg.remoteHandlers {
+		for _, t := range spec.Tasks {
+			if _, ok := s.handler(t.Handler); !ok {
+				errs = append(errs, fmt.Errorf("plait: workflow %q task %q: %w %q", spec.Name, t.Name, ErrUnknownHandler, t.Handler))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	res, err := s.store.RunCreate(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Existing {
+		s.emit(Event{Type: EventRunSubmitted, RunID: res.Run.ID, RunStatus: res.Run.Status})
+	}
+	return res.Run, nil
+}
+
+// Get returns the run's current state with every task.
+func (s *Scheduler) Get(ctx context.Context, runID string) (*Run, error) {
+	return s.store.RunGet(ctx, &RunGetParams{ID: runID})
+}
+
+// Wait blocks until the run finishes and returns its final state, with every
+// task's status and result, or returns ctx's error.
+func (s *Scheduler) Wait(ctx context.Context, runID string) (*Run, error) {
+	return s.store.RunWait(ctx, &RunWaitParams{ID: runID})
+}
+
+// Cancel cancels the run: tasks that have not finished are cancelled, and
+// handlers running them (in any process) see their context cancelled, here at
+// once and elsewhere at their next heartbeat.
+func (s *Scheduler) Cancel(ctx context.Context, runID string) (*Run, error) {
+	run, err := s.store.RunCancel(ctx, &RunCancelParams{ID: runID, Reason: "run cancelled"})
+	if err != nil {
+		return nil, err
+	}
+	if p := s.pool.Load(); p != nil {
+		p.cancelRun(runID, ErrRunCancelled)
+	}
+	s.emit(Event{Type: EventRunCancelled, RunID: runID, RunStatus: run.Status})
+	return run, nil
+}
+
+// Run works through ready tasks until ctx is done: it claims tasks, runs
+// their handlers on up to the configured concurrency, keeps their leases
+// alive and recovers expired leases of crashed workers. Once ctx is done it
+// stops claiming, lets running handlers finish for up to the shutdown
+// timeout, then cancels the rest and puts their tasks back to ready at once.
+// It returns nil after a shutdown, or ErrAlreadyRunning.
+func (s *Scheduler) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	defer s.running.Store(false)
+	p := newPool(s)
+	s.pool.Store(p)
+	defer s.pool.Store(nil)
+	return p.run(ctx)
+}
+
+func (s *Scheduler) emit(e Event) {
+	if len(s.cfg.observers) == 0 {
+		return
+	}
+	e.At = s.cfg.clock.Now()
+	for _, fn := range s.cfg.observers {
+		fn(e)
+	}
+}

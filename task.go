@@ -1,0 +1,113 @@
+package plait
+
+import (
+	"context"
+	"fmt"
+	"sort"
+)
+
+// HandlerFunc runs one attempt of a task. It returns the task's result,
+// which is encoded with the scheduler's codec (a [Raw] is stored as it is;
+// nil stores no result), or an error: wrap it with [Permanent] to fail the
+// task without retrying. The context is cancelled when the task times out,
+// its lease is lost, its run is cancelled or the scheduler shuts down;
+// context.Cause tells which ([ErrTimeout], [ErrLeaseLost], [ErrRunCancelled],
+// [ErrShutdown]).
+type HandlerFunc func(ctx context.Context, t *Task) (any, error)
+
+// Task is what a handler sees of the task it runs.
+type Task struct {
+	// RunID and Name identify the task instance.
+	RunID string
+	Name  string
+	// Handler is the registered handler name.
+	Handler string
+	// Attempt counts attempts against the retry budget, from 1.
+	Attempt int
+	// Epoch is this attempt's fencing token: it grows with every claim,
+	// including re-runs after a crash.
+	Epoch int64
+	// Payload is the encoded payload; use Decode to read it.
+	Payload []byte
+
+	parents map[string][]byte
+	codec   Codec
+}
+
+// Decode decodes the task's payload into v with the scheduler's codec.
+func (t *Task) Decode(v any) error {
+	if len(t.Payload) == 0 {
+		return fmt.Errorf("plait: task %q has no payload", t.Name)
+	}
+	return t.codec.Unmarshal(t.Payload, v)
+}
+
+// ParentResult decodes the result of the parent task named name into v.
+func (t *Task) ParentResult(name string, v any) error {
+	b, ok := t.parents[name]
+	if !ok {
+		return fmt.Errorf("plait: task %q has no result from parent %q", t.Name, name)
+	}
+	return t.codec.Unmarshal(b, v)
+}
+
+// ParentRaw returns the encoded result of the parent named name, and whether
+// it exists. Only parents that succeeded and returned a result have one.
+func (t *Task) ParentRaw(name string) ([]byte, bool) {
+	b, ok := t.parents[name]
+	return b, ok
+}
+
+// Parents lists the parents that have a result, sorted.
+func (t *Task) Parents() []string {
+	names := make([]string, 0, len(t.parents))
+	for n := range t.parents {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// IdempotencyKey returns "<run>/<task>", stable across retries and crash
+// re-runs, for deduplicating side effects downstream. Combine it with Epoch
+// to tell attempts apart.
+func (t *Task) IdempotencyKey() string { return t.RunID + "/" + t.Name }
+
+// Typed adapts a function with a typed payload and result into a
+// [HandlerFunc]: the payload is decoded into In (left zero when the task has
+// no payload) and the returned Out is encoded as the result.
+func Typed[In, Out any](fn func(ctx context.Context, t *Task, in In) (Out, error)) HandlerFunc {
+	return func(ctx context.Context, t *Task) (any, error) {
+		var in In
+		if len(t.Payload) > 0 {
+			if err := t.Decode(&in); err != nil {
+				return nil, Permanent(fmt.Errorf("plait: decode payload of %q: %w", t.Name, err))
+			}
+		}
+		return fn(ctx, t, in)
+	}
+}
+
+// ParentValue decodes the result of parent name into a value of type T.
+func ParentValue[T any](t *Task, name string) (T, error) {
+	var v T
+	err := t.ParentResult(name, &v)
+	return v, err
+}
+
+// ResultValue decodes the result of the named task of a finished run into a
+// value of type T, with codec (nil means JSONCodec).
+func ResultValue[T any](run *Run, task string, codec Codec) (T, error) {
+	var v T
+	ti := run.Task(task)
+	if ti == nil {
+		return v, fmt.Errorf("plait: run %q has no task %q: %w", run.ID, task, ErrNotFound)
+	}
+	if len(ti.Result) == 0 {
+		return v, fmt.Errorf("plait: task %q of run %q has no result", task, run.ID)
+	}
+	if codec == nil {
+		codec = JSONCodec{}
+	}
+	return v, codec.Unmarshal(ti.Result, &v)
+}
