@@ -208,3 +208,25 @@ func (t *fakeTimer) fire(now time.Time) {
 	default:
 	}
 }
+
+// WaitForDeadline blocks until a pending timer is due exactly at at, or done
+// is closed, and reports whether such a timer appeared. Tests use it to know
+// that a specific wait (a backoff, a shutdown timeout) has been armed.
+func (f *Fake) WaitForDeadline(at time.Time, done <-chan struct{}) bool {
+	for {
+		f.mu.Lock()
+		for _, t := range f.timers {
+			if t.at.Equal(at) {
+				f.mu.Unlock()
+				return true
+			}
+		}
+		ch := f.changed
+		f.mu.Unlock()
+		select {
+		case <-ch:
+		case <-done:
+			return false
+		}
+	}
+}
