@@ -1,0 +1,108 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// promoteBound caps how many due delayed tasks one claim moves per queue.
+const promoteBound = 4096
+
+var defaultQueues = []string{plait.DefaultQueue}
+
+// TaskClaim moves due delayed tasks to ready and claims up to params.Limit
+// ready tasks, highest priority first and oldest first within a priority.
+// See [plait.Store.TaskClaim].
+func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+	if params.Limit < 1 || params.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+	}
+	names := params.Queues
+	if len(names) == 0 {
+		names = defaultQueues
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	until := now.Add(params.LeaseDuration)
+	res := &plait.TaskClaimResult{Now: now}
+
+	var qs [8]*queue
+	queues := qs[:0]
+	for _, name := range names {
+		q := s.queues[name]
+		if q == nil {
+			continue
+		}
+		s.promoteLocked(q, now, promoteBound)
+		queues = append(queues, q)
+	}
+
+	for p := 0; p < numPriorities && len(res.Tasks) < params.Limit; p++ {
+		for _, q := range queues {
+			f := &q.ready[p]
+			for len(res.Tasks) < params.Limit {
+				e, ok := f.peek()
+				if !ok {
+					break
+				}
+				f.drop()
+				if res.Tasks == nil {
+					res.Tasks = make([]*plait.ClaimedTask, 0, min(params.Limit, 64))
+				}
+				res.Tasks = append(res.Tasks, s.claimLocked(e.t, params.WorkerID, now, until))
+			}
+		}
+	}
+
+	for _, q := range queues {
+		if d, ok := q.delayed.peek(); ok && (res.NextDueAt.IsZero() || d.due.Before(res.NextDueAt)) {
+			res.NextDueAt = d.due
+		}
+	}
+	return res, nil
+}
+
+// claimLocked makes t running under a new epoch and builds its answer.
+func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait.ClaimedTask {
+	r := t.run
+	t.status = plait.TaskRunning
+	t.epoch++
+	if t.inst.Attempt == 0 {
+		t.inst.Attempt = 1
+	}
+	t.inst.Worker = worker
+	if t.inst.StartedAt.IsZero() {
+		t.inst.StartedAt = now
+	}
+	t.claimedAt = now
+	s.holdLocked(t, until)
+	if r.rec.Status == plait.RunPending {
+		r.rec.Status = plait.RunRunning
+		r.rec.StartedAt = now
+	}
+
+	spec := t.spec()
+	ct := &plait.ClaimedTask{
+		Lease:          plait.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},
+		LeaseUntil:     until,
+		Spec:           copySpec(spec),
+		Attempt:        t.inst.Attempt,
+		FirstStartedAt: t.inst.StartedAt,
+	}
+	for _, d := range spec.Deps {
+		p := &r.tasks[r.index[d.Task]]
+		if p.status != plait.TaskSucceeded {
+			continue
+		}
+		if ct.ParentResults == nil {
+			ct.ParentResults = make(map[string][]byte, len(spec.Deps))
+		}
+		ct.ParentResults[d.Task] = copyBytes(p.inst.Result)
+	}
+	return ct
+}

@@ -1,0 +1,49 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/plaitdag/plait"
+)
+
+// LeaseExtend moves the deadlines of held leases to now plus
+// params.Duration. See [plait.Store.LeaseExtend].
+func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+	if params.Duration <= 0 {
+		return nil, fmt.Errorf("memstore: lease extend needs a positive duration: %w", plait.ErrInvalidArgument)
+	}
+	out := make([]plait.LeaseExtendResult, len(params.Leases))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	until := now.Add(params.Duration)
+	for i, l := range params.Leases {
+		t, err := s.leasedLocked(l)
+		if err != nil {
+			out[i].Err = err
+			continue
+		}
+		s.holdLocked(t, until)
+		out[i].Until = until
+	}
+	return out, nil
+}
+
+// leasedLocked returns the running task the lease still holds, or
+// ErrNotFound (no such run or task) or ErrStaleEpoch.
+func (s *Store) leasedLocked(l plait.Lease) (*task, error) {
+	r, err := s.runLocked(l.RunID)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := r.index[l.Task]
+	if !ok {
+		return nil, fmt.Errorf("memstore: run %q has no task %q: %w", l.RunID, l.Task, plait.ErrNotFound)
+	}
+	t := &r.tasks[i]
+	if t.status != plait.TaskRunning || t.epoch != l.Epoch {
+		return nil, plait.ErrStaleEpoch
+	}
+	return t, nil
+}

@@ -1,0 +1,96 @@
+// Package memstore is the in-memory [plait.Store]: every run, task and queue
+// lives in maps behind one mutex, and each Store method holds that mutex for
+// its whole step, so each method is one atomic transition exactly as the
+// contract in docs/store-contract.md describes.
+//
+// A memstore suits tests, examples and single-process deployments; it keeps
+// nothing across restarts. Time comes from the [plait.Clock] given with
+// [WithClock], so tests drive leases and due times with a fake clock.
+package memstore
+
+import (
+	"sync"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// Store is an in-memory [plait.Store]. The zero value is not usable; build
+// one with [New]. A Store is safe for concurrent use.
+type Store struct {
+	mu    sync.Mutex
+	clock plait.Clock
+
+	nextID uint64
+	seq    uint64
+	runs   map[string]*run
+	keys   map[string]*run
+
+	// queues holds the ready FIFOs and the delayed heap of each queue.
+	queues map[string]*queue
+	// leases orders running tasks by lease deadline for the sweep.
+	leases leaseHeap
+
+	// wake is closed and replaced when work becomes ready and someone is
+	// waiting on it (woken reports that a waiter took the channel).
+	wake   chan struct{}
+	waited bool
+
+	// dead is the global dead-letter list, oldest first.
+	dead []taskRef
+}
+
+// Option configures a [Store].
+type Option func(*Store)
+
+// WithClock makes the store read time from c instead of the system clock.
+// A nil c keeps the system clock.
+func WithClock(c plait.Clock) Option {
+	return func(s *Store) {
+		if c != nil {
+			s.clock = c
+		}
+	}
+}
+
+// New returns an empty Store.
+func New(opts ...Option) *Store {
+	s := &Store{
+		clock:  clock.Real{},
+		runs:   make(map[string]*run),
+		keys:   make(map[string]*run),
+		queues: make(map[string]*queue),
+		wake:   make(chan struct{}),
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// taskRef names one task of one run, for the dead-letter lists.
+type taskRef struct {
+	run  string
+	task string
+}
+
+// queueFor returns the queue named name, creating it.
+func (s *Store) queueFor(name string) *queue {
+	q := s.queues[name]
+	if q == nil {
+		q = &queue{}
+		s.queues[name] = q
+	}
+	return q
+}
+
+// notifyLocked wakes ReadyWait callers; called with mu held whenever a task
+// becomes ready.
+func (s *Store) notifyLocked() {
+	if !s.waited {
+		return
+	}
+	close(s.wake)
+	s.wake = make(chan struct{})
+	s.waited = false
+}

@@ -1,0 +1,30 @@
+package memstore_test
+
+import (
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store/memstore"
+	"github.com/plaitdag/plait/store/storetest"
+)
+
+var _ plait.Store = (*memstore.Store)(nil)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) *storetest.Harness {
+		clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+		return &storetest.Harness{
+			Store:   memstore.New(memstore.WithClock(clk)),
+			Now:     clk.Now,
+			Advance: clk.Advance,
+		}
+	})
+}

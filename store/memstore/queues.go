@@ -1,0 +1,204 @@
+package memstore
+
+import (
+	"container/heap"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// numPriorities is the number of ready FIFOs per queue.
+const numPriorities = 4
+
+// prioIndex maps a priority to its FIFO slot, urgent first.
+func prioIndex(p plait.Priority) int {
+	switch p {
+	case plait.PriorityUrgent:
+		return 0
+	case plait.PriorityHigh:
+		return 1
+	case plait.PriorityLow:
+		return 3
+	}
+	return 2
+}
+
+// queue is one named queue: a ready FIFO per priority and a delayed heap.
+type queue struct {
+	ready   [numPriorities]fifo
+	delayed delayHeap
+}
+
+// entry points at a task queued at sequence seq; it is stale once the task
+// was queued again or left its waiting status (lazy deletion).
+type entry struct {
+	t   *task
+	seq uint64
+}
+
+// fifo is a slice-backed first-in first-out queue of entries.
+type fifo struct {
+	items []entry
+	head  int
+}
+
+func (f *fifo) push(e entry) { f.items = append(f.items, e) }
+
+// peek drops stale entries at the head and returns the first live one.
+func (f *fifo) peek() (entry, bool) {
+	for f.head < len(f.items) {
+		e := f.items[f.head]
+		if e.t.status == plait.TaskReady && e.t.qseq == e.seq {
+			return e, true
+		}
+		f.drop()
+	}
+	return entry{}, false
+}
+
+// drop removes the head entry.
+func (f *fifo) drop() {
+	f.items[f.head] = entry{}
+	f.head++
+	switch {
+	case f.head == len(f.items):
+		f.items = f.items[:0]
+		f.head = 0
+	case f.head >= 1024 && f.head*2 >= len(f.items):
+		n := copy(f.items, f.items[f.head:])
+		clear(f.items[n:])
+		f.items = f.items[:n]
+		f.head = 0
+	}
+}
+
+// delayed is one waiting task with its due time.
+type delayed struct {
+	due time.Time
+	entry
+}
+
+// live reports whether the task still waits for this due time.
+func (d delayed) live() bool {
+	s := d.t.status
+	return d.t.qseq == d.seq && (s == plait.TaskPending || s == plait.TaskRetrying)
+}
+
+// delayHeap is a min-heap of delayed tasks by due time, then queue order.
+type delayHeap []delayed
+
+func (h delayHeap) Len() int { return len(h) }
+func (h delayHeap) Less(i, j int) bool {
+	if h[i].due.Equal(h[j].due) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].due.Before(h[j].due)
+}
+func (h delayHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *delayHeap) Push(x any)   { *h = append(*h, x.(delayed)) }
+func (h *delayHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	d := old[n]
+	old[n] = delayed{}
+	*h = old[:n]
+	return d
+}
+
+// peek drops stale entries at the top and returns the earliest live one.
+func (h *delayHeap) peek() (delayed, bool) {
+	for len(*h) > 0 {
+		if d := (*h)[0]; d.live() {
+			return d, true
+		}
+		heap.Pop(h)
+	}
+	return delayed{}, false
+}
+
+// leaseHeap is an indexed min-heap of running tasks by lease deadline;
+// each task knows its position, so a finish removes it and an extension
+// fixes it in place.
+type leaseHeap []*task
+
+func (h leaseHeap) Len() int           { return len(h) }
+func (h leaseHeap) Less(i, j int) bool { return h[i].leaseUntil.Before(h[j].leaseUntil) }
+func (h leaseHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].leaseIdx = i
+	h[j].leaseIdx = j
+}
+func (h *leaseHeap) Push(x any) {
+	t := x.(*task)
+	t.leaseIdx = len(*h)
+	*h = append(*h, t)
+}
+func (h *leaseHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	t := old[n]
+	old[n] = nil
+	t.leaseIdx = -1
+	*h = old[:n]
+	return t
+}
+
+// holdLocked puts t under a lease until until, or moves its deadline.
+func (s *Store) holdLocked(t *task, until time.Time) {
+	t.leaseUntil = until
+	if t.leaseIdx >= 0 {
+		heap.Fix(&s.leases, t.leaseIdx)
+		return
+	}
+	heap.Push(&s.leases, t)
+}
+
+// unholdLocked drops t's lease.
+func (s *Store) unholdLocked(t *task) {
+	if t.leaseIdx >= 0 {
+		heap.Remove(&s.leases, t.leaseIdx)
+	}
+	t.leaseUntil = time.Time{}
+}
+
+// makeReadyLocked puts t in its ready FIFO now.
+func (s *Store) makeReadyLocked(t *task) {
+	t.status = plait.TaskReady
+	t.qseq = s.nextSeqLocked()
+	spec := t.spec()
+	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].push(entry{t: t, seq: t.qseq})
+	s.notifyLocked()
+}
+
+// delayLocked parks t in its queue's delayed heap until due, keeping status.
+func (s *Store) delayLocked(t *task, due time.Time) {
+	t.qseq = s.nextSeqLocked()
+	t.due = due
+	heap.Push(&s.queueFor(t.spec().Queue).delayed, delayed{due: due, entry: entry{t: t, seq: t.qseq}})
+}
+
+// scheduleLocked makes t due at due: ready when due <= now, delayed otherwise.
+func (s *Store) scheduleLocked(t *task, due, now time.Time) {
+	if due.After(now) {
+		s.delayLocked(t, due)
+		return
+	}
+	s.makeReadyLocked(t)
+}
+
+// promoteLocked moves at most limit due delayed tasks of q to ready.
+func (s *Store) promoteLocked(q *queue, now time.Time, limit int) {
+	for ; limit > 0; limit-- {
+		d, ok := q.delayed.peek()
+		if !ok || d.due.After(now) {
+			return
+		}
+		heap.Pop(&q.delayed)
+		s.makeReadyLocked(d.t)
+	}
+}
+
+func (s *Store) nextSeqLocked() uint64 {
+	s.seq++
+	return s.seq
+}

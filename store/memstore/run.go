@@ -1,0 +1,263 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// run is the stored state of one run.
+type run struct {
+	rec      plait.Run // everything but Tasks
+	spec     plait.WorkflowSpec
+	index    map[string]int
+	tasks    []task
+	children [][]edge
+	// ended counts tasks in a terminal status.
+	ended int
+	// done is closed when the run reaches a terminal status.
+	done chan struct{}
+	// dead lists dead-lettered task indexes, oldest first.
+	dead []int
+}
+
+// edge is one dependency seen from the parent: child task index and the
+// condition of the child's dependency.
+type edge struct {
+	child int
+	on    plait.Condition
+}
+
+// task is the stored state of one task instance.
+type task struct {
+	run *run
+	idx int
+	// status, epoch mirror inst for the hot paths of the queues.
+	status plait.TaskStatus
+	epoch  int64
+	inst   plait.TaskInstance
+
+	leaseUntil time.Time
+	leaseIdx   int
+	claimedAt  time.Time
+	due        time.Time
+	qseq       uint64
+	scheduled  bool
+
+	resolved, satisfied int
+}
+
+func (t *task) spec() *plait.TaskSpec { return &t.run.spec.Tasks[t.idx] }
+
+// RunCreate stores a workflow as a new run and makes its root tasks ready or
+// delayed. See [plait.Store.RunCreate].
+func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
+	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
+		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+	}
+	r, err := newRun(params)
+	if err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if params.Key != "" {
+		if old := s.keys[params.Key]; old != nil {
+			return &plait.RunCreateResult{Run: old.snapshot(), Existing: true}, nil
+		}
+	}
+	now := s.clock.Now()
+	s.nextID++
+	r.rec.ID = strconv.FormatUint(s.nextID, 10)
+	r.rec.Status = plait.RunPending
+	r.rec.CreatedAt = now
+	s.runs[r.rec.ID] = r
+	if params.Key != "" {
+		s.keys[params.Key] = r
+	}
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		if len(t.spec().Deps) == 0 {
+			s.makeDueLocked(t, now)
+		}
+	}
+	return &plait.RunCreateResult{Run: r.snapshot()}, nil
+}
+
+// newRun builds the run record and its task graph outside the lock.
+func newRun(params *plait.RunCreateParams) (*run, error) {
+	wf := params.Workflow
+	r := &run{
+		rec: plait.Run{
+			Key:      params.Key,
+			Workflow: wf.Name,
+			Strategy: wf.Strategy,
+			Tenant:   params.Tenant,
+			Service:  params.Service,
+			Metadata: copyMeta(params.Metadata),
+			Total:    len(wf.Tasks),
+		},
+		spec:     plait.WorkflowSpec{Name: wf.Name, Strategy: wf.Strategy, Tasks: make([]plait.TaskSpec, len(wf.Tasks))},
+		index:    make(map[string]int, len(wf.Tasks)),
+		tasks:    make([]task, len(wf.Tasks)),
+		children: make([][]edge, len(wf.Tasks)),
+		done:     make(chan struct{}),
+	}
+	if r.rec.Strategy == "" {
+		r.rec.Strategy = plait.StrategyContinue
+		r.spec.Strategy = plait.StrategyContinue
+	}
+	for i := range wf.Tasks {
+		r.spec.Tasks[i] = copySpec(&wf.Tasks[i])
+		name := wf.Tasks[i].Name
+		if _, dup := r.index[name]; dup {
+			return nil, fmt.Errorf("memstore: task %q listed twice: %w", name, plait.ErrInvalidArgument)
+		}
+		r.index[name] = i
+	}
+	for i := range r.spec.Tasks {
+		ts := &r.spec.Tasks[i]
+		if ts.Queue == "" {
+			ts.Queue = plait.DefaultQueue
+		}
+		for _, d := range ts.Deps {
+			p, ok := r.index[d.Task]
+			if !ok || p == i {
+				return nil, fmt.Errorf("memstore: task %q depends on %q: %w", ts.Name, d.Task, plait.ErrInvalidArgument)
+			}
+			r.children[p] = append(r.children[p], edge{child: i, on: d.On})
+		}
+		r.tasks[i] = task{
+			run:      r,
+			idx:      i,
+			status:   plait.TaskPending,
+			leaseIdx: -1,
+			inst:     plait.TaskInstance{Name: ts.Name, Handler: ts.Handler},
+		}
+	}
+	return r, nil
+}
+
+// makeDueLocked schedules a task whose dependencies are met: due at
+// max(RunAt, CreatedAt+Delay), ready at once when that is not in the future.
+func (s *Store) makeDueLocked(t *task, now time.Time) {
+	t.scheduled = true
+	spec := t.spec()
+	due := now
+	if !spec.RunAt.IsZero() && spec.RunAt.After(due) {
+		due = spec.RunAt
+	}
+	if spec.Delay > 0 {
+		if d := t.run.rec.CreatedAt.Add(spec.Delay); d.After(due) {
+			due = d
+		}
+	}
+	s.scheduleLocked(t, due, now)
+}
+
+// RunGet returns a copy of a run with its tasks. See [plait.Store.RunGet].
+func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.runLocked(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	return r.snapshot(), nil
+}
+
+// RunCancel cancels every unfinished task of a run and the run itself. See
+// [plait.Store.RunCancel].
+func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*plait.Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.runLocked(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	if !r.rec.Status.Terminal() {
+		s.stopRunLocked(r, plait.RunCancelled, params.Reason, s.clock.Now())
+	}
+	return r.snapshot(), nil
+}
+
+// RunWait blocks until the run is terminal. See [plait.Store.RunWait].
+func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
+	s.mu.Lock()
+	r, err := s.runLocked(params.ID)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return r.snapshot(), nil
+}
+
+func (s *Store) runLocked(id string) (*run, error) {
+	r := s.runs[id]
+	if r == nil {
+		return nil, fmt.Errorf("memstore: run %q: %w", id, plait.ErrNotFound)
+	}
+	return r, nil
+}
+
+// snapshot deep-copies the run for a caller.
+func (r *run) snapshot() *plait.Run {
+	out := r.rec
+	out.Metadata = copyMeta(r.rec.Metadata)
+	out.Tasks = make([]plait.TaskInstance, len(r.tasks))
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		in := t.inst
+		in.Status = t.status
+		in.Epoch = t.epoch
+		in.Result = copyBytes(t.inst.Result)
+		if len(t.inst.Attempts) > 0 {
+			in.Attempts = append([]plait.Attempt(nil), t.inst.Attempts...)
+		}
+		out.Tasks[i] = in
+	}
+	return &out
+}
+
+func copyMeta(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func copyBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}
+
+// copySpec deep-copies a task spec.
+func copySpec(t *plait.TaskSpec) plait.TaskSpec {
+	out := *t
+	out.Payload = copyBytes(t.Payload)
+	if t.Deps != nil {
+		out.Deps = append([]plait.Dep(nil), t.Deps...)
+	}
+	if t.Requires != nil {
+		out.Requires = append([]string(nil), t.Requires...)
+	}
+	out.Retry = t.Retry
+	return out
+}

@@ -1,0 +1,49 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/plaitdag/plait"
+)
+
+// deadError is the error recorded on a task that lost too many leases.
+const deadError = "lease lost too many times"
+
+// LeaseSweep recovers up to params.Limit running tasks whose lease deadline
+// has passed, earliest deadline first. See [plait.Store.LeaseSweep].
+func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) (*plait.LeaseSweepResult, error) {
+	if params.Limit < 1 || params.CrashLimit < 0 {
+		return nil, fmt.Errorf("memstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", plait.ErrInvalidArgument)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	res := &plait.LeaseSweepResult{}
+	for n := 0; ; n++ {
+		if len(s.leases) == 0 || !s.leases[0].leaseUntil.Before(now) {
+			break
+		}
+		if n == params.Limit {
+			res.More = true
+			break
+		}
+		t := s.leases[0]
+		s.unholdLocked(t)
+		r := t.run
+		lease := plait.Lease{RunID: r.rec.ID, Task: t.inst.Name, Epoch: t.epoch}
+		t.inst.Crashes++
+		t.record(now, "crashed", "")
+		t.epoch++
+		if t.inst.Crashes > params.CrashLimit {
+			t.inst.Error = deadError
+			res.Dead = append(res.Dead, lease)
+			s.failLocked(t, plait.TaskDead, now)
+		} else {
+			res.Requeued = append(res.Requeued, lease)
+			s.makeReadyLocked(t)
+		}
+		s.finishRunLocked(r, now)
+	}
+	return res, nil
+}

@@ -1,0 +1,5 @@
+package storetest
+
+import "testing"
+
+func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {}

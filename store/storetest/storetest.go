@@ -1,0 +1,98 @@
+// Package storetest is the conformance suite of [plait.Store]: the
+// executable form of the contract in docs/store-contract.md. plait's own
+// stores (memstore, redisstore) run it, and so should any third-party Store.
+//
+// # Using it for your own Store
+//
+// In a _test.go file of your store package, call [Run] with a function that
+// builds a fresh, isolated [Harness] for each case:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) *storetest.Harness {
+//			clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+//			s := mystore.New(mystore.WithClock(clk))
+//			t.Cleanup(func() { s.Close() })
+//			return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
+//		})
+//	}
+//
+// Every case runs in parallel with its own harness, so the factory must not
+// share state between harnesses (use a fresh server, or a unique key prefix
+// on a shared one). The store must read its time from the harness clock:
+// Now returns exactly the time the store believes, and Advance moves it
+// (and, for a store with native expiry, its TTLs too). Times are compared at
+// millisecond precision, so a store may keep milliseconds only; advance the
+// clock in whole milliseconds.
+//
+// Each case carries one rule, worded like "a stale epoch must not complete a
+// task"; a failing case reports its rule.
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// Harness is one store under test with its clock.
+type Harness struct {
+	// Store is the store under test, empty and used by one case only.
+	Store plait.Store
+	// Now returns the store's current time.
+	Now func() time.Time
+	// Advance moves the store's clock, and any native expiry, forward by d.
+	Advance func(d time.Duration)
+	// Caps lists optional capabilities of the store.
+	Caps Caps
+}
+
+// Caps are capability facts about a store. A case that needs a capability
+// the harness lacks is skipped with the capability's name.
+type Caps struct {
+	// ExpiresKeys reports that the store drops records by itself after
+	// their retention (native TTLs that Advance moves).
+	ExpiresKeys bool
+}
+
+// Run runs every conformance case as a parallel subtest of t. newHarness is
+// called once per case and must return a fresh, isolated harness.
+func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	t.Helper()
+	groups := []struct {
+		name string
+		fn   func(t *testing.T, newHarness func(t *testing.T) *Harness)
+	}{
+		{"Runs", testRuns},
+		{"Claim", testClaim},
+		{"Complete", testComplete},
+		{"Conditions", testConditions},
+		{"Sweep", testSweep},
+		{"Cancel", testCancel},
+		{"Wait", testWait},
+		{"Concurrency", testConcurrency},
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) { g.fn(t, newHarness) })
+	}
+}
+
+// testCase is one rule of the contract and the check that pins it.
+type testCase struct {
+	name string
+	// rule is the sentence the case pins; it is the failure message.
+	rule string
+	run  func(t *testing.T, h *Harness, rule string)
+}
+
+// runCases runs each case in parallel on its own harness.
+func runCases(t *testing.T, newHarness func(t *testing.T) *Harness, cases []testCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t)
+			c.run(t, h, c.rule)
+		})
+	}
+}

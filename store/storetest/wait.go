@@ -1,0 +1,5 @@
+package storetest
+
+import "testing"
+
+func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {}
