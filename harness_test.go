@@ -1,0 +1,236 @@
+package plait_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+// failAfter bounds every wait in these tests. It is a deadline for a test
+// that is already broken, never a stand-in for a condition.
+const failAfter = 20 * time.Second
+
+var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// storeFactory builds a fresh store driven by clk.
+type storeFactory struct {
+	name string
+	new  func(t *testing.T, clk *clock.Fake) plait.Store
+}
+
+// storeFactories lists the backends the scheduler-level tests run on.
+func storeFactories() []storeFactory {
+	return append([]storeFactory{{
+		name: "memstore",
+		new: func(t *testing.T, clk *clock.Fake) plait.Store {
+			return memstore.New(memstore.WithClock(clk))
+		},
+	}}, extraStoreFactories...)
+}
+
+// extraStoreFactories is filled by other test files (the Redis backends).
+var extraStoreFactories []storeFactory
+
+// bundle is one test's scheduler, store, clock and event recorder.
+type bundle struct {
+	clock  *clock.Fake
+	store  plait.Store
+	s      *plait.Scheduler
+	events *recorder
+	stop   func() // stops Run and waits for it to return
+}
+
+// forEachStore runs fn as a parallel subtest per backend.
+func forEachStore(t *testing.T, fn func(t *testing.T, f storeFactory)) {
+	for _, f := range storeFactories() {
+		f := f
+		t.Run(f.name, func(t *testing.T) {
+			t.Parallel()
+			fn(t, f)
+		})
+	}
+}
+
+// setup builds a scheduler on a fresh store without starting it.
+func setup(t *testing.T, f storeFactory, opts ...plait.Option) *bundle {
+	t.Helper()
+	clk := clock.NewFake(epoch)
+	store := f.new(t, clk)
+	rec := &recorder{}
+	base := []plait.Option{
+		plait.WithClock(clk),
+		plait.WithObserver(rec.add),
+		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
+		plait.WithWorkerID("w1"),
+	}
+	s, err := plait.New(store, append(base, opts...)...)
+	require.NoError(t, err, "New must accept valid options")
+	return &bundle{clock: clk, store: store, s: s, events: rec}
+}
+
+// start runs the scheduler until the test ends.
+func (b *bundle) start(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.s.Run(ctx) }()
+	var once sync.Once
+	b.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				require.NoError(t, err)
+			case <-time.After(failAfter):
+				t.Fatal("Run did not return after its context was cancelled")
+			}
+		})
+	}
+	t.Cleanup(b.stop)
+}
+
+func (b *bundle) handle(t *testing.T, name string, fn plait.HandlerFunc) {
+	t.Helper()
+	require.NoError(t, b.s.Handle(name, fn))
+}
+
+func (b *bundle) submit(t *testing.T, wf *plait.Workflow, opts ...plait.SubmitOption) *plait.Run {
+	t.Helper()
+	run, err := b.s.Submit(context.Background(), wf, opts...)
+	require.NoError(t, err)
+	return run
+}
+
+func (b *bundle) wait(t *testing.T, runID string) *plait.Run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
+	defer cancel()
+	run, err := b.s.Wait(ctx, runID)
+	require.NoError(t, err, "run %s did not finish", runID)
+	return run
+}
+
+// waitArmed blocks until a timer due exactly at at has been armed.
+func (b *bundle) waitArmed(t *testing.T, at time.Time) {
+	t.Helper()
+	done := make(chan struct{})
+	tm := time.AfterFunc(failAfter, func() { close(done) })
+	defer tm.Stop()
+	require.True(t, b.clock.WaitForDeadline(at, done), "no timer armed for %s", at)
+}
+
+// advanceAfterArmed advances the clock by d once a timer due at now+d has
+// been armed, so the advance cannot race the code that arms it.
+func (b *bundle) advanceAfterArmed(t *testing.T, d time.Duration) {
+	t.Helper()
+	b.waitArmed(t, b.clock.Now().Add(d))
+	b.clock.Advance(d)
+}
+
+// recorder keeps every event and lets tests wait for one.
+type recorder struct {
+	mu     sync.Mutex
+	events []plait.Event
+	wake   chan struct{}
+}
+
+func (r *recorder) add(e plait.Event) {
+	r.mu.Lock()
+	r.events = append(r.events, e)
+	if r.wake != nil {
+		close(r.wake)
+		r.wake = nil
+	}
+	r.mu.Unlock()
+}
+
+// waitFor returns the n-th (from 1) event matching match.
+func (r *recorder) waitFor(t *testing.T, n int, match func(plait.Event) bool) plait.Event {
+	t.Helper()
+	deadline := time.After(failAfter)
+	for {
+		r.mu.Lock()
+		seen := 0
+		for _, e := range r.events {
+			if match(e) {
+				seen++
+				if seen == n {
+					r.mu.Unlock()
+					return e
+				}
+			}
+		}
+		if r.wake == nil {
+			r.wake = make(chan struct{})
+		}
+		ch := r.wake
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("event %d not seen; have %s", n, r.String())
+		}
+	}
+}
+
+func (r *recorder) count(match func(plait.Event) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, e := range r.events {
+		if match(e) {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *recorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, e := range r.events {
+		b.WriteString(string(e.Type) + ":" + e.Task + " ")
+	}
+	return b.String()
+}
+
+func is(typ plait.EventType, task string) func(plait.Event) bool {
+	return func(e plait.Event) bool { return e.Type == typ && (task == "" || e.Task == task) }
+}
+
+// noop is a handler that does nothing.
+func noop(ctx context.Context, t *plait.Task) (any, error) { return nil, nil }
+
+// blockUntilCancelled signals entered, then waits for its context and
+// returns the cancellation cause.
+func blockUntilCancelled(entered chan<- struct{}, causes chan<- error) plait.HandlerFunc {
+	return func(ctx context.Context, t *plait.Task) (any, error) {
+		entered <- struct{}{}
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return nil, ctx.Err()
+	}
+}
+
+func recv[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(failAfter):
+		t.Fatal("nothing received")
+		var zero T
+		return zero
+	}
+}
