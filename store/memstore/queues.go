@@ -170,11 +170,13 @@ func (s *Store) makeReadyLocked(t *task) {
 	s.notifyLocked()
 }
 
-// delayLocked parks t in its queue's delayed heap until due, keeping status.
+// delayLocked parks t in its queue's delayed heap until due, keeping its
+// status, and wakes waiters so they learn the new NextDueAt.
 func (s *Store) delayLocked(t *task, due time.Time) {
 	t.qseq = s.nextSeqLocked()
 	t.due = due
 	heap.Push(&s.queueFor(t.spec().Queue).delayed, delayed{due: due, entry: entry{t: t, seq: t.qseq}})
+	s.notifyLocked()
 }
 
 // scheduleLocked makes t due at due: ready when due <= now, delayed otherwise.
