@@ -1,0 +1,110 @@
+package plait_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+// runToEnd submits wf, runs the scheduler until the run finishes, and
+// returns the final run.
+func runToEnd(s *plait.Scheduler, wf *plait.Workflow, opts ...plait.SubmitOption) *plait.Run {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := s.Submit(ctx, wf, opts...)
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	final, err := s.Wait(ctx, run.ID)
+	if err != nil {
+		panic(err)
+	}
+	cancel()
+	<-done
+	return final
+}
+
+func quietScheduler(opts ...plait.Option) *plait.Scheduler {
+	opts = append([]plait.Option{plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
+	s, err := plait.New(memstore.New(), opts...)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// A child reads its parents' results as Go values.
+func Example() {
+	s := quietScheduler()
+	_ = s.Handle("greet", plait.Typed(func(ctx context.Context, t *plait.Task, name string) (string, error) {
+		return "hello " + name, nil
+	}))
+	_ = s.Handle("shout", func(ctx context.Context, t *plait.Task) (any, error) {
+		g, err := plait.ParentValue[string](t, "greet")
+		return strings.ToUpper(g), err
+	})
+	wf := plait.NewWorkflow("hello").
+		Task("greet", "greet", "plait").
+		Task("shout", "shout", nil, plait.After("greet"))
+
+	final := runToEnd(s, wf)
+	out, _ := plait.ResultValue[string](final, "shout", nil)
+	fmt.Println(final.Status, out)
+	// Output: completed HELLO PLAIT
+}
+
+// AfterFailure runs a compensation step only when its parent fails for good;
+// the parent's OnSuccess dependents are skipped.
+func ExampleAfterFailure() {
+	s := quietScheduler()
+	_ = s.Handle("charge", func(ctx context.Context, t *plait.Task) (any, error) {
+		return nil, plait.Permanent(errors.New("card declined"))
+	})
+	_ = s.Handle("ship", noop)
+	_ = s.Handle("refund", noop)
+	wf := plait.NewWorkflow("order").
+		Task("charge", "charge", nil).
+		Task("ship", "ship", nil, plait.After("charge")).
+		Task("refund", "refund", nil, plait.AfterFailure("charge"))
+
+	final := runToEnd(s, wf)
+	for _, t := range final.Tasks {
+		fmt.Println(t.Name, t.Status)
+	}
+	fmt.Println("run", final.Status)
+	// Output:
+	// charge failed
+	// ship skipped
+	// refund succeeded
+	// run failed
+}
+
+// A run key makes Submit idempotent.
+func ExampleWithRunKey() {
+	s := quietScheduler(plait.WithRemoteHandlers())
+	wf := plait.NewWorkflow("invoice").Task("send", "send", nil)
+	ctx := context.Background()
+	a, _ := s.Submit(ctx, wf, plait.WithRunKey("invoice-2026-11"))
+	b, _ := s.Submit(ctx, wf, plait.WithRunKey("invoice-2026-11"))
+	fmt.Println(a.ID == b.ID)
+	// Output: true
+}
+
+// Validation reports every problem before anything is written.
+func ExampleWorkflow_Validate() {
+	err := plait.NewWorkflow("bad").
+		Task("a", "h", nil, plait.After("c")).
+		Task("b", "h", nil, plait.After("a")).
+		Task("c", "h", nil, plait.After("b")).
+		Validate()
+	fmt.Println(errors.Is(err, plait.ErrCycle))
+	// Output: true
+}
