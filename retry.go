@@ -3,6 +3,7 @@ package plait
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -75,6 +76,9 @@ func (p RetryPolicy) validate() error {
 	}
 	if p.Backoff != BackoffExponential && p.Backoff != BackoffConstant {
 		return fmt.Errorf("unknown backoff kind %d", p.Backoff)
+	}
+	if math.IsNaN(p.Multiplier) || math.IsNaN(p.Jitter) {
+		return errors.New("retry setting is not a number")
 	}
 	if p.Jitter > 1 {
 		return errors.New("jitter above 1")

@@ -1,0 +1,93 @@
+package ids_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// allowedByte is the rule written out independently of the package.
+func allowedByte(c byte) bool {
+	return strings.IndexByte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-", c) >= 0
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   string
+		want error
+	}{
+		{"letters", "abcXYZ", nil},
+		{"digits and punctuation", "a-1_b.2", nil},
+		{"single byte", "x", nil},
+		{"only dots", "...", nil},
+		{"max length", strings.Repeat("a", ids.MaxLen), nil},
+		{"empty", "", ids.ErrEmpty},
+		{"too long", strings.Repeat("a", ids.MaxLen+1), ids.ErrTooLong},
+		{"too long with bad chars", strings.Repeat(":", ids.MaxLen+1), ids.ErrTooLong},
+		{"colon", "a:b", ids.ErrChar},
+		{"open brace", "a{b", ids.ErrChar},
+		{"close brace", "a}b", ids.ErrChar},
+		{"NUL", "a\x00b", ids.ErrChar},
+		{"invalid UTF-8", "\xff", ids.ErrChar},
+		{"valid non-ASCII UTF-8", "caf\u00e9", ids.ErrChar},
+		{"space", "a b", ids.ErrChar},
+		{"star", "a*", ids.ErrChar},
+		{"question mark", "a?", ids.ErrChar},
+		{"bracket", "a[0]", ids.ErrChar},
+		{"slash", "a/b", ids.ErrChar},
+		{"newline", "a\n", ids.ErrChar},
+		{"DEL", "a\x7f", ids.ErrChar},
+	}
+	for _, tc := range tests {
+		tc := tc
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := ids.Check(tc.in)
+			if tc.want == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.want)
+		})
+	}
+}
+
+func TestCheckEveryByte(t *testing.T) {
+	t.Parallel()
+	for c := 0; c < 256; c++ {
+		err := ids.Check(string([]byte{'a', byte(c), 'z'}))
+		if allowedByte(byte(c)) {
+			require.NoError(t, err, "byte %#x", c)
+		} else {
+			require.ErrorIs(t, err, ids.ErrChar, "byte %#x", c)
+		}
+	}
+}
+
+func FuzzCheck(f *testing.F) {
+	for _, s := range []string{"", "a", "a:b", "{x}", "\x00", "\xff", "task-1.v_2", strings.Repeat("z", ids.MaxLen), strings.Repeat("z", ids.MaxLen+1)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		err := ids.Check(s)
+		if err != nil {
+			require.Condition(t, func() bool {
+				return err == ids.ErrEmpty || err == ids.ErrTooLong || err == ids.ErrChar
+			}, "unexpected reason %v", err)
+			return
+		}
+		require.NotEmpty(t, s)
+		require.LessOrEqual(t, len(s), ids.MaxLen)
+		for i := 0; i < len(s); i++ {
+			require.True(t, allowedByte(s[i]), "accepted %q with byte %#x", s, s[i])
+		}
+	})
+}
