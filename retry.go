@@ -155,7 +155,9 @@ func (p RetryPolicy) delay(attempt int, elapsed time.Duration) (time.Duration, b
 		e.Reset()
 	}
 	var d time.Duration
-	for i := 0; i < attempt; i++ {
+	// Past 64 steps every curve has reached its cap, so a huge attempt
+	// number costs no more than that.
+	for i := 0; i < attempt && i < 64; i++ {
 		d = b.NextBackOff()
 	}
 	if p.MaxElapsed > 0 && elapsed+d > p.MaxElapsed {

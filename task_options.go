@@ -49,6 +49,7 @@ func OnError(s ErrorStrategy) WorkflowOption {
 }
 
 func depsOption(fn string, on Condition, tasks []string) TaskOption {
+	tasks = append([]string(nil), tasks...) // the option prints what it applies
 	return taskOption{fmt.Sprintf("%s(%s)", fn, quoteAll(tasks)), func(t *TaskSpec) error {
 		if len(tasks) == 0 {
 			return errors.New("no task named")
@@ -155,6 +156,7 @@ func OnQueue(name string) TaskOption {
 // Requires lists capabilities (such as "gpu") a worker node must have to run
 // the task.
 func Requires(caps ...string) TaskOption {
+	caps = append([]string(nil), caps...)
 	return taskOption{fmt.Sprintf("Requires(%s)", quoteAll(caps)), func(t *TaskSpec) error {
 		t.Requires = append(t.Requires, caps...)
 		return nil
