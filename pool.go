@@ -88,11 +88,19 @@ func (p *pool) claimLoop(ctx context.Context) {
 func (p *pool) idle(ctx context.Context, res *TaskClaimResult) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	timeout := p.cfg.idleWait
 	if !res.NextDueAt.IsZero() {
-		t := p.cfg.clock.AfterFunc(res.NextDueAt.Sub(res.Now), cancel)
+		due := res.NextDueAt.Sub(res.Now)
+		t := p.cfg.clock.AfterFunc(due, cancel)
 		defer t.Stop()
+		// A backend blocked in a server-side wait may only notice the
+		// cancel when its own timeout ends, so the timeout ends at the due
+		// time too.
+		if due < timeout {
+			timeout = max(due, time.Millisecond)
+		}
 	}
-	err := p.store.ReadyWait(wctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: p.cfg.idleWait})
+	err := p.store.ReadyWait(wctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: timeout})
 	if err != nil && ctx.Err() == nil {
 		p.cfg.logger.Warn("plait: wait for work failed", "err", err)
 		p.pause(ctx, p.cfg.idleWait)
