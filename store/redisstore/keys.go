@@ -1,0 +1,120 @@
+package redisstore
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Key layout. Every key but the id sequence lives under one shard's hash tag:
+//
+//	<prefix>:{seq}                       run id sequence (string, INCR)
+//	<prefix>:{<shard>}:r:<run>           run hash: meta, spec and state of every task
+//	<prefix>:{<shard>}:w:<run>           run-done list: a token for RunWait
+//	<prefix>:{<shard>}:k:<key>           idempotency key -> run id
+//	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
+//	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
+//	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
+//	<prefix>:{<shard>}:wake              wake-up tokens for ReadyWait (list, at most 64)
+//
+// The shard is a decimal number, run ids are decimal sequence numbers with an
+// optional "-<shard>" suffix, and queue names, run keys and task names are
+// restricted to [A-Za-z0-9._-] by internal/ids, so no component can contain
+// ':', '{' or '}' and the layout is injective without escaping.
+//
+// The Lua helper key() (lua/common.lua) mirrors the shard-local part of this
+// layout for the one case where a script must reach keys it only discovers
+// while running (the queue of a released child, the run hash of an entry
+// popped from a shard queue); it builds them from the base string below,
+// which Go passes in ARGV, so they share the shard's slot by construction.
+// keys_test.go checks that both builders agree.
+
+// keys builds every key string of a store. It is the only place in Go where
+// key strings are formed.
+type keys struct {
+	prefix string
+}
+
+// seq is the run id sequence; it has its own slot.
+func (k keys) seq() string { return k.prefix + ":{seq}" }
+
+// base is the common start of every key of shard s, hash tag included.
+func (k keys) base(s int) string { return k.prefix + ":{" + strconv.Itoa(s) + "}:" }
+
+// run is the run hash.
+func (k keys) run(s int, id string) string { return k.base(s) + "r:" + id }
+
+// done is the list RunWait blocks on; the script that ends the run pushes a
+// token to it.
+func (k keys) done(s int, id string) string { return k.base(s) + "w:" + id }
+
+// keyIndex maps an idempotency key to its run id.
+func (k keys) keyIndex(s int, key string) string { return k.base(s) + "k:" + key }
+
+// ready is the ready list of one queue and priority digit (0 low .. 3 urgent).
+func (k keys) ready(s int, queue string, prio int) string {
+	return k.base(s) + "q:" + queue + ":" + strconv.Itoa(prio)
+}
+
+// delayed is the delayed zset of one queue.
+func (k keys) delayed(s int, queue string) string { return k.base(s) + "z:" + queue }
+
+// active is the lease zset of a shard.
+func (k keys) active(s int) string { return k.base(s) + "active" }
+
+// wake is the wake-up list of a shard.
+func (k keys) wake(s int) string { return k.base(s) + "wake" }
+
+// runID formats a run id from its sequence number and shard. Shard 0 keeps
+// the bare number, so a single-shard store has ids "1", "2", ...
+func runID(seq int64, shard int) string {
+	id := strconv.FormatInt(seq, 10)
+	if shard == 0 {
+		return id
+	}
+	return id + "-" + strconv.Itoa(shard)
+}
+
+// shardOf returns the shard a run id encodes, and false for an id this store
+// cannot have issued.
+func shardOf(id string) (int, bool) {
+	num, shard, found := strings.Cut(id, "-")
+	if !digits(num) {
+		return 0, false
+	}
+	if !found {
+		return 0, true
+	}
+	if !digits(shard) || (len(shard) > 1 && shard[0] == '0') || len(shard) > 6 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(shard)
+	if err != nil || n == 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+func digits(s string) bool {
+	if s == "" || len(s) > 19 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// fnv32a hashes s (FNV-1a); it picks the shard of an idempotency key.
+func fnv32a(s string) uint32 {
+	h := uint32(2166136261)
+	for i := 0; i < len(s); i++ {
+		h ^= uint32(s[i])
+		h *= 16777619
+	}
+	return h
+}
+
+// prioDigit maps a priority to the digit in its ready key: 0 low .. 3 urgent.
+func prioDigit(p int8) int { return int(p) + 1 }

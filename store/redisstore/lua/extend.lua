@@ -1,0 +1,31 @@
+-- extend.lua: push held leases out to now + duration.
+--
+-- KEYS[1]    <prefix>:{s}:active       lease zset
+-- KEYS[1+i]  <prefix>:{s}:r:<run i>    run hash of the i-th lease
+-- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[2]  lease duration in ms
+-- ARGV[3]  number of leases n
+-- ARGV[4+3(i-1) ..]  per lease: run id, task, epoch
+--
+-- Returns {untilMs, then n codes: 0 extended, 1 not found, 2 stale epoch,
+-- 4 corrupt record}. Repeating the call extends again to the same deadline.
+
+local now = now_ms(ARGV[1])
+local until_ms = now + tonumber(ARGV[2])
+local n = tonumber(ARGV[3])
+local out = {int(until_ms)}
+for i = 1, n do
+  local a = 4 + 3 * (i - 1)
+  local rk, id, name, epoch = KEYS[1 + i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local code = 0
+  local r = meta_get(rk)
+  if r == nil then code = 1 elseif r == false then code = 4 else
+    local t = state_get(rk, name)
+    if t == nil then code = 1
+    elseif t == false then code = 4
+    elseif t.st ~= 'U' or t.epoch ~= epoch then code = 2
+    else redis.call('ZADD', KEYS[1], until_ms, entry(id, name)) end
+  end
+  out[#out + 1] = code
+end
+return out

@@ -1,0 +1,78 @@
+-- sweep.lua: recover running tasks whose lease deadline has passed.
+--
+-- KEYS[1]  <prefix>:{s}:active   lease zset
+-- KEYS[2]  <prefix>:{s}:wake     shard wake list
+-- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready queues)
+-- ARGV[3]  retention of a finished run's keys in ms
+-- ARGV[4]  limit (entries)
+-- ARGV[5]  crash limit
+--
+-- Returns {more (0/1), n, then per entry: kind ('q' requeued, 'd' dead,
+-- 'c' corrupt), run id, task, old epoch or reason}.
+-- Each entry is handled on its own; one that cannot be read is removed from
+-- the lease zset and reported, never aborting the batch.
+
+local ctx = {base = ARGV[2], now = now_ms(ARGV[1]), retention = tonumber(ARGV[3]), woken = 0}
+local active = KEYS[1]
+local limit = tonumber(ARGV[4])
+local crash_limit = tonumber(ARGV[5])
+local dead_error = 'lease lost too many times'
+
+local expired = redis.call('ZRANGEBYSCORE', active, '-inf', '(' .. int(ctx.now), 'LIMIT', 0, limit + 1)
+local more = 0
+if #expired > limit then more = 1 end
+local out = {}
+local n = 0
+
+local function sweep_one(e)
+  local sp = string.find(e, ' ', 1, true)
+  if not sp then return 'c', e, '', 'bad lease entry' end
+  local id, name = string.sub(e, 1, sp - 1), string.sub(e, sp + 1)
+  local rk = key(ctx.base, 'r', id)
+  local r = meta_get(rk)
+  if not r then return 'c', id, name, 'run record missing or unreadable' end
+  local t = state_get(rk, name)
+  if not t then return 'c', id, name, 'task record missing or unreadable' end
+  local h = def_get(rk, name)
+  if not h then return 'c', id, name, 'task definition unreadable' end
+  if t.st ~= 'U' then return nil end
+  -- validated: writes start here.
+  local old = t.epoch
+  t.crashes = t.crashes + 1
+  attempt(rk, name, t, r, ctx.now, 'c', '')
+  t.epoch = t.epoch + 1
+  local kind
+  if t.crashes > crash_limit then
+    kind = 'd'
+    redis.call('HSET', rk, 'e:' .. name, dead_error)
+    fail_task(ctx, rk, id, r, name, t, 'D')
+  else
+    kind = 'q'
+    t.st = 'R'
+    push_ready(ctx, id, name, h)
+    state_put(rk, name, t)
+  end
+  if not run_terminal(r) then
+    meta_put(rk, r)
+    finish_run(ctx, rk, id, r)
+  end
+  return kind, id, name, int(old)
+end
+
+for i = 1, math.min(#expired, limit) do
+  local e = expired[i]
+  redis.call('ZREM', active, e)
+  local kind, id, name, extra = sweep_one(e)
+  if kind then
+    n = n + 1
+    out[#out + 1] = kind
+    out[#out + 1] = id
+    out[#out + 1] = name
+    out[#out + 1] = extra
+  end
+end
+wake(KEYS[2], ctx.woken)
+local res = {more, n}
+for _, v in ipairs(out) do res[#res + 1] = v end
+return res

@@ -1,0 +1,887 @@
+// Package redisstore is the Redis [plait.Store]: every transition is one Lua
+// script over keys that share one hash tag, so it runs unchanged on a single
+// Redis, behind Sentinel, or on Redis Cluster.
+//
+// # Layout
+//
+// A run and all its keys live in one shard (one hash tag); each shard also
+// holds its own ready lists, delayed sets, lease set and wake-up list, so
+// every script touches one slot. keys.go describes the keys and
+// docs/redis-schema.md maps them to the structures of the design documents.
+//
+// # Ownership
+//
+// The caller owns the client given to [New] and closes it; the store never
+// closes it.
+//
+// # Eviction
+//
+// Redis must run with maxmemory-policy noeviction: an evicting policy can
+// drop a run or a lease entry and break the guarantees. [New] warns loudly
+// when it sees another policy, and refuses to start under
+// [WithStrictEviction]. A write refused for lack of memory (OOM) returns
+// [plait.ErrStoreFull] with nothing half-written.
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+// Option defaults.
+const (
+	// PrefixDefault is the key prefix.
+	PrefixDefault = "plait"
+	// ShardsDefault is the number of hash-tag shards.
+	ShardsDefault = 1
+	// RetentionDefault is how long a finished run's keys are kept.
+	RetentionDefault = 24 * time.Hour
+	// MaxShards bounds WithShards.
+	MaxShards = 16384
+)
+
+// Tuning of the blocking waits and bounded script work.
+const (
+	// waitChunk caps one blocking BLPOP, so a wait notices its context and
+	// its timeout without relying on client-side deadlines.
+	waitChunk = time.Second
+	// promoteBound caps how many due delayed tasks one claim moves per queue.
+	promoteBound = 4096
+)
+
+// ErrEvictionPolicy is returned by [New] under [WithStrictEviction] when the
+// server's maxmemory-policy is not noeviction or cannot be read.
+var ErrEvictionPolicy = errors.New("redisstore: maxmemory-policy is not noeviction")
+
+// Option configures a [Store].
+type Option func(*config)
+
+// config holds the settings of a Store. A zero config means all defaults.
+type config struct {
+	// prefix starts every key. Defaults to PrefixDefault.
+	prefix string
+	// shards is the number of hash-tag shards. Defaults to ShardsDefault.
+	shards int
+	// clock, when set, replaces Redis TIME (tests only).
+	clock plait.Clock
+	// retention is the TTL of a finished run's keys. Defaults to
+	// RetentionDefault.
+	retention time.Duration
+	// logger receives warnings. Defaults to slog.Default().
+	logger *slog.Logger
+	// strictEviction refuses to start unless maxmemory-policy is noeviction.
+	strictEviction bool
+}
+
+// WithPrefix sets the key prefix. Defaults to PrefixDefault. It must be a
+// non-empty name without braces; New rejects it otherwise.
+func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
+
+// WithShards spreads runs and queues over n hash-tag shards (slots), the
+// scale-out knob for Redis Cluster. Defaults to ShardsDefault. Every process
+// sharing a prefix must use the same n, and n must not change while runs
+// exist (idempotency keys are placed by it). Below 1 or above MaxShards is
+// an error.
+func WithShards(n int) Option { return func(c *config) { c.shards = n } }
+
+// WithClock makes the store pass "now" from clk to its scripts instead of
+// using Redis TIME. For tests only: in production the server's clock is the
+// one clock every process agrees on. Nil keeps Redis TIME.
+func WithClock(clk plait.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithRetention sets how long a finished run's keys are kept. Defaults to
+// RetentionDefault; zero means the default; negative is an error.
+func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
+
+// WithLogger sets the logger for warnings. Defaults to slog.Default(); nil
+// means the default.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithStrictEviction makes New fail with [ErrEvictionPolicy] unless the
+// server reports maxmemory-policy noeviction. Without it New only logs a
+// warning.
+func WithStrictEviction() Option { return func(c *config) { c.strictEviction = true } }
+
+func (c *config) withDefaults() {
+	if c.prefix == "" {
+		c.prefix = PrefixDefault
+	}
+	if c.shards == 0 {
+		c.shards = ShardsDefault
+	}
+	if c.retention == 0 {
+		c.retention = RetentionDefault
+	}
+	if c.logger == nil {
+		c.logger = slog.Default()
+	}
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if err := ids.Check(c.prefix); err != nil {
+		errs = append(errs, fmt.Errorf("redisstore: prefix %q %v: %w", c.prefix, err, plait.ErrInvalidOption))
+	}
+	if c.shards < 1 || c.shards > MaxShards {
+		errs = append(errs, fmt.Errorf("redisstore: %d shards, want 1..%d: %w", c.shards, MaxShards, plait.ErrInvalidOption))
+	}
+	if c.retention < time.Millisecond {
+		errs = append(errs, fmt.Errorf("redisstore: retention %s is below 1ms: %w", c.retention, plait.ErrInvalidOption))
+	}
+	return errors.Join(errs...)
+}
+
+// Store is a [plait.Store] over a redis.UniversalClient. Build one with
+// [New]; it is safe for concurrent use by many goroutines and processes.
+type Store struct {
+	client  redis.UniversalClient
+	cluster bool
+	cfg     config
+	keys    keys
+	// next rotates the first shard a claim, sweep or wait visits.
+	next atomic.Uint32
+}
+
+// New returns a Store over client. The caller owns client and closes it
+// after the store's last use; the store never closes it. New checks the
+// server's maxmemory-policy (see [WithStrictEviction]).
+func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
+	if client == nil {
+		return nil, fmt.Errorf("redisstore: nil client: %w", plait.ErrInvalidOption)
+	}
+	var cfg config
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
+	_, s.cluster = client.(*redis.ClusterClient)
+	if err := s.checkEviction(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkEviction reads maxmemory-policy with CONFIG GET, then INFO memory,
+// and warns (or fails, when strict) unless it is noeviction.
+func (s *Store) checkEviction(ctx context.Context) error {
+	policy := ""
+	if m, err := s.client.ConfigGet(ctx, "maxmemory-policy").Result(); err == nil {
+		policy = m["maxmemory-policy"]
+	}
+	if policy == "" {
+		if info, err := s.client.Info(ctx, "memory").Result(); err == nil {
+			for _, line := range strings.Split(info, "\n") {
+				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
+					policy = v
+				}
+			}
+		}
+	}
+	switch {
+	case policy == "noeviction":
+		return nil
+	case policy == "":
+		if s.cfg.strictEviction {
+			return fmt.Errorf("%w: the server does not report it", ErrEvictionPolicy)
+		}
+		s.cfg.logger.Warn("redisstore: cannot read the server's maxmemory-policy; it must be noeviction, or runs and leases may be evicted")
+	default:
+		if s.cfg.strictEviction {
+			return fmt.Errorf("%w: it is %s", ErrEvictionPolicy, policy)
+		}
+		s.cfg.logger.Warn("redisstore: maxmemory-policy is not noeviction; runs and leases may be evicted under memory pressure",
+			slog.String("maxmemory-policy", policy))
+	}
+	return nil
+}
+
+// nowArg is the "now" argument of every script: the injected clock in ms,
+// or "" to let the script read Redis TIME.
+func (s *Store) nowArg() string {
+	if s.cfg.clock == nil {
+		return ""
+	}
+	return strconv.FormatInt(s.cfg.clock.Now().UnixMilli(), 10)
+}
+
+func (s *Store) retentionMs() int64 { return s.cfg.retention.Milliseconds() }
+
+// shardOrder returns every shard once, starting at a rotating one.
+func (s *Store) shardOrder() []int {
+	n := s.cfg.shards
+	out := make([]int, n)
+	start := 0
+	if n > 1 {
+		start = int(s.next.Add(1) % uint32(n))
+	}
+	for i := range out {
+		out[i] = (start + i) % n
+	}
+	return out
+}
+
+// queueKeys returns, per queue, its delayed zset and its four ready lists
+// (urgent first): the KEYS layout claim.lua and ready_peek.lua expect.
+func (s *Store) queueKeys(shard int, queues []string) []string {
+	out := make([]string, 0, 5*len(queues))
+	for _, q := range queues {
+		out = append(out, s.keys.delayed(shard, q))
+		for p := 3; p >= 0; p-- {
+			out = append(out, s.keys.ready(shard, q, p))
+		}
+	}
+	return out
+}
+
+func checkQueues(queues []string) ([]string, error) {
+	if len(queues) == 0 {
+		return []string{plait.DefaultQueue}, nil
+	}
+	seen := make(map[string]bool, len(queues))
+	out := make([]string, 0, len(queues))
+	for _, q := range queues {
+		if err := ids.Check(q); err != nil {
+			return nil, fmt.Errorf("redisstore: queue %q %v: %w", q, err, plait.ErrInvalidArgument)
+		}
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	return out, nil
+}
+
+// runShard returns the shard of a run id, or ErrNotFound for an id this
+// store cannot have issued.
+func (s *Store) runShard(id string) (int, error) {
+	shard, ok := shardOf(id)
+	if !ok || shard >= s.cfg.shards {
+		return 0, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
+	}
+	return shard, nil
+}
+
+// specLimits re-checks a workflow's structure in the store (names end up in
+// keys); size limits are the scheduler's business.
+var specLimits = plait.Limits{MaxTasks: 1 << 30, MaxDeps: 1 << 30, MaxPayloadBytes: 1 << 30}
+
+// RunCreate stores a workflow as a new run. See [plait.Store.RunCreate].
+// Round trips: INCR of the id sequence and the create script (plus a GET of
+// the key index first for a keyed run).
+func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
+	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
+		return nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+	}
+	wf := params.Workflow
+	if err := plait.ValidateSpec(wf, specLimits); err != nil {
+		return nil, fmt.Errorf("redisstore: %w: %w", plait.ErrInvalidArgument, err)
+	}
+	if params.Key != "" {
+		if err := ids.Check(params.Key); err != nil {
+			return nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, plait.ErrInvalidArgument)
+		}
+	}
+	strat, err := strategyLetter(wf.Strategy)
+	if err != nil {
+		return nil, err
+	}
+
+	// Everything is computed before the first write.
+	children := make(map[string][]edgeRef, len(wf.Tasks))
+	for i := range wf.Tasks {
+		for _, d := range wf.Tasks[i].Deps {
+			children[d.Task] = append(children[d.Task], edgeRef{Task: wf.Tasks[i].Name, On: d.On})
+		}
+	}
+	names := make([]string, len(wf.Tasks))
+	var roots []any
+	fields := make([]any, 0, 4*len(wf.Tasks)+6)
+	for i := range wf.Tasks {
+		t := &wf.Tasks[i]
+		names[i] = t.Name
+		if len(t.Deps) == 0 {
+			roots = append(roots, t.Name)
+		}
+		fields = append(fields, "d:"+t.Name, encodeTaskDef(t, children[t.Name]), "s:"+t.Name, "P,0,0,0,0,0,,,,")
+	}
+	fields = append(fields, "o", strings.Join(names, " "),
+		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata}))
+	if params.Key != "" {
+		fields = append(fields, "k", params.Key)
+	}
+
+	var shard int
+	if params.Key != "" {
+		shard = int(fnv32a(params.Key) % uint32(s.cfg.shards))
+		old, err := s.client.Get(ctx, s.keys.keyIndex(shard, params.Key)).Result()
+		switch {
+		case err == nil:
+			return s.existing(ctx, old)
+		case !errors.Is(err, redis.Nil):
+			return nil, mapErr(err)
+		}
+	}
+	seq, err := s.client.Incr(ctx, s.keys.seq()).Result()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if params.Key == "" {
+		shard = int(seq % int64(s.cfg.shards))
+	}
+	id := runID(seq, shard)
+
+	keys := []string{s.keys.run(shard, id), s.keys.wake(shard)}
+	if params.Key != "" {
+		keys = append(keys, s.keys.keyIndex(shard, params.Key))
+	}
+	args := make([]any, 0, 7+len(roots)+len(fields))
+	args = append(args, s.nowArg(), s.keys.base(shard), id, strat, len(wf.Tasks), len(fields)/2, len(roots))
+	args = append(args, roots...)
+	args = append(args, fields...)
+	v, err := runScript(ctx, s.client, scriptCreateRun, keys, args...)
+	if err != nil {
+		return nil, err
+	}
+	r := &reply{v: v}
+	code, val := r.int(), r.str()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if code == 1 {
+		return s.existing(ctx, val)
+	}
+	created, err := strconv.ParseInt(val, 10, 64)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: create reply %q: %w", val, err)
+	}
+	return &plait.RunCreateResult{Run: newRunRecord(id, params, created)}, nil
+}
+
+func (s *Store) existing(ctx context.Context, id string) (*plait.RunCreateResult, error) {
+	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: id})
+	if err != nil {
+		return nil, err
+	}
+	return &plait.RunCreateResult{Run: run, Existing: true}, nil
+}
+
+// newRunRecord builds the answer of a create from what was written, so the
+// create needs no read back. Root tasks due at creation are ready.
+func newRunRecord(id string, params *plait.RunCreateParams, createdMs int64) *plait.Run {
+	wf := params.Workflow
+	strategy := wf.Strategy
+	if strategy == "" {
+		strategy = plait.StrategyContinue
+	}
+	run := &plait.Run{
+		ID: id, Key: params.Key, Workflow: wf.Name, Strategy: strategy, Status: plait.RunPending,
+		Tenant: params.Tenant, Service: params.Service, Total: len(wf.Tasks),
+		CreatedAt: msTime(createdMs), Tasks: make([]plait.TaskInstance, len(wf.Tasks)),
+	}
+	if params.Metadata != nil {
+		run.Metadata = make(map[string]string, len(params.Metadata))
+		for k, v := range params.Metadata {
+			run.Metadata[k] = v
+		}
+	}
+	for i := range wf.Tasks {
+		t := &wf.Tasks[i]
+		st := plait.TaskPending
+		if len(t.Deps) == 0 {
+			due := createdMs
+			if !t.RunAt.IsZero() && ceilMillis(t.RunAt) > due {
+				due = ceilMillis(t.RunAt)
+			}
+			if d := ceilDurMillis(t.Delay); d > 0 && createdMs+d > due {
+				due = createdMs + d
+			}
+			if due <= createdMs {
+				st = plait.TaskReady
+			}
+		}
+		run.Tasks[i] = plait.TaskInstance{Name: t.Name, Handler: t.Handler, Status: st}
+	}
+	return run
+}
+
+// RunGet returns a run with its tasks: one HGETALL. See [plait.Store.RunGet].
+func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.Run, error) {
+	shard, err := s.runShard(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.client.HGetAll(ctx, s.keys.run(shard, params.ID)).Result()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if len(h) == 0 {
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.ID, plait.ErrNotFound)
+	}
+	return decodeRun(params.ID, h)
+}
+
+// RunCancel cancels a run. See [plait.Store.RunCancel].
+func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*plait.Run, error) {
+	shard, err := s.runShard(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	v, err := runScript(ctx, s.client, scriptCancelRun, []string{s.keys.run(shard, params.ID)},
+		s.nowArg(), s.keys.base(shard), s.retentionMs(), params.ID, params.Reason)
+	if err != nil {
+		return nil, err
+	}
+	r := &reply{v: v}
+	code := r.int()
+	if r.err != nil {
+		return nil, r.err
+	}
+	if err := codeErr(code); err != nil {
+		return nil, fmt.Errorf("redisstore: cancel run %q: %w", params.ID, err)
+	}
+	return s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+}
+
+// RunWait blocks until the run is terminal. It reads the run, and while the
+// run is not terminal blocks on the run-done list (BLPOP, at most waitChunk
+// per call), to which the script that ends the run pushes a token; a waiter
+// that takes the token puts it back for the others. See
+// [plait.Store.RunWait].
+func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
+	shard, err := s.runShard(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	done := s.keys.done(shard, params.ID)
+	for {
+		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+		if err != nil {
+			return nil, err
+		}
+		if run.Status.Terminal() {
+			return run, nil
+		}
+		if _, err := s.blpop(ctx, []string{done}, waitChunk, true); err != nil {
+			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// blpop blocks on keys for at most d (and never past ctx's end) and reports
+// whether it took a token. With putBack, a token taken is pushed back for
+// other waiters; a token taken after ctx ended is always pushed back, so an
+// abandoned wait loses no wake-up.
+func (s *Store) blpop(ctx context.Context, keys []string, d time.Duration, putBack bool) (bool, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := dl.Sub(clock.Real{}.Now()); left < d {
+			d = left
+		}
+	}
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	type answer struct {
+		got bool
+		err error
+	}
+	ch := make(chan answer, 1)
+	bctx := context.WithoutCancel(ctx)
+	go func() {
+		args := make([]any, 0, len(keys)+2)
+		args = append(args, "blpop")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+		v, err := s.client.Do(bctx, args...).StringSlice()
+		switch {
+		case errors.Is(err, redis.Nil):
+			ch <- answer{}
+			return
+		case err != nil:
+			ch <- answer{err: err}
+			return
+		}
+		if len(v) == 2 && (putBack || ctx.Err() != nil) {
+			_ = s.client.LPush(bctx, v[0], v[1]).Err()
+		}
+		ch <- answer{got: len(v) == 2}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil && ctx.Err() == nil {
+			var nerr interface{ Timeout() bool }
+			if errors.As(a.err, &nerr) && nerr.Timeout() {
+				return false, nil // a client read timeout below d: a spurious return
+			}
+			return false, a.err
+		}
+		return a.got, nil
+	case <-ctx.Done():
+		return false, nil
+	}
+}
+
+// TaskClaim claims ready tasks. See [plait.Store.TaskClaim]. One script
+// call per shard visited; with one shard, one round trip.
+func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+	if params.Limit < 1 || params.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+	}
+	queues, err := checkQueues(params.Queues)
+	if err != nil {
+		return nil, err
+	}
+	leaseMs := ceilDurMillis(params.LeaseDuration)
+	res := &plait.TaskClaimResult{}
+	for i, shard := range s.shardOrder() {
+		left := params.Limit - len(res.Tasks)
+		if left <= 0 {
+			break
+		}
+		keys := append([]string{s.keys.active(shard)}, s.queueKeys(shard, queues)...)
+		v, err := runScript(ctx, s.client, scriptClaim, keys,
+			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound)
+		if err != nil {
+			if len(res.Tasks) > 0 {
+				break // keep what was claimed; the rest waits for the next claim
+			}
+			return nil, err
+		}
+		r := &reply{v: v}
+		now, next, n := r.int(), r.int(), r.int()
+		if i == 0 {
+			res.Now = msTime(now)
+		}
+		if next > 0 && (res.NextDueAt.IsZero() || msTime(next).Before(res.NextDueAt)) {
+			res.NextDueAt = msTime(next)
+		}
+		for j := int64(0); j < n && r.err == nil; j++ {
+			ct := &plait.ClaimedTask{}
+			ct.Lease.RunID = r.str()
+			ct.Lease.Task = r.str()
+			ct.Lease.Epoch = r.int()
+			ct.LeaseUntil = msTime(r.int())
+			def := r.str()
+			ct.Attempt = int(r.int())
+			ct.FirstStartedAt = msTime(r.int())
+			k := r.int()
+			for p := int64(0); p < k && r.err == nil; p++ {
+				name, result := r.str(), r.str()
+				if ct.ParentResults == nil {
+					ct.ParentResults = make(map[string][]byte, k)
+				}
+				if result == "" {
+					ct.ParentResults[name] = nil
+				} else {
+					ct.ParentResults[name] = []byte(result)
+				}
+			}
+			if r.err != nil {
+				break
+			}
+			spec, err := decodeTaskDef(ct.Lease.Task, def)
+			if err != nil {
+				// The lease stays with this worker and the sweep reports it.
+				s.cfg.logger.Error("redisstore: claimed task has a corrupt definition",
+					slog.String("run", ct.Lease.RunID), slog.String("task", ct.Lease.Task), slog.Any("err", err))
+				continue
+			}
+			ct.Spec = spec
+			res.Tasks = append(res.Tasks, ct)
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return res, nil
+}
+
+// byShard groups the indexes of a batch by the shard of their run.
+type shardBatch struct {
+	shard int
+	idx   []int
+}
+
+func (s *Store) groupByShard(n int, runID func(i int) string, bad func(i int, err error)) []shardBatch {
+	var out []shardBatch
+	pos := map[int]int{}
+	for i := 0; i < n; i++ {
+		shard, err := s.runShard(runID(i))
+		if err != nil {
+			bad(i, err)
+			continue
+		}
+		j, ok := pos[shard]
+		if !ok {
+			j = len(out)
+			pos[shard] = j
+			out = append(out, shardBatch{shard: shard})
+		}
+		out[j].idx = append(out[j].idx, i)
+	}
+	return out
+}
+
+// TaskFinish applies outcomes. See [plait.Store.TaskFinish]. One script
+// call per shard touched by the batch.
+func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
+	out := make([]plait.TaskFinishResult, len(params.Outcomes))
+	valid := make([]bool, len(params.Outcomes))
+	for i, o := range params.Outcomes {
+		switch {
+		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReleased:
+			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)
+		case ids.Check(o.Lease.Task) != nil:
+			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, plait.ErrNotFound)
+		default:
+			valid[i] = true
+		}
+	}
+	batches := s.groupByShard(len(params.Outcomes),
+		func(i int) string { return params.Outcomes[i].Lease.RunID },
+		func(i int, err error) {
+			if valid[i] {
+				out[i].Err = err
+			}
+		})
+	for _, b := range batches {
+		keys := []string{s.keys.active(b.shard), s.keys.wake(b.shard)}
+		args := []any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), 0}
+		var sent []int
+		for _, i := range b.idx {
+			if !valid[i] {
+				continue
+			}
+			o := &params.Outcomes[i]
+			sent = append(sent, i)
+			keys = append(keys, s.keys.run(b.shard, o.Lease.RunID))
+			var delay int64
+			if o.Outcome == plait.OutcomeRetry {
+				delay = ceilDurMillis(o.RetryDelay)
+			}
+			args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), o.Result, o.Error, delay)
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		args[3] = len(sent)
+		v, err := runScript(ctx, s.client, scriptFinish, keys, args...)
+		if err != nil {
+			return nil, err
+		}
+		r := &reply{v: v}
+		for _, i := range sent {
+			code, st := r.int(), r.str()
+			if r.err != nil {
+				return nil, r.err
+			}
+			if err := codeErr(code); err != nil {
+				out[i].Err = fmt.Errorf("redisstore: finish %s/%s: %w", params.Outcomes[i].Lease.RunID, params.Outcomes[i].Lease.Task, err)
+			}
+			if st != "" {
+				out[i].RunStatus = runStatusByLetter[st[0]]
+			}
+		}
+	}
+	return out, nil
+}
+
+// LeaseExtend extends held leases. See [plait.Store.LeaseExtend]. One script
+// call per shard touched by the batch.
+func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+	if params.Duration <= 0 {
+		return nil, fmt.Errorf("redisstore: lease extend needs a positive duration: %w", plait.ErrInvalidArgument)
+	}
+	out := make([]plait.LeaseExtendResult, len(params.Leases))
+	valid := make([]bool, len(params.Leases))
+	for i, l := range params.Leases {
+		if ids.Check(l.Task) != nil {
+			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", l.RunID, l.Task, plait.ErrNotFound)
+			continue
+		}
+		valid[i] = true
+	}
+	batches := s.groupByShard(len(params.Leases),
+		func(i int) string { return params.Leases[i].RunID },
+		func(i int, err error) {
+			if valid[i] {
+				out[i].Err = err
+			}
+		})
+	durMs := ceilDurMillis(params.Duration)
+	for _, b := range batches {
+		keys := []string{s.keys.active(b.shard)}
+		args := []any{s.nowArg(), durMs, 0}
+		var sent []int
+		for _, i := range b.idx {
+			if !valid[i] {
+				continue
+			}
+			l := params.Leases[i]
+			sent = append(sent, i)
+			keys = append(keys, s.keys.run(b.shard, l.RunID))
+			args = append(args, l.RunID, l.Task, l.Epoch)
+		}
+		if len(sent) == 0 {
+			continue
+		}
+		args[2] = len(sent)
+		v, err := runScript(ctx, s.client, scriptExtend, keys, args...)
+		if err != nil {
+			return nil, err
+		}
+		r := &reply{v: v}
+		until := msTime(r.int())
+		for _, i := range sent {
+			code := r.int()
+			if r.err != nil {
+				return nil, r.err
+			}
+			if err := codeErr(code); err != nil {
+				out[i].Err = fmt.Errorf("redisstore: extend %s/%s: %w", params.Leases[i].RunID, params.Leases[i].Task, err)
+				continue
+			}
+			out[i].Until = until
+		}
+	}
+	return out, nil
+}
+
+// LeaseSweep recovers expired leases. See [plait.Store.LeaseSweep]. One
+// script call per shard visited.
+func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) (*plait.LeaseSweepResult, error) {
+	if params.Limit < 1 || params.CrashLimit < 0 {
+		return nil, fmt.Errorf("redisstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", plait.ErrInvalidArgument)
+	}
+	res := &plait.LeaseSweepResult{}
+	left := params.Limit
+	order := s.shardOrder()
+	for i, shard := range order {
+		if left <= 0 {
+			res.More = res.More || i < len(order)
+			break
+		}
+		v, err := runScript(ctx, s.client, scriptSweep, []string{s.keys.active(shard), s.keys.wake(shard)},
+			s.nowArg(), s.keys.base(shard), s.retentionMs(), left, params.CrashLimit)
+		if err != nil {
+			return nil, err
+		}
+		r := &reply{v: v}
+		more, n := r.int(), r.int()
+		res.More = res.More || more == 1
+		for j := int64(0); j < n && r.err == nil; j++ {
+			kind, run, task, extra := r.str(), r.str(), r.str(), r.str()
+			switch kind {
+			case "q", "d":
+				epoch, err := strconv.ParseInt(extra, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("redisstore: sweep reply epoch %q: %w", extra, err)
+				}
+				l := plait.Lease{RunID: run, Task: task, Epoch: epoch}
+				if kind == "q" {
+					res.Requeued = append(res.Requeued, l)
+				} else {
+					res.Dead = append(res.Dead, l)
+				}
+				left--
+			default:
+				msg := fmt.Sprintf("run %s task %s: %s", run, task, extra)
+				s.cfg.logger.Error("redisstore: sweep skipped a corrupt record", slog.String("record", msg))
+				res.Corrupt = append(res.Corrupt, msg)
+				left--
+			}
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	return res, nil
+}
+
+// ReadyWait blocks until work may be claimable. See [plait.Store.ReadyWait].
+// It first asks each shard whether a claim would find work (one read-only
+// script per shard), then blocks on the shards' wake lists with BLPOP, at
+// most waitChunk per call: one BLPOP over every shard's list, or, on a
+// Cluster client, one shard per call in rotation. A zero Timeout means no
+// timeout.
+func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
+	queues, err := checkQueues(params.Queues)
+	if err != nil {
+		return err
+	}
+	order := s.shardOrder()
+	for _, shard := range order {
+		v, err := runScript(ctx, s.client, scriptReadyPeek, s.queueKeys(shard, queues), s.nowArg())
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if len(v) == 1 && v[0] == int64(1) {
+			return nil
+		}
+	}
+	var deadline time.Time
+	if params.Timeout > 0 {
+		deadline = clock.Real{}.Now().Add(params.Timeout)
+	}
+	wakes := make([]string, len(order))
+	for i, shard := range order {
+		wakes[i] = s.keys.wake(shard)
+	}
+	for turn := 0; ; turn++ {
+		if ctx.Err() != nil {
+			return nil
+		}
+		d := waitChunk
+		if !deadline.IsZero() {
+			left := deadline.Sub(clock.Real{}.Now())
+			if left <= 0 {
+				return nil
+			}
+			if left < d {
+				d = left
+			}
+		}
+		keys := wakes
+		if s.cluster && len(wakes) > 1 {
+			keys = wakes[turn%len(wakes) : turn%len(wakes)+1]
+			if per := waitChunk / time.Duration(len(wakes)); per < d {
+				d = max(per, 50*time.Millisecond)
+			}
+		}
+		got, err := s.blpop(ctx, keys, d, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return mapErr(err)
+		}
+		if got {
+			return nil
+		}
+	}
+}
+
+var _ plait.Store = (*Store)(nil)

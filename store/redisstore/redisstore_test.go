@@ -1,0 +1,162 @@
+package redisstore_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store/redisstore"
+	"github.com/plaitdag/plait/store/storetest"
+)
+
+var _ plait.Store = (*redisstore.Store)(nil)
+
+// start is the fake clock's first reading in every harness.
+var start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// server is the one redis-server TestMain started, or why there is none.
+var server struct {
+	addr    string
+	missing string
+}
+
+// prefixes makes every harness on the shared server use its own keys.
+var prefixes atomic.Int64
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(serverMain{m})
+}
+
+// serverMain runs the tests between starting and stopping the shared
+// redis-server, so goleak checks after the server is gone.
+type serverMain struct{ m *testing.M }
+
+func (s serverMain) Run() int {
+	stop := startRedisServer()
+	defer stop()
+	return s.m.Run()
+}
+
+// startRedisServer starts one redis-server on a free loopback port with
+// persistence off and returns the function that stops it.
+func startRedisServer() (stop func()) {
+	path, err := exec.LookPath("redis-server")
+	if err != nil {
+		server.missing = "redis-server not found on PATH"
+		return func() {}
+	}
+	dir, err := os.MkdirTemp("", "plait-redis-")
+	if err != nil {
+		server.missing = err.Error()
+		return func() {}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		server.missing = err.Error()
+		return func() { os.RemoveAll(dir) }
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction")
+	if err := cmd.Start(); err != nil {
+		server.missing = err.Error()
+		return func() { os.RemoveAll(dir) }
+	}
+	stop = func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+	defer c.Close()
+	// Wait for the server to accept commands: PING with a short per-try
+	// deadline, bounded overall.
+	for i := 0; i < 200; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		err = c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			server.addr = addr
+			return stop
+		}
+		time.Sleep(25 * time.Millisecond) // readiness probe of a process we started; no event to wait on
+	}
+	server.missing = "redis-server did not start: " + err.Error()
+	return stop
+}
+
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newMiniredisHarness gives each case its own miniredis; Advance moves the
+// fake clock and miniredis's TTLs together.
+func newMiniredisHarness(t *testing.T) *storetest.Harness {
+	m := miniredis.RunT(t)
+	m.SetTime(start)
+	clk := clock.NewFake(start)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { c.Close() })
+	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	return &storetest.Harness{
+		Store: s,
+		Now:   clk.Now,
+		Advance: func(d time.Duration) {
+			clk.Advance(d)
+			m.FastForward(d)
+		},
+		Caps: storetest.Caps{ExpiresKeys: true},
+	}
+}
+
+// redisServerHarness requires the shared redis-server, or skips.
+func requireServer(t *testing.T) {
+	t.Helper()
+	if server.addr != "" {
+		return
+	}
+	if os.Getenv("PLAIT_REQUIRE_REDIS") == "1" {
+		t.Fatalf("%s; PLAIT_REQUIRE_REDIS=1 forbids skipping", server.missing)
+	}
+	t.Skip("redis-server not found; set PLAIT_REQUIRE_REDIS=1 to fail instead (" + server.missing + ")")
+}
+
+// newServerHarness gives each case a unique prefix on the shared server,
+// with the fake clock passed to the scripts as "now".
+func newServerHarness(t *testing.T) *storetest.Harness {
+	clk := clock.NewFake(start)
+	c := redis.NewClient(&redis.Options{Addr: server.addr})
+	t.Cleanup(func() { c.Close() })
+	prefix := "t" + strconv.FormatInt(prefixes.Add(1), 10)
+	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
+		redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
+}
+
+func TestConformance(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		t.Parallel()
+		storetest.Run(t, newMiniredisHarness)
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		t.Parallel()
+		requireServer(t)
+		storetest.Run(t, newServerHarness)
+	})
+}
