@@ -1,0 +1,68 @@
+package plait_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// The scheduler-level tests also run on the Redis store, over miniredis and
+// over a real redis-server shared by the package (each test its own prefix).
+func init() {
+	extraStoreFactories = append(extraStoreFactories,
+		storeFactory{name: "miniredis", new: func(t *testing.T, clk *clock.Fake) plait.Store {
+			m := miniredis.RunT(t)
+			return newRedisStore(t, m.Addr(), clk)
+		}},
+		storeFactory{name: "redis-server", new: func(t *testing.T, clk *clock.Fake) plait.Store {
+			srv, err := sharedRedis()
+			if err != nil {
+				redistest.Skip(t, err)
+			}
+			return newRedisStore(t, srv.Addr, clk)
+		}},
+	)
+}
+
+var prefixSeq atomic.Int64
+
+func newRedisStore(t *testing.T, addr string, clk *clock.Fake) plait.Store {
+	t.Helper()
+	client := redis.NewClient(&redis.Options{Addr: addr})
+	t.Cleanup(func() { _ = client.Close() })
+	opts := []redisstore.Option{redisstore.WithPrefix("t" + strconv.FormatInt(prefixSeq.Add(1), 10))}
+	if clk != nil {
+		opts = append(opts, redisstore.WithClock(clk))
+	}
+	store, err := redisstore.New(context.Background(), client, opts...)
+	require.NoError(t, err)
+	return store
+}
+
+var shared struct {
+	once sync.Once
+	srv  *redistest.Server
+	err  error
+}
+
+func sharedRedis() (*redistest.Server, error) {
+	shared.once.Do(func() { shared.srv, shared.err = redistest.Start() })
+	return shared.srv, shared.err
+}
+
+func stopSharedRedis() {
+	if shared.srv != nil {
+		_ = shared.srv.Close()
+	}
+}
