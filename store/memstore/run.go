@@ -35,7 +35,8 @@ type edge struct {
 type task struct {
 	run *run
 	idx int
-	// status, epoch mirror inst for the hot paths of the queues.
+	// status and epoch live here, not in inst, for the hot paths of the
+	// queues; snapshot copies them into the instance it returns.
 	status plait.TaskStatus
 	epoch  int64
 	inst   plait.TaskInstance
