@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"strconv"
-	"strings"
 )
 
 // Key layout. Every key but the id sequence lives under one shard's hash tag:
@@ -16,8 +15,8 @@ import (
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:wake              wake-up tokens for ReadyWait (list, at most 64)
 //
-// The shard is a decimal number, run ids are decimal sequence numbers with an
-// optional "-<shard>" suffix, and queue names, run keys and task names are
+// The shard is a decimal number and a run id is a decimal sequence number
+// whose remainder modulo the shard count is its shard; queue names, run keys and task names are
 // restricted to [A-Za-z0-9._-] by internal/ids, so no component can contain
 // ':', '{' or '}' and the layout is injective without escaping.
 //
@@ -64,34 +63,17 @@ func (k keys) active(s int) string { return k.base(s) + "active" }
 // wake is the wake-up list of a shard.
 func (k keys) wake(s int) string { return k.base(s) + "wake" }
 
-// runID formats a run id from its sequence number and shard. Shard 0 keeps
-// the bare number, so a single-shard store has ids "1", "2", ...
-func runID(seq int64, shard int) string {
-	id := strconv.FormatInt(seq, 10)
-	if shard == 0 {
-		return id
-	}
-	return id + "-" + strconv.Itoa(shard)
-}
-
-// shardOf returns the shard a run id encodes, and false for an id this store
-// cannot have issued.
-func shardOf(id string) (int, bool) {
-	num, shard, found := strings.Cut(id, "-")
-	if !digits(num) {
+// shardOf returns the shard of a run id: the id's sequence number modulo
+// the shard count. It reports false for an id this store cannot have issued.
+func shardOf(id string, shards int) (int, bool) {
+	if !digits(id) || id[0] == '0' {
 		return 0, false
 	}
-	if !found {
-		return 0, true
-	}
-	if !digits(shard) || (len(shard) > 1 && shard[0] == '0') || len(shard) > 6 {
+	n, err := strconv.ParseUint(id, 10, 63)
+	if err != nil {
 		return 0, false
 	}
-	n, err := strconv.Atoi(shard)
-	if err != nil || n == 0 {
-		return 0, false
-	}
-	return n, true
+	return int(n % uint64(shards)), true
 }
 
 func digits(s string) bool {

@@ -92,7 +92,7 @@ func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
 // WithShards spreads runs and queues over n hash-tag shards (slots), the
 // scale-out knob for Redis Cluster. Defaults to ShardsDefault. Every process
 // sharing a prefix must use the same n, and n must not change while runs
-// exist (idempotency keys are placed by it). Below 1 or above MaxShards is
+// exist: a run's shard is its id modulo n. Below 1 or above MaxShards is
 // an error.
 func WithShards(n int) Option { return func(c *config) { c.shards = n } }
 
@@ -270,16 +270,69 @@ func checkQueues(queues []string) ([]string, error) {
 // runShard returns the shard of a run id, or ErrNotFound for an id this
 // store cannot have issued.
 func (s *Store) runShard(id string) (int, error) {
-	shard, ok := shardOf(id)
-	if !ok || shard >= s.cfg.shards {
+	shard, ok := shardOf(id, s.cfg.shards)
+	if !ok {
 		return 0, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
 	}
 	return shard, nil
 }
 
-// specLimits re-checks a workflow's structure in the store (names end up in
-// keys); size limits are the scheduler's business.
-var specLimits = plait.Limits{MaxTasks: 1 << 30, MaxDeps: 1 << 30, MaxPayloadBytes: 1 << 30}
+// normalize fills the defaults a workflow may leave empty (strategy
+// continue, queue "default"), as memstore does, and checks what the store
+// relies on: names that go into keys and records are valid ids, task names
+// are unique, dependencies name other tasks, and enumerations are in range.
+// Everything else (cycles, sizes) is the scheduler's validation.
+func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("redisstore: workflow %q: "+format+": %w", append(append([]any{wf.Name}, args...), plait.ErrInvalidArgument)...)
+	}
+	out := *wf
+	if out.Strategy == "" {
+		out.Strategy = plait.StrategyContinue
+	}
+	if _, err := strategyLetter(out.Strategy); err != nil {
+		return nil, err
+	}
+	out.Tasks = make([]plait.TaskSpec, len(wf.Tasks))
+	index := make(map[string]bool, len(wf.Tasks))
+	for i := range wf.Tasks {
+		t := wf.Tasks[i]
+		if err := ids.Check(t.Name); err != nil {
+			return nil, bad("task name %q %v", t.Name, err)
+		}
+		if index[t.Name] {
+			return nil, bad("task %q listed twice", t.Name)
+		}
+		index[t.Name] = true
+		if t.Queue == "" {
+			t.Queue = plait.DefaultQueue
+		}
+		if err := ids.Check(t.Queue); err != nil {
+			return nil, bad("task %q queue %q %v", t.Name, t.Queue, err)
+		}
+		if t.Priority < plait.PriorityLow || t.Priority > plait.PriorityUrgent {
+			return nil, bad("task %q priority %d", t.Name, t.Priority)
+		}
+		if t.Join != plait.JoinAll && t.Join != plait.JoinAny {
+			return nil, bad("task %q join %d", t.Name, t.Join)
+		}
+		out.Tasks[i] = t
+	}
+	for i := range out.Tasks {
+		t := &out.Tasks[i]
+		seen := make(map[string]bool, len(t.Deps))
+		for _, d := range t.Deps {
+			if !index[d.Task] || d.Task == t.Name || seen[d.Task] {
+				return nil, bad("task %q depends on %q", t.Name, d.Task)
+			}
+			seen[d.Task] = true
+			if d.On > plait.OnFailure {
+				return nil, bad("task %q condition %d", t.Name, d.On)
+			}
+		}
+	}
+	return &out, nil
+}
 
 // RunCreate stores a workflow as a new run. See [plait.Store.RunCreate].
 // Round trips: INCR of the id sequence and the create script (plus a GET of
@@ -288,9 +341,9 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
 		return nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
 	}
-	wf := params.Workflow
-	if err := plait.ValidateSpec(wf, specLimits); err != nil {
-		return nil, fmt.Errorf("redisstore: %w: %w", plait.ErrInvalidArgument, err)
+	wf, err := normalize(params.Workflow)
+	if err != nil {
+		return nil, err
 	}
 	if params.Key != "" {
 		if err := ids.Check(params.Key); err != nil {
@@ -337,14 +390,20 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 			return nil, mapErr(err)
 		}
 	}
-	seq, err := s.client.Incr(ctx, s.keys.seq()).Result()
+	want := -1
+	if params.Key != "" {
+		want = shard
+	}
+	v, err := runScript(ctx, s.client, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, err
 	}
-	if params.Key == "" {
-		shard = int(seq % int64(s.cfg.shards))
+	seq, ok := v[0].(int64)
+	if !ok || seq < 1 {
+		return nil, fmt.Errorf("redisstore: unexpected run id %v", v[0])
 	}
-	id := runID(seq, shard)
+	shard = int(seq % int64(s.cfg.shards))
+	id := strconv.FormatInt(seq, 10)
 
 	keys := []string{s.keys.run(shard, id), s.keys.wake(shard)}
 	if params.Key != "" {
@@ -354,7 +413,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	args = append(args, s.nowArg(), s.keys.base(shard), id, strat, len(wf.Tasks), len(fields)/2, len(roots))
 	args = append(args, roots...)
 	args = append(args, fields...)
-	v, err := runScript(ctx, s.client, scriptCreateRun, keys, args...)
+	v, err = runScript(ctx, s.client, scriptCreateRun, keys, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -370,7 +429,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: create reply %q: %w", val, err)
 	}
-	return &plait.RunCreateResult{Run: newRunRecord(id, params, created)}, nil
+	return &plait.RunCreateResult{Run: newRunRecord(id, wf, params, created)}, nil
 }
 
 func (s *Store) existing(ctx context.Context, id string) (*plait.RunCreateResult, error) {
@@ -383,14 +442,9 @@ func (s *Store) existing(ctx context.Context, id string) (*plait.RunCreateResult
 
 // newRunRecord builds the answer of a create from what was written, so the
 // create needs no read back. Root tasks due at creation are ready.
-func newRunRecord(id string, params *plait.RunCreateParams, createdMs int64) *plait.Run {
-	wf := params.Workflow
-	strategy := wf.Strategy
-	if strategy == "" {
-		strategy = plait.StrategyContinue
-	}
+func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreateParams, createdMs int64) *plait.Run {
 	run := &plait.Run{
-		ID: id, Key: params.Key, Workflow: wf.Name, Strategy: strategy, Status: plait.RunPending,
+		ID: id, Key: params.Key, Workflow: wf.Name, Strategy: wf.Strategy, Status: plait.RunPending,
 		Tenant: params.Tenant, Service: params.Service, Total: len(wf.Tasks),
 		CreatedAt: msTime(createdMs), Tasks: make([]plait.TaskInstance, len(wf.Tasks)),
 	}

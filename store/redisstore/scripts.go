@@ -26,7 +26,7 @@ import (
 //	LeaseExtend   1 script call per shard touched by the batch (extend.lua)
 //	LeaseSweep    1 script call per shard (sweep.lua)
 //	ReadyWait     1 script call per shard (ready_peek.lua), then BLPOP
-//	RunCreate     2: INCR of the id sequence, then create_run.lua
+//	RunCreate     2: next_id.lua (INCR of the id sequence), then create_run.lua
 //	RunGet        1: HGETALL of the run hash
 //	RunCancel     2: cancel_run.lua, then HGETALL
 //	RunWait       HGETALL, then BLPOP on the run-done list until terminal
@@ -38,6 +38,7 @@ import (
 var luaFS embed.FS
 
 var (
+	scriptNextID    = newScript("next_id")
 	scriptCreateRun = newScript("create_run")
 	scriptClaim     = newScript("claim")
 	scriptFinish    = newScript("finish")

@@ -1,0 +1,87 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// TestShards drives runs spread over several shards: ids stay increasing,
+// keyed runs are found again, and claim, finish, sweep and wait reach every
+// shard. (Priority and FIFO order hold within a shard; across shards a
+// claim visits shards one after another, so the suite's ordering cases run
+// on one shard only.)
+func TestShards(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	clk := clock.NewFake(start)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { c.Close() })
+	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithShards(3), redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+
+	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{
+		{Name: "a", Handler: "h", Queue: plait.DefaultQueue},
+		{Name: "b", Handler: "h", Queue: plait.DefaultQueue, Deps: []plait.Dep{{Task: "a"}}},
+	}}
+	var ids []string
+	prev := int64(0)
+	for i := 0; i < 9; i++ {
+		p := &plait.RunCreateParams{Workflow: wf}
+		if i%3 == 0 {
+			p.Key = "key-" + strconv.Itoa(i)
+		}
+		res, err := s.RunCreate(ctx, p)
+		require.NoError(t, err)
+		n, err := strconv.ParseInt(res.Run.ID, 10, 64)
+		require.NoError(t, err, "run ids are decimal")
+		require.Greater(t, n, prev, "run ids increase")
+		prev = n
+		ids = append(ids, res.Run.ID)
+	}
+	again, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: "key-3"})
+	require.NoError(t, err)
+	require.True(t, again.Existing, "a keyed run is found again on its shard")
+	require.Equal(t, ids[3], again.Run.ID)
+
+	require.NoError(t, s.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: time.Second}))
+	for round := 0; round < 2; round++ {
+		claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, claimed.Tasks, len(ids), "a claim reaches every shard")
+		var out []plait.TaskOutcome
+		for _, ct := range claimed.Tasks {
+			out = append(out, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("r")})
+		}
+		if round == 1 {
+			// Let the second round's leases expire instead: the sweep
+			// visits every shard.
+			clk.Advance(2 * time.Minute)
+			sw, err := s.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 100, CrashLimit: 0})
+			require.NoError(t, err)
+			require.Len(t, sw.Dead, len(ids))
+			break
+		}
+		res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: out})
+		require.NoError(t, err)
+		for _, r := range res {
+			require.NoError(t, r.Err)
+		}
+	}
+	for _, id := range ids {
+		run, err := s.RunWait(ctx, &plait.RunWaitParams{ID: id})
+		require.NoError(t, err)
+		require.Equal(t, plait.RunFailed, run.Status)
+		require.Equal(t, plait.TaskDead, run.Task("b").Status)
+	}
+}
