@@ -37,7 +37,7 @@ func init() {
 
 var prefixSeq atomic.Int64
 
-func newRedisStore(t *testing.T, addr string, clk *clock.Fake) plait.Store {
+func newRedisStore(t testing.TB, addr string, clk *clock.Fake) plait.Store {
 	t.Helper()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = client.Close() })
