@@ -46,18 +46,23 @@ func (e *execution) leaseDeadline() time.Time {
 	return e.deadline
 }
 
-// start runs a claimed task in its own goroutine. sent is the local time the
+// start hands a claimed task to a worker goroutine. sent is the local time the
 // claim was sent, the conservative start of the lease.
 func (p *pool) start(ct *ClaimedTask, sent, claimedAt time.Time) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	e := &execution{ct: ct, claimedAt: claimedAt, ctx: ctx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
 	p.track(e)
 	p.handlers.Add(1)
-	go func() {
-		defer p.handlers.Done()
-		defer p.slots.release(1)
+	p.work <- e // never blocks: slots bound the attempts in flight
+}
+
+// worker runs attempts until the work channel is closed.
+func (p *pool) worker() {
+	for e := range p.work {
 		p.execute(e)
-	}()
+		p.handlers.Done()
+		p.slots.release(1)
+	}
 }
 
 func (p *pool) execute(e *execution) {

@@ -20,11 +20,16 @@ type pool struct {
 	mu    sync.Mutex
 	execs map[Lease]*execution
 
-	handlers sync.WaitGroup // one per execution goroutine
+	// work feeds claimed attempts to long-lived worker goroutines; a
+	// goroutine per attempt would pay for its creation and stack growth on
+	// every task.
+	work     chan *execution
+	handlers sync.WaitGroup // one per attempt not yet returned from its handler
 }
 
 func newPool(s *Scheduler) *pool {
-	p := &pool{s: s, store: s.store, cfg: &s.cfg, slots: newSlots(s.cfg.concurrency), execs: map[Lease]*execution{}}
+	p := &pool{s: s, store: s.store, cfg: &s.cfg, slots: newSlots(s.cfg.concurrency), execs: map[Lease]*execution{},
+		work: make(chan *execution, s.cfg.concurrency)}
 	p.fin = newFinisher(p)
 	return p
 }
@@ -40,8 +45,14 @@ func (p *pool) run(ctx context.Context) error {
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
 
+	for i := 0; i < p.cfg.concurrency; i++ {
+		go p.worker()
+	}
 	p.claimLoop(ctx)
 	p.drain()
+	// Workers still inside a handler that ignores its context exit once it
+	// returns; Run does not wait for them.
+	close(p.work)
 	stopLoops()
 	p.fin.close()
 	wg.Wait()
