@@ -2,6 +2,8 @@ package redisstore_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -51,54 +53,61 @@ func (s serverMain) Run() int {
 	return s.m.Run()
 }
 
-// startRedisServer starts one redis-server on a free loopback port with
-// persistence off and returns the function that stops it.
+// startRedisServer starts the shared redis-server and returns the function
+// that stops it.
 func startRedisServer() (stop func()) {
+	addr, stop, err := runRedisServer()
+	if err != nil {
+		server.missing = err.Error()
+		return stop
+	}
+	server.addr = addr
+	return stop
+}
+
+// runRedisServer starts a redis-server on a free loopback port with
+// persistence off, plus extra arguments, and waits until it answers.
+func runRedisServer(extra ...string) (addr string, stop func(), err error) {
 	path, err := exec.LookPath("redis-server")
 	if err != nil {
-		server.missing = "redis-server not found on PATH"
-		return func() {}
+		return "", func() {}, errors.New("redis-server not found on PATH")
 	}
 	dir, err := os.MkdirTemp("", "plait-redis-")
 	if err != nil {
-		server.missing = err.Error()
-		return func() {}
+		return "", func() {}, err
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		server.missing = err.Error()
-		return func() { os.RemoveAll(dir) }
+		os.RemoveAll(dir)
+		return "", func() {}, err
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction")
+	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", dir}, extra...)
+	cmd := exec.Command(path, args...)
 	if err := cmd.Start(); err != nil {
-		server.missing = err.Error()
-		return func() { os.RemoveAll(dir) }
+		os.RemoveAll(dir)
+		return "", func() {}, err
 	}
 	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		os.RemoveAll(dir)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
+	addr = "127.0.0.1:" + strconv.Itoa(port)
 	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
 	defer c.Close()
-	// Wait for the server to accept commands: PING with a short per-try
-	// deadline, bounded overall.
 	for i := 0; i < 200; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		err = c.Ping(ctx).Err()
 		cancel()
 		if err == nil {
-			server.addr = addr
-			return stop
+			return addr, stop, nil
 		}
 		time.Sleep(25 * time.Millisecond) // readiness probe of a process we started; no event to wait on
 	}
-	server.missing = "redis-server did not start: " + err.Error()
-	return stop
+	return "", stop, fmt.Errorf("redis-server did not start: %w", err)
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

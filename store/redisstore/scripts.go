@@ -90,9 +90,12 @@ func codeErr(code int64) error {
 	return fmt.Errorf("redisstore: unknown script code %d", code)
 }
 
-// runScript runs s and maps Redis's OOM refusal to plait.ErrStoreFull. The
-// scripts validate before their first write and Redis decides OOM before a
-// script starts, so a refused script has written nothing.
+// runScript runs s and maps Redis's OOM refusal to plait.ErrStoreFull.
+// Redis refuses only a script's first write when the script started out of
+// memory (later writes of a script that already wrote go through), and the
+// scripts validate before their first write, so a refused script has
+// written nothing; one whose first write frees memory (a finish removing
+// its lease entry) runs whole.
 func runScript(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args ...any) ([]any, error) {
 	v, err := s.Run(ctx, c, keys, args...).Result()
 	if err != nil {
