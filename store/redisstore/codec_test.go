@@ -16,7 +16,7 @@ func TestTaskDefRoundTrip(t *testing.T) {
 		Deps: []plait.Dep{{Task: "a", On: plait.OnFailure}, {Task: "b", On: plait.OnCompletion}}, Join: plait.JoinAny,
 		Retry:   plait.RetryPolicy{MaxAttempts: 4, Backoff: plait.BackoffConstant, InitialInterval: time.Second, MaxInterval: time.Minute, Multiplier: 1.5, Jitter: -1, MaxElapsed: time.Hour},
 		Timeout: 3 * time.Second, Requires: []string{"gpu", "ssd"},
-		RunAt:   time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC), Delay: 1500 * time.Microsecond,
+		RunAt: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC), Delay: 1500 * time.Microsecond,
 	}
 	enc := encodeTaskDef(&in, []edgeRef{{Task: "c", On: plait.OnSuccess}})
 	head, _, _ := strings.Cut(enc, "\n")
