@@ -72,6 +72,13 @@ type Store interface {
 	// the run when its last task finishes.
 	TaskFinish(ctx context.Context, params *TaskFinishParams) ([]TaskFinishResult, error)
 
+	// TaskFinishClaim applies params.Finish exactly as TaskFinish does, then,
+	// when params.Claim.Limit is at least 1, claims exactly as TaskClaim
+	// does, in one call: a worker hands back finished attempts and picks up
+	// the children they released without a second round trip. Tasks claimed
+	// here do not wake ReadyWait callers.
+	TaskFinishClaim(ctx context.Context, params *TaskFinishClaimParams) (*TaskFinishClaimResult, error)
+
 	// LeaseExtend pushes the deadlines of held leases out to now plus
 	// params.Duration. Results come back in the same order; a lease whose
 	// epoch moved on gets ErrStaleEpoch.
@@ -239,6 +246,21 @@ type TaskFinishResult struct {
 	Err error
 	// RunStatus is the run's status after the outcome applied.
 	RunStatus RunStatus
+}
+
+// TaskFinishClaimParams are the arguments of [Store.TaskFinishClaim].
+type TaskFinishClaimParams struct {
+	Finish TaskFinishParams
+	// Claim.Limit of 0 means finish only.
+	Claim TaskClaimParams
+}
+
+// TaskFinishClaimResult is the answer of [Store.TaskFinishClaim].
+type TaskFinishClaimResult struct {
+	// Finished holds one result per outcome, in order.
+	Finished []TaskFinishResult
+	// Claimed is the claim's answer; nil when no claim was asked for.
+	Claimed *TaskClaimResult
 }
 
 // LeaseExtendParams are the arguments of [Store.LeaseExtend].

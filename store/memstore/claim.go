@@ -17,8 +17,8 @@ var defaultQueues = []string{plait.DefaultQueue}
 // ready tasks, highest priority first and oldest first within a priority.
 // See [plait.Store.TaskClaim].
 func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
-	if params.Limit < 1 || params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+	if err := validClaim(params); err != nil {
+		return nil, err
 	}
 	names := params.Queues
 	if len(names) == 0 {
@@ -27,7 +27,19 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	return s.claimAllLocked(params, names, s.clock.Now()), nil
+}
+
+// validClaim checks a claim's arguments.
+func validClaim(params *plait.TaskClaimParams) error {
+	if params.Limit < 1 || params.LeaseDuration <= 0 {
+		return fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// claimAllLocked is TaskClaim's step, with the lock held.
+func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, now time.Time) *plait.TaskClaimResult {
 	until := now.Add(params.LeaseDuration)
 	res := &plait.TaskClaimResult{Now: now}
 
@@ -64,7 +76,7 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 			res.NextDueAt = d.due
 		}
 	}
-	return res, nil
+	return res
 }
 
 // claimLocked makes t running under a new epoch and builds its answer.

@@ -20,6 +20,32 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 	return out, nil
 }
 
+// TaskFinishClaim finishes, then claims, under one lock. See
+// [plait.Store.TaskFinishClaim].
+func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+	claim := params.Claim.Limit > 0
+	if claim {
+		if err := validClaim(&params.Claim); err != nil {
+			return nil, err
+		}
+	}
+	names := params.Claim.Queues
+	if len(names) == 0 {
+		names = defaultQueues
+	}
+	res := &plait.TaskFinishClaimResult{Finished: make([]plait.TaskFinishResult, len(params.Finish.Outcomes))}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	for i := range params.Finish.Outcomes {
+		res.Finished[i] = s.finishLocked(&params.Finish.Outcomes[i], now)
+	}
+	if claim {
+		res.Claimed = s.claimAllLocked(&params.Claim, names, now)
+	}
+	return res, nil
+}
+
 func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFinishResult {
 	if o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReleased {
 		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)}
