@@ -61,7 +61,6 @@ func (p *pool) worker() {
 	for e := range p.work {
 		p.execute(e)
 		p.handlers.Done()
-		p.slots.release(1)
 	}
 }
 
@@ -94,6 +93,7 @@ func (p *pool) execute(e *execution) {
 		result, err = call(e.ctx, fn, task)
 	}
 	if !e.settle() {
+		p.slots.release(1)
 		return // released by the shutdown path already
 	}
 	cause := context.Cause(e.ctx)
@@ -102,15 +102,21 @@ func (p *pool) execute(e *execution) {
 		case errors.Is(cause, ErrLeaseLost), errors.Is(cause, ErrRunCancelled):
 			// The store already moved on; any write would be refused.
 			p.untrack(e)
+			p.slots.release(1)
 			p.s.emit(Event{Type: EventTaskLeaseLost, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch, Err: cause})
 			return
 		case errors.Is(cause, ErrShutdown):
+			p.slots.add(1)
 			p.fin.submit(e, TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReleased})
 			return
 		case errors.Is(cause, ErrTimeout):
 			err = fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
 		}
 	}
+	// The slot is free once the handler returned. It is handed over
+	// together with the outcome, so the driver claims the children this
+	// outcome releases in the same store call.
+	p.slots.add(1)
 	p.fin.submit(e, p.outcome(e, started, result, err))
 }
 

@@ -9,7 +9,7 @@ import (
 // finishBatchMax bounds how many outcomes go to the store in one call.
 const finishBatchMax = 64
 
-// finishAttempts is how often a failed TaskFinish call is tried before the
+// finishAttempts is how often a failed finish call is tried before the
 // outcomes are given up; their leases then expire and the sweep recovers the
 // tasks (at-least-once).
 const finishAttempts = 3
@@ -19,20 +19,17 @@ type finishReq struct {
 	o TaskOutcome
 }
 
-// finisher writes attempt outcomes to the store from one goroutine, taking
-// whatever has queued up as one batch: no added latency when idle, fewer
-// round trips when busy.
+// finisher queues attempt outcomes for the driver, which writes whatever has
+// queued up as one batch: no added latency when idle, fewer round trips when
+// busy.
 type finisher struct {
 	p      *pool
 	mu     sync.Mutex
 	queue  []finishReq
 	closed bool
-	wake   chan struct{}
 }
 
-func newFinisher(p *pool) *finisher {
-	return &finisher{p: p, wake: make(chan struct{}, 1)}
-}
+func newFinisher(p *pool) *finisher { return &finisher{p: p} }
 
 func (f *finisher) submit(e *execution, o TaskOutcome) {
 	f.mu.Lock()
@@ -43,75 +40,82 @@ func (f *finisher) submit(e *execution, o TaskOutcome) {
 	}
 	f.queue = append(f.queue, finishReq{e: e, o: o})
 	f.mu.Unlock()
-	f.signal()
+	f.p.wake()
 }
 
-func (f *finisher) signal() {
-	select {
-	case f.wake <- struct{}{}:
-	default:
-	}
-}
-
-// close makes run return once everything queued has been written.
+// close refuses later outcomes; the driver writes what is queued and stops.
 func (f *finisher) close() {
 	f.mu.Lock()
 	f.closed = true
 	f.mu.Unlock()
-	f.signal()
+	f.p.wake()
 }
 
-func (f *finisher) run(ctx context.Context) {
-	for {
-		f.mu.Lock()
-		n := len(f.queue)
-		if n == 0 {
-			closed := f.closed
-			f.mu.Unlock()
-			if closed {
-				return
-			}
-			<-f.wake
-			continue
-		}
-		if n > finishBatchMax {
-			n = finishBatchMax
-		}
-		batch := append([]finishReq(nil), f.queue[:n]...)
-		f.queue = f.queue[n:]
-		if len(f.queue) == 0 {
-			f.queue = nil
-		}
-		f.mu.Unlock()
-		f.write(ctx, batch)
+// take removes up to max queued outcomes.
+func (f *finisher) take(max int) []finishReq {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := len(f.queue)
+	if n == 0 {
+		return nil
 	}
+	if n > max {
+		n = max
+	}
+	batch := append([]finishReq(nil), f.queue[:n]...)
+	f.queue = f.queue[n:]
+	if len(f.queue) == 0 {
+		f.queue = nil
+	}
+	return batch
 }
 
-func (f *finisher) write(ctx context.Context, batch []finishReq) {
+func (f *finisher) pending() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.queue) > 0
+}
+
+func (f *finisher) drained() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.closed && len(f.queue) == 0
+}
+
+// write records a batch of outcomes and claims up to claim.Limit tasks in
+// the same call. It returns the claim's answer (nil when none).
+func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClaimParams) *TaskClaimResult {
 	p := f.p
-	outs := make([]TaskOutcome, len(batch))
+	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: make([]TaskOutcome, len(batch))}}
 	for i, r := range batch {
-		outs[i] = r.o
+		params.Finish.Outcomes[i] = r.o
 	}
-	var res []TaskFinishResult
+	if claim != nil && claim.Limit > 0 {
+		params.Claim = *claim
+	}
+	var res *TaskFinishClaimResult
 	var err error
 	for try := 0; try < finishAttempts; try++ {
-		res, err = p.store.TaskFinish(ctx, &TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: outs})
-		if err == nil && len(res) == len(outs) {
+		res, err = p.store.TaskFinishClaim(ctx, params)
+		if err == nil && len(res.Finished) == len(batch) {
 			break
 		}
+		// The first call may have applied: a retry must not claim tasks
+		// this process would never hear about.
+		params.Claim = TaskClaimParams{}
 	}
-	if err != nil || len(res) != len(outs) {
-		p.cfg.logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(outs))
+	if err != nil || len(res.Finished) != len(batch) {
+		p.cfg.logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(batch))
 		for _, r := range batch {
 			p.untrack(r.e)
 		}
-		return
+		return nil
 	}
 	for i, r := range batch {
 		p.untrack(r.e)
-		f.report(r, res[i])
+		f.report(r, res.Finished[i])
 	}
+	return res.Claimed
 }
 
 func (f *finisher) report(r finishReq, res TaskFinishResult) {

@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// pool is the state of one Scheduler.Run: the claim loop, the executions it
-// started, the finisher that writes their outcomes, the lease keeper and the
+// pool is the state of one Scheduler.Run: the driver that finishes and
+// claims, the worker goroutines running handlers, the lease keeper and the
 // sweeper.
 type pool struct {
 	s     *Scheduler
@@ -16,6 +16,11 @@ type pool struct {
 
 	slots *slots
 	fin   *finisher
+	// kick wakes the driver: an outcome was queued or a slot came free.
+	kick chan struct{}
+	// idleCancel ends the driver's current idle wait, when there is one.
+	idleMu     sync.Mutex
+	idleCancel context.CancelFunc
 
 	mu    sync.Mutex
 	execs map[Lease]*execution
@@ -28,10 +33,24 @@ type pool struct {
 }
 
 func newPool(s *Scheduler) *pool {
-	p := &pool{s: s, store: s.store, cfg: &s.cfg, slots: newSlots(s.cfg.concurrency), execs: map[Lease]*execution{},
-		work: make(chan *execution, s.cfg.concurrency)}
+	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{},
+		kick: make(chan struct{}, 1), work: make(chan *execution, s.cfg.concurrency)}
+	p.slots = newSlots(s.cfg.concurrency, p.wake)
 	p.fin = newFinisher(p)
 	return p
+}
+
+// wake kicks the driver without blocking, cutting its idle wait short.
+func (p *pool) wake() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	p.idleMu.Lock()
+	if p.idleCancel != nil {
+		p.idleCancel()
+	}
+	p.idleMu.Unlock()
 }
 
 func (p *pool) run(ctx context.Context) error {
@@ -41,61 +60,99 @@ func (p *pool) run(ctx context.Context) error {
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
 	wg.Add(3)
-	go func() { defer wg.Done(); p.fin.run(bg) }()
+	driven := make(chan struct{})
+	go func() { defer wg.Done(); p.drive(ctx, bg); close(driven) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
-
 	for i := 0; i < p.cfg.concurrency; i++ {
 		go p.worker()
 	}
-	p.claimLoop(ctx)
+
+	<-ctx.Done()
 	p.drain()
 	// Workers still inside a handler that ignores its context exit once it
 	// returns; Run does not wait for them.
 	close(p.work)
-	stopLoops()
 	p.fin.close()
+	<-driven
+	stopLoops()
 	wg.Wait()
 	return nil
 }
 
-// claimLoop claims as many tasks as there are free slots, starts them, and
-// blocks on the store's wake-up when there is nothing to claim.
-func (p *pool) claimLoop(ctx context.Context) {
+// drive is the one loop that talks to the store on the hot path. Each turn
+// it hands back whatever outcomes have queued up and, in the same call,
+// claims as many tasks as there are free slots, so a released child starts
+// one round trip after its parent's handler returned. With nothing to do it
+// blocks on the store's wake-up, a queued outcome, or the next due time.
+// After ctx is done it only writes outcomes, until the finisher is closed
+// and empty.
+func (p *pool) drive(ctx, bg context.Context) {
 	for {
-		n := p.slots.acquire(ctx)
-		if n == 0 {
-			return // ctx done
+		batch := p.fin.take(finishBatchMax)
+		claiming := ctx.Err() == nil
+		free := 0
+		if claiming {
+			free = p.slots.takeAll()
 		}
-		sent := p.cfg.clock.Now()
-		res, err := p.store.TaskClaim(ctx, &TaskClaimParams{
-			WorkerID:      p.cfg.workerID,
-			Queues:        p.cfg.queues,
-			Limit:         n,
-			LeaseDuration: p.cfg.leaseDuration,
-		})
-		if err != nil {
-			p.slots.release(n)
-			if ctx.Err() != nil {
+		if len(batch) == 0 && free == 0 {
+			if !claiming && p.fin.drained() {
 				return
 			}
-			p.cfg.logger.Warn("plait: claim failed", "err", err)
-			p.pause(ctx, p.cfg.idleWait)
+			select {
+			case <-p.kick:
+			case <-ctx.Done():
+				// Shutting down: from now on only kicks matter.
+				if claiming {
+					continue
+				}
+				<-p.kick
+			}
 			continue
 		}
-		p.slots.release(n - len(res.Tasks))
-		for _, ct := range res.Tasks {
-			p.start(ct, sent, res.Now)
+		sent := p.cfg.clock.Now()
+		var claimed *TaskClaimResult
+		if len(batch) > 0 {
+			claimed = p.fin.write(bg, batch, p.claimParams(free))
+		} else {
+			res, err := p.store.TaskClaim(ctx, p.claimParams(free))
+			if err != nil && ctx.Err() == nil {
+				p.cfg.logger.Warn("plait: claim failed", "err", err)
+				p.slots.add(free)
+				p.pause(ctx, p.cfg.idleWait)
+				continue
+			}
+			claimed = res
 		}
-		if len(res.Tasks) > 0 {
-			continue
+		got := 0
+		if claimed != nil {
+			got = len(claimed.Tasks)
+			for _, ct := range claimed.Tasks {
+				p.start(ct, sent, claimed.Now)
+			}
 		}
-		p.idle(ctx, res)
+		// The driver gives back its own unused slots silently: a kick here
+		// would end the idle wait below at once and spin the loop.
+		p.slots.add(free - got)
+		// A claim that came back short emptied the ready queues: wait for
+		// news instead of asking again.
+		if got < free && claimed != nil && !p.fin.pending() {
+			p.idle(ctx, claimed)
+		}
 	}
 }
 
-// idle blocks until the store signals new work, the next delayed task is
-// due on the scheduler's clock, or ctx is done.
+func (p *pool) claimParams(free int) *TaskClaimParams {
+	return &TaskClaimParams{
+		WorkerID:      p.cfg.workerID,
+		Queues:        p.cfg.queues,
+		Limit:         free,
+		LeaseDuration: p.cfg.leaseDuration,
+	}
+}
+
+// idle blocks until the store signals new work, an outcome is queued, the
+// next delayed task is due on the scheduler's clock, or ctx is done.
 func (p *pool) idle(ctx context.Context, res *TaskClaimResult) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -111,7 +168,21 @@ func (p *pool) idle(ctx context.Context, res *TaskClaimResult) {
 			timeout = max(due, time.Millisecond)
 		}
 	}
+	// wake cancels the wait directly from the goroutine that queued an
+	// outcome: one hand-off less than a watcher goroutine. A kick that came
+	// before the cancel was installed is still in the channel.
+	p.idleMu.Lock()
+	p.idleCancel = cancel
+	p.idleMu.Unlock()
+	select {
+	case <-p.kick:
+		cancel()
+	default:
+	}
 	err := p.store.ReadyWait(wctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: timeout})
+	p.idleMu.Lock()
+	p.idleCancel = nil
+	p.idleMu.Unlock()
 	if err != nil && ctx.Err() == nil {
 		p.cfg.logger.Warn("plait: wait for work failed", "err", err)
 		p.pause(ctx, p.cfg.idleWait)
@@ -183,33 +254,30 @@ func (p *pool) drain() {
 
 // slots counts free handler slots.
 type slots struct {
-	mu   sync.Mutex
-	free int
-	wake chan struct{}
+	mu    sync.Mutex
+	free  int
+	freed func() // called after slots come free
 }
 
-func newSlots(n int) *slots { return &slots{free: n, wake: make(chan struct{}, 1)} }
+func newSlots(n int, freed func()) *slots { return &slots{free: n, freed: freed} }
 
-// acquire waits for at least one free slot and takes all free ones; it
-// returns 0 when ctx is done.
-func (s *slots) acquire(ctx context.Context) int {
-	for {
-		if ctx.Err() != nil {
-			return 0
-		}
-		s.mu.Lock()
-		n := s.free
-		s.free = 0
-		s.mu.Unlock()
-		if n > 0 {
-			return n
-		}
-		select {
-		case <-ctx.Done():
-			return 0
-		case <-s.wake:
-		}
+// takeAll takes every free slot and returns how many.
+func (s *slots) takeAll() int {
+	s.mu.Lock()
+	n := s.free
+	s.free = 0
+	s.mu.Unlock()
+	return n
+}
+
+// add frees n slots without waking the driver.
+func (s *slots) add(n int) {
+	if n <= 0 {
+		return
 	}
+	s.mu.Lock()
+	s.free += n
+	s.mu.Unlock()
 }
 
 func (s *slots) release(n int) {
@@ -219,8 +287,5 @@ func (s *slots) release(n int) {
 	s.mu.Lock()
 	s.free += n
 	s.mu.Unlock()
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
+	s.freed()
 }
