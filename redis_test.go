@@ -66,3 +66,35 @@ func stopSharedRedis() {
 		_ = shared.srv.Close()
 	}
 }
+
+// TestClusterShardedWorkflows runs workflows on a real three-master Redis
+// Cluster with runs spread over six hash-tag shards, so scripts land on
+// every master and the scheduler claims across shards.
+func TestClusterShardedWorkflows(t *testing.T) {
+	t.Parallel()
+	cluster, err := redistest.StartCluster(3)
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(cluster.Close)
+	client := cluster.Client()
+	t.Cleanup(func() { _ = client.Close() })
+	store, err := redisstore.New(context.Background(), client, redisstore.WithShards(6), redisstore.WithPrefix("cluster"))
+	require.NoError(t, err)
+	f := storeFactory{name: "cluster", new: func(*testing.T, *clock.Fake) plait.Store { return store }}
+	b := setup(t, f, plait.WithClock(clock.Real{}))
+	b.handle(t, "noop", noop)
+	var ids []string
+	for i := 0; i < 12; i++ {
+		run := b.submit(t, plait.NewWorkflow("diamond").
+			Task("a", "noop", nil).
+			Task("b", "noop", nil, plait.After("a")).
+			Task("c", "noop", nil, plait.After("a")).
+			Task("d", "noop", nil, plait.After("b", "c")))
+		ids = append(ids, run.ID)
+	}
+	b.start(t)
+	for _, id := range ids {
+		require.Equal(t, plait.RunCompleted, b.wait(t, id).Status, "every run must complete on a sharded cluster")
+	}
+}
