@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// scratchRedis is a private redis-server on a free loopback port, without
+// persistence, in a temporary directory.
+type scratchRedis struct {
+	addr string
+	dir  string
+	cmd  *exec.Cmd
+}
+
+func startRedis() (*scratchRedis, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("redis-server not found (install it, or pass -redis host:port): %w", err)
+	}
+	dir, err := os.MkdirTemp("", "plait-bench-redis-")
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	logf, err := os.Create(filepath.Join(dir, "redis.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin,
+		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no",
+		"--dir", dir, "--daemonize", "no", "--protected-mode", "yes")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	r := &scratchRedis{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, cmd: cmd}
+	c := redis.NewClient(&redis.Options{Addr: r.addr})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		err := c.Ping(ctx).Err()
+		cancel()
+		if err == nil {
+			return r, nil
+		}
+		if time.Now().After(deadline) {
+			r.close()
+			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
+			return nil, fmt.Errorf("redis-server on %s did not answer: %v\n%s", r.addr, err, log)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (r *scratchRedis) close() {
+	if r.cmd.Process != nil {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = r.cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-done
+		}
+	}
+	_ = os.RemoveAll(r.dir)
+}
+
+// info returns the numeric fields of one INFO section.
+func info(ctx context.Context, rc *redis.Client, section string) (map[string]string, error) {
+	txt, err := rc.Info(ctx, section).Result()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for _, line := range strings.Split(txt, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
+func infoFloat(m map[string]string, k string) float64 {
+	f, _ := strconv.ParseFloat(m[k], 64)
+	return f
+}
+
+// redisCPU returns the server's used CPU seconds (user + system).
+func redisCPU(ctx context.Context, rc *redis.Client) float64 {
+	m, err := info(ctx, rc, "cpu")
+	if err != nil {
+		return 0
+	}
+	return infoFloat(m, "used_cpu_user") + infoFloat(m, "used_cpu_sys")
+}
+
+// usedMemory waits briefly for the server to settle and returns used_memory
+// and used_memory_dataset.
+func usedMemory(ctx context.Context, rc *redis.Client) (total, dataset float64, err error) {
+	time.Sleep(500 * time.Millisecond)
+	m, err := info(ctx, rc, "memory")
+	if err != nil {
+		return 0, 0, err
+	}
+	return infoFloat(m, "used_memory"), infoFloat(m, "used_memory_dataset"), nil
+}
+
+// cmdStat is one INFO commandstats line.
+type cmdStat struct {
+	name  string
+	calls float64
+	usec  float64
+}
+
+func commandStats(ctx context.Context, rc *redis.Client) ([]cmdStat, error) {
+	m, err := info(ctx, rc, "commandstats")
+	if err != nil {
+		return nil, err
+	}
+	var out []cmdStat
+	for k, v := range m {
+		name, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok || strings.HasPrefix(name, "config") || name == "info" {
+			continue
+		}
+		s := cmdStat{name: name}
+		for _, kv := range strings.Split(v, ",") {
+			f, val, _ := strings.Cut(kv, "=")
+			x, _ := strconv.ParseFloat(val, 64)
+			switch f {
+			case "calls":
+				s.calls = x
+			case "usec":
+				s.usec = x
+			}
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].usec > out[j].usec })
+	return out, nil
+}
+
+// phaseStats measures the Redis and client cost of one phase of a workload.
+type phaseStats struct {
+	rc        *redis.Client
+	redisCPU0 float64
+	selfCPU0  float64
+}
+
+func startPhase(ctx context.Context, rc *redis.Client) (*phaseStats, error) {
+	if err := rc.ConfigResetStat(ctx).Err(); err != nil {
+		return nil, err
+	}
+	return &phaseStats{rc: rc, redisCPU0: redisCPU(ctx, rc), selfCPU0: selfCPU()}, nil
+}
+
+// cost is what one phase cost, per task.
+type cost struct {
+	redisCPU    float64 // µs of server CPU per task
+	clientCPU   float64 // µs of this process's CPU per task
+	scriptCalls float64 // EVAL/EVALSHA/FCALL calls per task
+	scriptUsec  float64 // µs inside scripts per task (includes their commands)
+	otherCalls  float64 // other commands per task, including those run by scripts
+	top         string  // the busiest commands
+}
+
+func (p *phaseStats) end(ctx context.Context, tasks int) (cost, error) {
+	var c cost
+	if tasks <= 0 {
+		return c, errors.New("no tasks")
+	}
+	n := float64(tasks)
+	c.redisCPU = (redisCPU(ctx, p.rc) - p.redisCPU0) * 1e6 / n
+	c.clientCPU = (selfCPU() - p.selfCPU0) * 1e6 / n
+	stats, err := commandStats(ctx, p.rc)
+	if err != nil {
+		return c, err
+	}
+	var parts []string
+	for _, s := range stats {
+		switch {
+		case strings.HasPrefix(s.name, "eval") || strings.HasPrefix(s.name, "fcall"):
+			c.scriptCalls += s.calls / n
+			c.scriptUsec += s.usec / n
+		default:
+			c.otherCalls += s.calls / n
+		}
+		if len(parts) < 6 && s.calls/n >= 0.01 {
+			parts = append(parts, fmt.Sprintf("%s %.2f×/%.1fµs", s.name, s.calls/n, s.usec/n))
+		}
+	}
+	c.top = strings.Join(parts, ", ")
+	return c, nil
+}
+
+// selfCPU returns this process's user + system CPU seconds.
+func selfCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
