@@ -16,11 +16,11 @@ type pool struct {
 
 	slots *slots
 	fin   *finisher
-	// kick wakes the driver: an outcome was queued or a slot came free.
+	// kick wakes the driver: an outcome was queued, a slot came free, the
+	// store signalled work, or a delayed task is due.
 	kick chan struct{}
-	// idleCancel ends the driver's current idle wait, when there is one.
-	idleMu     sync.Mutex
-	idleCancel context.CancelFunc
+	// wantWait asks the waiter goroutine to block on the store's wake-up.
+	wantWait chan struct{}
 
 	mu    sync.Mutex
 	execs map[Lease]*execution
@@ -34,23 +34,18 @@ type pool struct {
 
 func newPool(s *Scheduler) *pool {
 	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{},
-		kick: make(chan struct{}, 1), work: make(chan *execution, s.cfg.concurrency)}
+		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, s.cfg.concurrency)}
 	p.slots = newSlots(s.cfg.concurrency, p.wake)
 	p.fin = newFinisher(p)
 	return p
 }
 
-// wake kicks the driver without blocking, cutting its idle wait short.
+// wake kicks the driver without blocking.
 func (p *pool) wake() {
 	select {
 	case p.kick <- struct{}{}:
 	default:
 	}
-	p.idleMu.Lock()
-	if p.idleCancel != nil {
-		p.idleCancel()
-	}
-	p.idleMu.Unlock()
 }
 
 func (p *pool) run(ctx context.Context) error {
@@ -59,9 +54,10 @@ func (p *pool) run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	driven := make(chan struct{})
 	go func() { defer wg.Done(); p.drive(ctx, bg); close(driven) }()
+	go func() { defer wg.Done(); p.waitForStore(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
 	for i := 0; i < p.cfg.concurrency; i++ {
@@ -151,41 +147,44 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 	}
 }
 
-// idle blocks until the store signals new work, an outcome is queued, the
-// next delayed task is due on the scheduler's clock, or ctx is done.
+// idle blocks until an outcome is queued, a slot frees, the store signals
+// work, the next delayed task is due on the scheduler's clock, or ctx is
+// done. The store wait itself runs on the waiter goroutine, so a kick never
+// has to abandon a blocked store call.
 func (p *pool) idle(ctx context.Context, res *TaskClaimResult) {
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	timeout := p.cfg.idleWait
 	if !res.NextDueAt.IsZero() {
-		due := res.NextDueAt.Sub(res.Now)
-		t := p.cfg.clock.AfterFunc(due, cancel)
+		t := p.cfg.clock.AfterFunc(res.NextDueAt.Sub(res.Now), p.wake)
 		defer t.Stop()
-		// A backend blocked in a server-side wait may only notice the
-		// cancel when its own timeout ends, so the timeout ends at the due
-		// time too.
-		if due < timeout {
-			timeout = max(due, time.Millisecond)
-		}
 	}
-	// wake cancels the wait directly from the goroutine that queued an
-	// outcome: one hand-off less than a watcher goroutine. A kick that came
-	// before the cancel was installed is still in the channel.
-	p.idleMu.Lock()
-	p.idleCancel = cancel
-	p.idleMu.Unlock()
 	select {
-	case <-p.kick:
-		cancel()
+	case p.wantWait <- struct{}{}:
 	default:
 	}
-	err := p.store.ReadyWait(wctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: timeout})
-	p.idleMu.Lock()
-	p.idleCancel = nil
-	p.idleMu.Unlock()
-	if err != nil && ctx.Err() == nil {
-		p.cfg.logger.Warn("plait: wait for work failed", "err", err)
-		p.pause(ctx, p.cfg.idleWait)
+	select {
+	case <-p.kick:
+	case <-ctx.Done():
+	}
+}
+
+// waitForStore blocks on the store's wake-up whenever the driver went idle,
+// and kicks the driver when it returns. At most one store wait is in flight
+// per process.
+func (p *pool) waitForStore(ctx context.Context) {
+	for {
+		select {
+		case <-p.wantWait:
+		case <-ctx.Done():
+			return
+		}
+		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: p.cfg.idleWait})
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			p.cfg.logger.Warn("plait: wait for work failed", "err", err)
+			p.pause(ctx, p.cfg.idleWait)
+		}
+		p.wake()
 	}
 }
 
