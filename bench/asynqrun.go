@@ -98,13 +98,14 @@ func asynqChain(ctx context.Context, b *bench, taskCheck time.Duration, L int) e
 	starts := make([]atomic.Int64, L)
 	handoffs := make([]atomic.Int64, L)
 	last := make(chan struct{})
+	lastDone := closer(last)
 	failed := make(chan error, 1)
 	mux := asynq.NewServeMux()
 	mux.HandleFunc("hop", func(ctx context.Context, t *asynq.Task) error {
 		i := index(t.Payload())
 		starts[i].Store(time.Now().UnixNano())
 		if i == L-1 {
-			close(last)
+			lastDone()
 			return nil
 		}
 		handoffs[i].Store(time.Now().UnixNano())
@@ -162,6 +163,7 @@ func asynqFanout(ctx context.Context, b *bench, taskCheck time.Duration) error {
 	var rootStart, rootEnqueued, lastChild, joinStart atomic.Int64
 	var children atomic.Int64
 	joined := make(chan struct{})
+	joinedDone := closer(joined)
 	failed := make(chan error, 1)
 	fail := func(err error) {
 		select {
@@ -202,7 +204,7 @@ func asynqFanout(ctx context.Context, b *bench, taskCheck time.Duration) error {
 	})
 	mux.HandleFunc("join", func(context.Context, *asynq.Task) error {
 		joinStart.Store(time.Now().UnixNano())
-		close(joined)
+		joinedDone()
 		return nil
 	})
 	srv := b.asynqServer(10, taskCheck)

@@ -143,6 +143,7 @@ func main() {
 	timeout := flag.Duration("timeout", 5*time.Minute, "limit for one library's part of one workload")
 	quick := flag.Bool("quick", false, "small sizes and one repetition, for a smoke run")
 	out := flag.String("out", "", "also write the report to this file")
+	noteText := flag.String("note", "", "a line to add under the report's header (for example what was measured)")
 	flag.Parse()
 
 	set := map[string]bool{}
@@ -220,7 +221,7 @@ func main() {
 		b.note("interrupted: the table holds what was measured before the interrupt")
 	}
 
-	report := b.report(workloads, *reps, time.Since(started))
+	report := b.report(workloads, *reps, time.Since(started), *noteText)
 	fmt.Print(report)
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {

@@ -159,6 +159,7 @@ func plaitChain(ctx context.Context, b *bench) error {
 	starts := make([]atomic.Int64, L)
 	ends := make([]atomic.Int64, L)
 	last := make(chan struct{})
+	lastDone := closer(last)
 	err = e.s.Handle("hop", func(ctx context.Context, t *plait.Task) (any, error) {
 		now := time.Now().UnixNano()
 		i, err := strconv.Atoi(t.Name[1:])
@@ -167,7 +168,7 @@ func plaitChain(ctx context.Context, b *bench) error {
 		}
 		starts[i].Store(now)
 		if i == L-1 {
-			close(last)
+			lastDone()
 		}
 		ends[i].Store(time.Now().UnixNano())
 		return nil, nil
@@ -226,6 +227,7 @@ func plaitFanout(ctx context.Context, b *bench) error {
 	var rootStart, lastChild, joinStart atomic.Int64
 	var children atomic.Int64
 	joined := make(chan struct{})
+	joinedDone := closer(joined)
 	if err := e.s.Handle("root", func(context.Context, *plait.Task) (any, error) {
 		rootStart.Store(time.Now().UnixNano())
 		return nil, nil
@@ -241,7 +243,7 @@ func plaitFanout(ctx context.Context, b *bench) error {
 	}
 	if err := e.s.Handle("join", func(context.Context, *plait.Task) (any, error) {
 		joinStart.Store(time.Now().UnixNano())
-		close(joined)
+		joinedDone()
 		return nil, nil
 	}); err != nil {
 		return err
@@ -368,4 +370,11 @@ func parallel(g, n int, fn func(i int) error) error {
 		return *p
 	}
 	return nil
+}
+
+// closer returns a function that closes ch once, however often it is called:
+// handlers run at least once.
+func closer(ch chan struct{}) func() {
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }

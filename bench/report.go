@@ -134,12 +134,15 @@ func shorten(s string, n int) string {
 	return s
 }
 
-func (b *bench) report(w map[string]bool, reps int, took time.Duration) string {
+func (b *bench) report(w map[string]bool, reps int, took time.Duration, note string) string {
 	var sb strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
 	p("# plait vs asynq on Redis\n\n")
 	p("%s, `%s`, %d repetition(s), %s.\n\n", time.Now().Format("2006-01-02 15:04 MST"), strings.Join(os.Args, " "), reps, took.Round(time.Second))
 	p("%s\n\n", machineLine())
+	if note != "" {
+		p("%s\n\n", note)
+	}
 	p("Figures are median [min-max] over the repetitions. plait/asynq is the ratio of the medians: ")
 	p("above 1 means plait is higher (better for rates, worse for latencies, times and bytes).\n\n")
 
@@ -273,6 +276,9 @@ func machineLine() string {
 	commit := ""
 	if out, err := exec.Command("git", "log", "-1", "--format=%h %s").Output(); err == nil {
 		commit = "; plait at `" + strings.TrimSpace(string(out)) + "`"
+		if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+			commit += " (working tree has uncommitted changes)"
+		}
 	}
 	return fmt.Sprintf("Machine: nproc %d, %s; %s; %s; %s%s. Redis and this process share the cores.",
 		runtime.NumCPU(), cpu, rv, runtime.Version(), deps, commit)
