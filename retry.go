@@ -88,40 +88,23 @@ func (p RetryPolicy) validate() error {
 
 // merged fills the zero fields of p from def, then from the package defaults.
 func (p RetryPolicy) merged(def RetryPolicy) RetryPolicy {
-	if p.MaxAttempts == 0 {
-		p.MaxAttempts = def.MaxAttempts
-	}
-	if p.MaxAttempts == 0 {
-		p.MaxAttempts = MaxAttemptsDefault
-	}
-	if p.InitialInterval == 0 {
-		p.InitialInterval = def.InitialInterval
-	}
-	if p.InitialInterval == 0 {
-		p.InitialInterval = InitialIntervalDefault
-	}
-	if p.MaxInterval == 0 {
-		p.MaxInterval = def.MaxInterval
-	}
-	if p.MaxInterval == 0 {
-		p.MaxInterval = MaxIntervalDefault
-	}
-	if p.Multiplier == 0 {
-		p.Multiplier = def.Multiplier
-	}
-	if p.Multiplier == 0 {
-		p.Multiplier = MultiplierDefault
-	}
-	if p.Jitter == 0 {
-		p.Jitter = def.Jitter
-	}
-	if p.Jitter == 0 {
-		p.Jitter = JitterDefault
-	}
-	if p.MaxElapsed == 0 {
-		p.MaxElapsed = def.MaxElapsed
-	}
+	p.MaxAttempts = firstNonZero(p.MaxAttempts, def.MaxAttempts, MaxAttemptsDefault)
+	p.InitialInterval = firstNonZero(p.InitialInterval, def.InitialInterval, InitialIntervalDefault)
+	p.MaxInterval = firstNonZero(p.MaxInterval, def.MaxInterval, MaxIntervalDefault)
+	p.Multiplier = firstNonZero(p.Multiplier, def.Multiplier, MultiplierDefault)
+	p.Jitter = firstNonZero(p.Jitter, def.Jitter, JitterDefault)
+	p.MaxElapsed = firstNonZero(p.MaxElapsed, def.MaxElapsed)
 	return p
+}
+
+func firstNonZero[T comparable](vs ...T) T {
+	var zero T
+	for _, v := range vs {
+		if v != zero {
+			return v
+		}
+	}
+	return zero
 }
 
 // delay returns how long to wait after failed attempt number attempt (from

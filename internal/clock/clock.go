@@ -154,9 +154,15 @@ func (f *Fake) NextDeadline() (time.Time, bool) {
 // and reports whether the count was reached. Tests use it to know that a
 // background loop has armed its timer before they advance the clock.
 func (f *Fake) WaitForTimers(n int, done <-chan struct{}) bool {
+	return f.waitFor(func(timers []*fakeTimer) bool { return len(timers) >= n }, done)
+}
+
+// waitFor blocks until cond holds for the pending timers (checked with mu
+// held) or done is closed, and reports whether cond held.
+func (f *Fake) waitFor(cond func([]*fakeTimer) bool, done <-chan struct{}) bool {
 	for {
 		f.mu.Lock()
-		if len(f.timers) >= n {
+		if cond(f.timers) {
 			f.mu.Unlock()
 			return true
 		}
@@ -213,20 +219,12 @@ func (t *fakeTimer) fire(now time.Time) {
 // is closed, and reports whether such a timer appeared. Tests use it to know
 // that a specific wait (a backoff, a shutdown timeout) has been armed.
 func (f *Fake) WaitForDeadline(at time.Time, done <-chan struct{}) bool {
-	for {
-		f.mu.Lock()
-		for _, t := range f.timers {
+	return f.waitFor(func(timers []*fakeTimer) bool {
+		for _, t := range timers {
 			if t.at.Equal(at) {
-				f.mu.Unlock()
 				return true
 			}
 		}
-		ch := f.changed
-		f.mu.Unlock()
-		select {
-		case <-ch:
-		case <-done:
-			return false
-		}
-	}
+		return false
+	}, done)
 }
