@@ -25,7 +25,9 @@ func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{errCorrupt}, args...)...)
 }
 
-const codecVersion = 1
+// codecVersion opens the binary parts. Version 2 stores the retry policy
+// only when set, and payloads with the value flag byte (see valueCodec).
+const codecVersion = 2
 
 // Run status letters (meta field st) and task status letters (state st).
 var (
@@ -218,14 +220,71 @@ func sortedKeys(m map[string]string) []string {
 	return out
 }
 
-// edgeRef is one dependency edge as stored in a definition header.
+// edgeRef is one dependency edge as stored in an edge list.
 type edgeRef struct {
 	Task string
 	On   plait.Condition
 }
 
-// encodeTaskDef encodes field d:<task>: the Lua header line, then the body.
-func encodeTaskDef(t *plait.TaskSpec, children []edgeRef) string {
+// encodeEdges encodes an edge list field (u:<task>, c:<task>).
+func encodeEdges(es []edgeRef) string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(e.Task)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(int(e.On)))
+	}
+	return b.String()
+}
+
+// maxListpackValue is Redis's default hash-max-listpack-value: a hash whose
+// values all fit stays in the compact listpack encoding.
+const maxListpackValue = 64
+
+// taskFields are the stored fields of one task definition.
+type taskFields struct {
+	// def is field d:<task>: the Lua header line, then the body.
+	def string
+	// parents is field u:<task>, empty for a root.
+	parents string
+	// payload is the value of the payload key p:<run>:<task> when the
+	// payload is kept apart (apart), else empty.
+	payload string
+	apart   bool
+}
+
+// encodeTask encodes a task definition. Payloads go through enc (flag byte,
+// optional compression). With mayApart, a payload that would make d:<task>
+// longer than a listpack value goes to its own key instead, so the run hash
+// stays compact.
+func encodeTask(t *plait.TaskSpec, enc valueCodec, mayApart bool) taskFields {
+	var payload string
+	if t.Payload != nil {
+		payload = enc.encode(t.Payload)
+	}
+	out := taskFields{def: encodeTaskDef(t, payload, false)}
+	if mayApart && len(payload) > 0 && len(out.def) > maxListpackValue {
+		out.def = encodeTaskDef(t, "", true)
+		out.payload = payload
+		out.apart = true
+	}
+	if len(t.Deps) > 0 {
+		es := make([]edgeRef, len(t.Deps))
+		for i, d := range t.Deps {
+			es[i] = edgeRef{Task: d.Task, On: d.On}
+		}
+		out.parents = encodeEdges(es)
+	}
+	return out
+}
+
+// encodeTaskDef encodes field d:<task>: the Lua header line
+// "queue,prio,runAtMs,delayMs,join,deps,apart", then the body. payload is
+// the encoded payload (flag byte first), inline unless apart.
+func encodeTaskDef(t *plait.TaskSpec, payload string, apart bool) string {
 	var b strings.Builder
 	queue := t.Queue
 	if queue == "" {
@@ -245,35 +304,33 @@ func encodeTaskDef(t *plait.TaskSpec, children []edgeRef) string {
 	b.WriteByte(',')
 	b.WriteString(strconv.Itoa(int(t.Join)))
 	b.WriteByte(',')
-	for i, d := range t.Deps {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(d.Task)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(int(d.On)))
+	b.WriteString(strconv.Itoa(len(t.Deps)))
+	if apart {
+		b.WriteString(",1\n")
+	} else {
+		b.WriteString(",0\n")
 	}
-	b.WriteByte(',')
-	for i, c := range children {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(c.Task)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(int(c.On)))
-	}
-	b.WriteByte('\n')
 
 	w := &writer{b: []byte{codecVersion}}
 	w.str(t.Handler)
-	w.bytes(t.Payload)
-	w.varint(int64(t.Retry.MaxAttempts))
-	w.uvarint(uint64(t.Retry.Backoff))
-	w.varint(int64(t.Retry.InitialInterval))
-	w.varint(int64(t.Retry.MaxInterval))
-	w.uvarint(math.Float64bits(t.Retry.Multiplier))
-	w.uvarint(math.Float64bits(t.Retry.Jitter))
-	w.varint(int64(t.Retry.MaxElapsed))
+	if t.Payload == nil || apart {
+		w.uvarint(0)
+	} else {
+		w.uvarint(uint64(len(payload)) + 1)
+		w.b = append(w.b, payload...)
+	}
+	if t.Retry != (plait.RetryPolicy{}) {
+		w.uvarint(1)
+		w.varint(int64(t.Retry.MaxAttempts))
+		w.uvarint(uint64(t.Retry.Backoff))
+		w.varint(int64(t.Retry.InitialInterval))
+		w.varint(int64(t.Retry.MaxInterval))
+		w.uvarint(math.Float64bits(t.Retry.Multiplier))
+		w.uvarint(math.Float64bits(t.Retry.Jitter))
+		w.varint(int64(t.Retry.MaxElapsed))
+	} else {
+		w.uvarint(0)
+	}
 	w.varint(int64(t.Timeout))
 	if t.Requires == nil {
 		w.uvarint(0)
@@ -312,8 +369,27 @@ func ceilDurMillis(d time.Duration) int64 {
 	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
-// decodeTaskDef decodes field d:<task> back into a spec named name.
-func decodeTaskDef(name, s string) (plait.TaskSpec, error) {
+// decodeEdges decodes an edge list field into dependencies.
+func decodeEdges(name, s string) ([]plait.Dep, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []plait.Dep
+	for _, e := range strings.Split(s, " ") {
+		task, cond, ok := strings.Cut(e, ":")
+		c, err := strconv.Atoi(cond)
+		if !ok || err != nil || c < 0 || c > 2 || task == "" {
+			return nil, corrupt("task %q dependency %q", name, clip(e))
+		}
+		out = append(out, plait.Dep{Task: task, On: plait.Condition(c)})
+	}
+	return out, nil
+}
+
+// decodeTaskDef decodes field d:<task>, with the task's parents (field
+// u:<task>) and its payload key's value (when the header says the payload
+// is apart), back into a spec named name.
+func decodeTaskDef(name, s, parents, payload string) (plait.TaskSpec, error) {
 	head, body, ok := strings.Cut(s, "\n")
 	if !ok {
 		return plait.TaskSpec{}, corrupt("task %q definition has no header", name)
@@ -333,15 +409,19 @@ func decodeTaskDef(name, s string) (plait.TaskSpec, error) {
 		return plait.TaskSpec{}, corrupt("task %q join %q", name, f[4])
 	}
 	t.Join = plait.Join(j)
-	if f[5] != "" {
-		for _, e := range strings.Split(f[5], " ") {
-			task, cond, ok := strings.Cut(e, ":")
-			c, err := strconv.Atoi(cond)
-			if !ok || err != nil || c < 0 || c > 2 {
-				return plait.TaskSpec{}, corrupt("task %q dependency %q", name, e)
-			}
-			t.Deps = append(t.Deps, plait.Dep{Task: task, On: plait.Condition(c)})
-		}
+	deps, err := strconv.Atoi(f[5])
+	if err != nil || deps < 0 {
+		return plait.TaskSpec{}, corrupt("task %q dependency count %q", name, f[5])
+	}
+	if f[6] != "0" && f[6] != "1" {
+		return plait.TaskSpec{}, corrupt("task %q payload flag %q", name, f[6])
+	}
+	apart := f[6] == "1"
+	if t.Deps, err = decodeEdges(name, parents); err != nil {
+		return plait.TaskSpec{}, err
+	}
+	if len(t.Deps) != deps {
+		return plait.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), deps)
 	}
 
 	r := &reader{b: []byte(body)}
@@ -349,14 +429,23 @@ func decodeTaskDef(name, s string) (plait.TaskSpec, error) {
 		return plait.TaskSpec{}, corrupt("task %q definition version %d", name, v)
 	}
 	t.Handler = r.str("handler")
-	t.Payload = r.bytes("payload")
-	t.Retry.MaxAttempts = int(r.varint("max attempts"))
-	t.Retry.Backoff = plait.BackoffKind(r.uvarint("backoff"))
-	t.Retry.InitialInterval = time.Duration(r.varint("initial interval"))
-	t.Retry.MaxInterval = time.Duration(r.varint("max interval"))
-	t.Retry.Multiplier = math.Float64frombits(r.uvarint("multiplier"))
-	t.Retry.Jitter = math.Float64frombits(r.uvarint("jitter"))
-	t.Retry.MaxElapsed = time.Duration(r.varint("max elapsed"))
+	if n := r.uvarint("payload"); n > 0 && r.err == nil {
+		raw := r.take(n-1, "payload")
+		if r.err == nil {
+			if t.Payload, err = decodeValue(string(raw)); err != nil {
+				return plait.TaskSpec{}, fmt.Errorf("task %q payload: %w", name, err)
+			}
+		}
+	}
+	if r.uvarint("retry") == 1 {
+		t.Retry.MaxAttempts = int(r.varint("max attempts"))
+		t.Retry.Backoff = plait.BackoffKind(r.uvarint("backoff"))
+		t.Retry.InitialInterval = time.Duration(r.varint("initial interval"))
+		t.Retry.MaxInterval = time.Duration(r.varint("max interval"))
+		t.Retry.Multiplier = math.Float64frombits(r.uvarint("multiplier"))
+		t.Retry.Jitter = math.Float64frombits(r.uvarint("jitter"))
+		t.Retry.MaxElapsed = time.Duration(r.varint("max elapsed"))
+	}
 	t.Timeout = time.Duration(r.varint("timeout"))
 	if n := r.uvarint("requires"); n > 0 && r.err == nil {
 		n--
@@ -384,6 +473,14 @@ func decodeTaskDef(name, s string) (plait.TaskSpec, error) {
 	}
 	if r.err != nil {
 		return plait.TaskSpec{}, fmt.Errorf("task %q: %w", name, r.err)
+	}
+	if apart {
+		if payload == "" {
+			return plait.TaskSpec{}, corrupt("task %q payload key missing", name)
+		}
+		if t.Payload, err = decodeValue(payload); err != nil {
+			return plait.TaskSpec{}, fmt.Errorf("task %q payload: %w", name, err)
+		}
 	}
 	return t, nil
 }
@@ -542,7 +639,8 @@ func clip(s string) string {
 func decodeRun(id string, h map[string]string) (*plait.Run, error) {
 	ms, ok := h["m"]
 	if !ok {
-		return nil, corrupt("run %s has no meta", id)
+		// A large run's parts are written before the commit adds m.
+		return nil, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
 	}
 	m, err := decodeMeta(ms)
 	if err != nil {
@@ -597,13 +695,13 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 	if err != nil {
 		return plait.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
-	def, err := decodeTaskDef(name, h["d:"+name])
+	handler, err := decodeHandler(name, h["d:"+name])
 	if err != nil {
 		return plait.TaskInstance{}, err
 	}
 	in := plait.TaskInstance{
 		Name:      name,
-		Handler:   def.Handler,
+		Handler:   handler,
 		Status:    st.status,
 		Attempt:   st.attempt,
 		Epoch:     st.epoch,
@@ -614,7 +712,9 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		EndedAt:   offTime(created, st.ended),
 	}
 	if r, ok := h["r:"+name]; ok {
-		in.Result = []byte(r)
+		if in.Result, err = decodeValue(r); err != nil {
+			return plait.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)
+		}
 	}
 	if a, ok := h["a:"+name]; ok {
 		if in.Attempts, err = decodeAttempts(a, created); err != nil {
@@ -622,4 +722,22 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		}
 	}
 	return in, nil
+}
+
+// decodeHandler reads only the handler name of field d:<task> (RunGet needs
+// nothing else of a definition).
+func decodeHandler(name, s string) (string, error) {
+	_, body, ok := strings.Cut(s, "\n")
+	if !ok {
+		return "", corrupt("task %q definition has no header", name)
+	}
+	r := &reader{b: []byte(body)}
+	if v := r.byte1("version"); r.err == nil && v != codecVersion {
+		return "", corrupt("task %q definition version %d", name, v)
+	}
+	h := r.str("handler")
+	if r.err != nil {
+		return "", fmt.Errorf("task %q: %w", name, r.err)
+	}
+	return h, nil
 }

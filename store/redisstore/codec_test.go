@@ -18,17 +18,76 @@ func TestTaskDefRoundTrip(t *testing.T) {
 		Timeout: 3 * time.Second, Requires: []string{"gpu", "ssd"},
 		RunAt: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC), Delay: 1500 * time.Microsecond,
 	}
-	enc := encodeTaskDef(&in, []edgeRef{{Task: "c", On: plait.OnSuccess}})
-	head, _, _ := strings.Cut(enc, "\n")
-	require.Equal(t, "gpu,3,1893553445001,2,1,a:2 b:1,c:0", head, "the Lua header rounds times up to the ms")
-	out, err := decodeTaskDef("load", enc)
+	tf := encodeTask(&in, valueCodec{}, false)
+	head, _, _ := strings.Cut(tf.def, "\n")
+	require.Equal(t, "gpu,3,1893553445001,2,1,2,0", head, "the Lua header rounds times up to the ms")
+	require.Equal(t, "a:2 b:1", tf.parents)
+	require.False(t, tf.apart, "a large run keeps its payloads inline")
+	out, err := decodeTaskDef("load", tf.def, tf.parents, tf.payload)
 	require.NoError(t, err)
 	require.Equal(t, in, out)
 
 	empty := plait.TaskSpec{Name: "e", Queue: "default"}
-	out, err = decodeTaskDef("e", encodeTaskDef(&empty, nil))
+	tf = encodeTask(&empty, valueCodec{}, true)
+	out, err = decodeTaskDef("e", tf.def, tf.parents, tf.payload)
 	require.NoError(t, err)
 	require.Equal(t, empty, out)
+	require.LessOrEqual(t, len(tf.def), maxListpackValue)
+
+	zero := plait.TaskSpec{Name: "z", Queue: "default", Payload: []byte{}}
+	tf = encodeTask(&zero, valueCodec{}, true)
+	out, err = decodeTaskDef("z", tf.def, tf.parents, tf.payload)
+	require.NoError(t, err)
+	require.Equal(t, zero, out, "an empty payload is not nil")
+
+	long := plait.TaskSpec{Name: "l", Handler: "noop", Queue: "default", Payload: []byte(strings.Repeat("payload-", 13))}
+	tf = encodeTask(&long, valueCodec{}, true)
+	require.True(t, tf.apart, "a payload that would make the definition longer than a listpack value goes apart")
+	require.LessOrEqual(t, len(tf.def), maxListpackValue)
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	require.NoError(t, err)
+	require.Equal(t, long, out)
+	_, err = decodeTaskDef("l", tf.def, tf.parents, "")
+	require.ErrorIs(t, err, errCorrupt, "a payload kept apart must be there")
+	tf = encodeTask(&long, valueCodec{}, false)
+	require.False(t, tf.apart, "a large run keeps payloads inline")
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	require.NoError(t, err)
+	require.Equal(t, long, out)
+
+	tf = encodeTask(&long, valueCodec{threshold: 32}, true)
+	require.False(t, tf.apart, "a compressed payload fits inline")
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	require.NoError(t, err)
+	require.Equal(t, long, out)
+}
+
+func TestValueCodec(t *testing.T) {
+	text := []byte(strings.Repeat("result ", 40))
+	noise := make([]byte, 200)
+	for i := range noise {
+		noise[i] = byte(i*151 + i*i*7)
+	}
+	for _, c := range []valueCodec{{}, {threshold: 1}, {threshold: 100}, {threshold: 1000}} {
+		for _, in := range [][]byte{{}, []byte("x"), text, noise} {
+			enc := c.encode(in)
+			out, err := decodeValue(enc)
+			require.NoError(t, err)
+			require.Equal(t, in, out)
+			require.LessOrEqual(t, len(enc), len(in)+1, "compression never grows a value beyond its flag byte")
+			if c.threshold > 0 && len(in) >= c.threshold && string(in) == string(text) {
+				require.Equal(t, byte(valueDeflate), enc[0])
+				require.Less(t, len(enc), len(in)/4)
+			}
+		}
+	}
+	v, err := decodeValue("")
+	require.NoError(t, err)
+	require.Nil(t, v)
+	for _, bad := range []string{"\x02abc", "\x01\xff\xff"} {
+		_, err := decodeValue(bad)
+		require.ErrorIs(t, err, errCorrupt, "%q", bad)
+	}
 }
 
 func TestRunInfoRoundTrip(t *testing.T) {
@@ -80,8 +139,8 @@ func TestDecodeStateAndMeta(t *testing.T) {
 func FuzzDecodeRun(f *testing.F) {
 	spec := plait.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p")}
 	f.Add("P,1,0,0,0,0,1000,,,c", encodeRunInfo(runInfo{Workflow: "wf", Metadata: map[string]string{"k": "v"}}), "a",
-		"P,0,0,0,0,0,,,,", encodeTaskDef(&spec, nil), "1,1,0,5,s,1,0;w", "key")
-	f.Add("S,1,1,0,0,0,1000,1,2,s", "\x01\x02wf\x00\x00\x00", "a b", "S,1,1,0,0,0,1,1,2,w", "q,1,0,0,0,,\n\x01", "", "")
+		"P,0,0,0,0,0,,,,", encodeTask(&spec, valueCodec{}, false).def, "1,1,0,5,s,1,0;w", "key")
+	f.Add("S,1,1,0,0,0,1000,1,2,s", "\x02\x02wf\x00\x00\x00", "a b", "S,1,1,0,0,0,1,1,2,w", "q,1,0,0,0,0,0\n\x02", "", "")
 	f.Fuzz(func(t *testing.T, m, info, order, state, def, attempts, key string) {
 		h := map[string]string{"m": m, "i": info, "o": order, "k": key}
 		for _, name := range strings.Split(order, " ") {
@@ -103,19 +162,31 @@ func FuzzDecodeRun(f *testing.F) {
 func FuzzDecodeTaskDef(f *testing.F) {
 	spec := plait.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p"), Requires: []string{"gpu"},
 		Deps: []plait.Dep{{Task: "b"}}}
-	f.Add(encodeTaskDef(&spec, []edgeRef{{Task: "c", On: plait.OnFailure}}))
-	f.Add("default,2,0,0,0,,\n")
-	f.Add("default,2,0,0,0,,\n\x01\x00\x00")
-	f.Fuzz(func(t *testing.T, s string) {
-		got, err := decodeTaskDef("a", s)
+	tf := encodeTask(&spec, valueCodec{}, false)
+	f.Add(tf.def, tf.parents, "")
+	spec.Payload = []byte(strings.Repeat("p", 100))
+	tf = encodeTask(&spec, valueCodec{threshold: 10}, true)
+	f.Add(tf.def, tf.parents, tf.payload)
+	tf = encodeTask(&spec, valueCodec{}, true)
+	f.Add(tf.def, tf.parents, tf.payload)
+	f.Add("default,2,0,0,0,0,0\n", "", "")
+	f.Add("default,2,0,0,0,1,1\n\x02\x00\x00", "b:0", "\x01\x00")
+	f.Fuzz(func(t *testing.T, s, parents, payload string) {
+		got, err := decodeTaskDef("a", s, parents, payload)
 		if err != nil {
 			return
 		}
-		again, err := decodeTaskDef("a", encodeTaskDef(&got, nil))
-		if err != nil {
-			return // a header field the encoder normalises (e.g. an empty queue)
+		for _, c := range []valueCodec{{}, {threshold: 1}} {
+			for _, apart := range []bool{false, true} {
+				tf := encodeTask(&got, c, apart)
+				again, err := decodeTaskDef("a", tf.def, tf.parents, tf.payload)
+				if err != nil {
+					return // a header field the encoder normalises (e.g. an empty queue)
+				}
+				require.Equal(t, got.Handler, again.Handler)
+				require.Equal(t, got.Payload, again.Payload)
+				require.Equal(t, got.Deps, again.Deps)
+			}
 		}
-		require.Equal(t, got.Handler, again.Handler)
-		require.Equal(t, got.Payload, again.Payload)
 	})
 }

@@ -8,12 +8,14 @@ import (
 //
 //	<prefix>:{seq}                       run id sequence (string, INCR)
 //	<prefix>:{<shard>}:r:<run>           run hash: meta, spec and state of every task
-//	<prefix>:{<shard>}:w:<run>           run-done list: a token for RunWait
+//	<prefix>:{<shard>}:w:<run>           run channel (pub/sub, no key): the run's end is published to it
 //	<prefix>:{<shard>}:k:<key>           idempotency key -> run id
+//	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task ends
+//	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
 //	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
+//	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
-//	<prefix>:{<shard>}:wake              wake-up tokens for ReadyWait (list, at most 64)
 //
 // The shard is a decimal number and a run id is a decimal sequence number
 // whose remainder modulo the shard count is its shard; queue names, run keys and task names are
@@ -42,9 +44,15 @@ func (k keys) base(s int) string { return k.prefix + ":{" + strconv.Itoa(s) + "}
 // run is the run hash.
 func (k keys) run(s int, id string) string { return k.base(s) + "r:" + id }
 
-// done is the list RunWait blocks on; the script that ends the run pushes a
-// token to it.
+// done is the pub/sub channel RunWait subscribes to; the script that ends
+// the run publishes its status letter to it. It is a channel, not a key.
 func (k keys) done(s int, id string) string { return k.base(s) + "w:" + id }
+
+// payload holds the payload of a task kept apart from the run hash.
+func (k keys) payload(s int, id, task string) string { return k.base(s) + "p:" + id + ":" + task }
+
+// deadLetters lists the dead-lettered tasks of a run.
+func (k keys) deadLetters(s int, id string) string { return k.base(s) + "x:" + id }
 
 // keyIndex maps an idempotency key to its run id.
 func (k keys) keyIndex(s int, key string) string { return k.base(s) + "k:" + key }
@@ -60,8 +68,8 @@ func (k keys) delayed(s int, queue string) string { return k.base(s) + "z:" + qu
 // active is the lease zset of a shard.
 func (k keys) active(s int) string { return k.base(s) + "active" }
 
-// wake is the wake-up list of a shard.
-func (k keys) wake(s int) string { return k.base(s) + "wake" }
+// wake is the wake-up list of one queue of a shard.
+func (k keys) wake(s int, queue string) string { return k.base(s) + "n:" + queue }
 
 // shardOf returns the shard of a run id: the id's sequence number modulo
 // the shard count. It reports false for an id this store cannot have issued.

@@ -54,7 +54,9 @@ func shardKeys(k keys, shard int, run, queue, key string) map[string]string {
 		"ready3":  k.ready(shard, queue, 3),
 		"delayed": k.delayed(shard, queue),
 		"active":  k.active(shard),
-		"wake":    k.wake(shard),
+		"wake":    k.wake(shard, queue),
+		"payload": k.payload(shard, run, key),
+		"dead":    k.deadLetters(shard, run),
 	}
 }
 
@@ -89,15 +91,19 @@ func TestScriptKeysShareSlot(t *testing.T) {
 	s := &Store{keys: keys{prefix: "p"}, cfg: config{shards: 4}}
 	for shard := 0; shard < 4; shard++ {
 		sets := map[string][]string{
-			"create_run": {s.keys.run(shard, "8"), s.keys.wake(shard), s.keys.keyIndex(shard, "k")},
-			"claim":      append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
-			"finish":     {s.keys.active(shard), s.keys.wake(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
-			"extend":     {s.keys.active(shard), s.keys.run(shard, "4")},
-			"sweep":      {s.keys.active(shard), s.keys.wake(shard)},
-			"cancel_run": {s.keys.run(shard, "4")},
-			"ready_peek": s.queueKeys(shard, []string{"default"}),
+			"create_run":   {s.keys.run(shard, "8"), s.keys.keyIndex(shard, "k")},
+			"create_part":  {s.keys.run(shard, "8")},
+			"claim":        append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
+			"finish":       {s.keys.active(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
+			"finish_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu"})...), s.keys.run(shard, "4")),
+			"extend":       {s.keys.active(shard), s.keys.run(shard, "4")},
+			"sweep":        {s.keys.active(shard)},
+			"cancel_run":   {s.keys.run(shard, "4")},
+			"ready_wait":   s.wakeKeys(shard, []string{"default", "gpu"}),
+			"run_wait":     {s.keys.done(shard, "4")},
 			// keys the scripts build from the shard base
-			"lua-built": {s.keys.base(shard) + "r:99", s.keys.base(shard) + "w:99", s.keys.base(shard) + "q:x:2", s.keys.base(shard) + "z:x"},
+			"lua-built": {s.keys.base(shard) + "r:99", s.keys.base(shard) + "w:99", s.keys.base(shard) + "q:x:2", s.keys.base(shard) + "z:x",
+				s.keys.base(shard) + "n:x", s.keys.base(shard) + "p:99:t", s.keys.base(shard) + "x:99", s.keys.base(shard) + "k:y"},
 		}
 		for name, ks := range sets {
 			for _, key := range ks {
@@ -136,11 +142,13 @@ func TestLuaKeyHelperMatches(t *testing.T) {
 	require.NoError(t, err)
 	probe := redis.NewScript(string(common) + `
 local b = ARGV[1]
-return {key(b, 'r', '42'), key(b, 'w', '42'), key(b, 'k', 'order-7'), key(b, 'q', 'default', '3'), key(b, 'z', 'default'), key(b, 'active')}`)
+return {key(b, 'r', '42'), key(b, 'w', '42'), key(b, 'k', 'order-7'), key(b, 'q', 'default', '3'), key(b, 'z', 'default'), key(b, 'active'),
+  key(b, 'n', 'default'), key(b, 'p', '42', 'load'), key(b, 'x', '42')}`)
 	k := keys{prefix: "plait"}
 	got, err := probe.Run(context.Background(), c, []string{k.active(2)}, k.base(2)).StringSlice()
 	require.NoError(t, err)
-	require.Equal(t, []string{k.run(2, "42"), k.done(2, "42"), k.keyIndex(2, "order-7"), k.ready(2, "default", 3), k.delayed(2, "default"), k.active(2)}, got)
+	require.Equal(t, []string{k.run(2, "42"), k.done(2, "42"), k.keyIndex(2, "order-7"), k.ready(2, "default", 3), k.delayed(2, "default"), k.active(2),
+		k.wake(2, "default"), k.payload(2, "42", "load"), k.deadLetters(2, "42")}, got)
 }
 
 func TestKeysInjective(t *testing.T) {
@@ -155,8 +163,12 @@ func TestKeysInjective(t *testing.T) {
 	}
 	for shard := 0; shard < 3; shard++ {
 		add("active", k.active(shard))
-		add("wake", k.wake(shard))
 		for _, n := range names {
+			add("wake "+n, k.wake(shard, n))
+			add("dead "+n, k.deadLetters(shard, n))
+			for _, m := range names {
+				add("payload "+n+" "+m, k.payload(shard, n, m))
+			}
 			add("run "+n, k.run(shard, n))
 			add("done "+n, k.done(shard, n))
 			add("key "+n, k.keyIndex(shard, n))
@@ -203,7 +215,8 @@ func FuzzKeys(f *testing.F) {
 		same := map[string]bool{
 			"run": s1 == s2 && n1 == n2, "done": s1 == s2 && n1 == n2, "key": s1 == s2 && k1 == k2,
 			"ready0": s1 == s2 && q1 == q2, "ready3": s1 == s2 && q1 == q2, "delayed": s1 == s2 && q1 == q2,
-			"active": s1 == s2, "wake": s1 == s2,
+			"active": s1 == s2, "wake": s1 == s2 && q1 == q2,
+			"payload": s1 == s2 && n1 == n2 && k1 == k2, "dead": s1 == s2 && n1 == n2,
 		}
 		for kind, key := range b {
 			prev, ok := all[key]

@@ -59,6 +59,16 @@ const (
 	waitChunk = time.Second
 	// promoteBound caps how many due delayed tasks one claim moves per queue.
 	promoteBound = 4096
+	// createChunk is the most tasks RunCreate writes in one script call; a
+	// larger run is written in parts, pipelined, and committed last.
+	createChunk = 256
+	// partTTL bounds the life of a part of a run whose commit never came.
+	partTTL = time.Hour
+	// apartMaxTasks is the largest run whose long payloads are kept in
+	// their own keys, so that the run hash keeps Redis's compact listpack
+	// encoding (at most 128 fields of at most 64 bytes each); a larger run's
+	// hash is a hashtable anyway.
+	apartMaxTasks = 16
 )
 
 // ErrEvictionPolicy is returned by [New] under [WithStrictEviction] when the
@@ -83,6 +93,9 @@ type config struct {
 	logger *slog.Logger
 	// strictEviction refuses to start unless maxmemory-policy is noeviction.
 	strictEviction bool
+	// compress is the size from which payloads and results are compressed;
+	// 0 turns compression off.
+	compress int
 }
 
 // WithPrefix sets the key prefix. Defaults to PrefixDefault. It must be a
@@ -114,6 +127,16 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // warning.
 func WithStrictEviction() Option { return func(c *config) { c.strictEviction = true } }
 
+// WithCompression compresses payloads and results of at least
+// thresholdBytes bytes with DEFLATE (compress/flate) when that makes them
+// smaller. It is transparent to callers: every stored value carries a flag
+// byte, so values written with and without compression read alike, and
+// processes sharing a prefix may differ in this option. Zero (the default)
+// turns compression off; negative is an error.
+func WithCompression(thresholdBytes int) Option {
+	return func(c *config) { c.compress = thresholdBytes }
+}
+
 func (c *config) withDefaults() {
 	if c.prefix == "" {
 		c.prefix = PrefixDefault
@@ -136,6 +159,9 @@ func (c *config) validate() error {
 	}
 	if c.shards < 1 || c.shards > MaxShards {
 		errs = append(errs, fmt.Errorf("redisstore: %d shards, want 1..%d: %w", c.shards, MaxShards, plait.ErrInvalidOption))
+	}
+	if c.compress < 0 {
+		errs = append(errs, fmt.Errorf("redisstore: compression threshold %d is negative: %w", c.compress, plait.ErrInvalidOption))
 	}
 	if c.retention < time.Millisecond {
 		errs = append(errs, fmt.Errorf("redisstore: retention %s is below 1ms: %w", c.retention, plait.ErrInvalidOption))
@@ -236,8 +262,19 @@ func (s *Store) shardOrder() []int {
 	return out
 }
 
+func (s *Store) values() valueCodec { return valueCodec{threshold: s.cfg.compress} }
+
+// wakeKeys returns the wake lists of the queues on one shard.
+func (s *Store) wakeKeys(shard int, queues []string) []string {
+	out := make([]string, len(queues))
+	for i, q := range queues {
+		out[i] = s.keys.wake(shard, q)
+	}
+	return out
+}
+
 // queueKeys returns, per queue, its delayed zset and its four ready lists
-// (urgent first): the KEYS layout claim.lua and ready_peek.lua expect.
+// (urgent first): the KEYS layout claim.lua and finish_claim.lua expect.
 func (s *Store) queueKeys(shard int, queues []string) []string {
 	out := make([]string, 0, 5*len(queues))
 	for _, q := range queues {
@@ -335,8 +372,11 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 }
 
 // RunCreate stores a workflow as a new run. See [plait.Store.RunCreate].
-// Round trips: INCR of the id sequence and the create script (plus a GET of
-// the key index first for a keyed run).
+// Round trips: INCR of the id sequence, then the create script (plus a GET
+// of the key index first for a keyed run). A run of more than createChunk
+// tasks is written by one create_part.lua call per chunk and committed by
+// create_run.lua, all in one pipeline: still one round trip, each script
+// bounded by the chunk, and the run invisible until the commit.
 func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
 		return nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
@@ -362,21 +402,34 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 			children[d.Task] = append(children[d.Task], edgeRef{Task: wf.Tasks[i].Name, On: d.On})
 		}
 	}
+	enc := s.values()
+	mayApart := len(wf.Tasks) <= apartMaxTasks
 	names := make([]string, len(wf.Tasks))
-	var roots []any
-	fields := make([]any, 0, 4*len(wf.Tasks)+6)
+	var roots, apart []any
+	taskFieldsOf := make([][]any, len(wf.Tasks))
 	for i := range wf.Tasks {
 		t := &wf.Tasks[i]
 		names[i] = t.Name
 		if len(t.Deps) == 0 {
 			roots = append(roots, t.Name)
 		}
-		fields = append(fields, "d:"+t.Name, encodeTaskDef(t, children[t.Name]), "s:"+t.Name, "P,0,0,0,0,0,,,,")
+		tf := encodeTask(t, enc, mayApart)
+		f := []any{"d:" + t.Name, tf.def, "s:" + t.Name, "P,0,0,0,0,0,,,,"}
+		if tf.parents != "" {
+			f = append(f, "u:"+t.Name, tf.parents)
+		}
+		if ch := children[t.Name]; len(ch) > 0 {
+			f = append(f, "c:"+t.Name, encodeEdges(ch))
+		}
+		if tf.apart {
+			apart = append(apart, t.Name, tf.payload)
+		}
+		taskFieldsOf[i] = f
 	}
-	fields = append(fields, "o", strings.Join(names, " "),
-		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata}))
+	runFields := []any{"o", strings.Join(names, " "),
+		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata})}
 	if params.Key != "" {
-		fields = append(fields, "k", params.Key)
+		runFields = append(runFields, "k", params.Key)
 	}
 
 	var shard int
@@ -405,15 +458,39 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	shard = int(seq % int64(s.cfg.shards))
 	id := strconv.FormatInt(seq, 10)
 
-	keys := []string{s.keys.run(shard, id), s.keys.wake(shard)}
+	// Small runs: every field in the commit. Large runs: task fields in
+	// parts of createChunk tasks, the run's own fields in the commit.
+	var parts [][]any
+	fields := runFields
+	prior := 0
+	if len(wf.Tasks) <= createChunk {
+		for _, f := range taskFieldsOf {
+			fields = append(fields, f...)
+		}
+	} else {
+		for i := 0; i < len(taskFieldsOf); i += createChunk {
+			var part []any
+			for _, f := range taskFieldsOf[i:min(i+createChunk, len(taskFieldsOf))] {
+				part = append(part, f...)
+			}
+			prior += len(part) / 2
+			parts = append(parts, part)
+		}
+	}
+	keys := []string{s.keys.run(shard, id)}
 	if params.Key != "" {
 		keys = append(keys, s.keys.keyIndex(shard, params.Key))
 	}
-	args := make([]any, 0, 7+len(roots)+len(fields))
-	args = append(args, s.nowArg(), s.keys.base(shard), id, strat, len(wf.Tasks), len(fields)/2, len(roots))
+	args := make([]any, 0, 9+len(roots)+len(fields)+len(apart))
+	args = append(args, s.nowArg(), s.keys.base(shard), id, strat, len(wf.Tasks), prior, len(fields)/2, len(roots), len(apart)/2)
 	args = append(args, roots...)
 	args = append(args, fields...)
-	v, err = runScript(ctx, s.client, scriptCreateRun, keys, args...)
+	args = append(args, apart...)
+	if parts == nil {
+		v, err = runScript(ctx, s.client, scriptCreateRun, keys, args...)
+	} else {
+		v, err = s.createInParts(ctx, keys, parts, args)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -422,14 +499,64 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if r.err != nil {
 		return nil, r.err
 	}
-	if code == 1 {
+	switch code {
+	case 1:
 		return s.existing(ctx, val)
+	case codeCorrupt:
+		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", id)
 	}
 	created, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: create reply %q: %w", val, err)
 	}
 	return &plait.RunCreateResult{Run: newRunRecord(id, wf, params, created)}, nil
+}
+
+// createInParts sends one create_part.lua per part and the commit in one
+// pipeline. A pipeline cannot fall back from EVALSHA to EVAL per command,
+// so on NOSCRIPT it loads the scripts and sends the pipeline again (parts
+// are idempotent until the commit, and a commit that found parts missing
+// deleted them).
+func (s *Store) createInParts(ctx context.Context, keys []string, parts [][]any, commit []any) ([]any, error) {
+	ttl := partTTL.Milliseconds()
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		for _, p := range parts {
+			scriptCreatePart.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
+		}
+		last := scriptCreateRun.EvalSha(ctx, pipe, keys, commit...)
+		cmds, err := pipe.Exec(ctx)
+		if err != nil && try == 0 && hasNoScript(cmds) {
+			for _, sc := range []*redis.Script{scriptCreatePart, scriptCreateRun} {
+				if err := sc.Load(ctx, s.client).Err(); err != nil {
+					return nil, mapErr(err)
+				}
+			}
+			continue
+		}
+		for _, c := range cmds {
+			if err := c.Err(); err != nil {
+				return nil, mapErr(err)
+			}
+		}
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		out, err := last.Slice()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		return out, nil
+	}
+}
+
+func hasNoScript(cmds []redis.Cmder) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) existing(ctx context.Context, id string) (*plait.RunCreateResult, error) {
@@ -490,7 +617,8 @@ func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.
 	return decodeRun(params.ID, h)
 }
 
-// RunCancel cancels a run. See [plait.Store.RunCancel].
+// RunCancel cancels a run. See [plait.Store.RunCancel]. One round trip: the
+// script answers with the run's fields.
 func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*plait.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
@@ -509,34 +637,61 @@ func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*
 	if err := codeErr(code); err != nil {
 		return nil, fmt.Errorf("redisstore: cancel run %q: %w", params.ID, err)
 	}
-	return s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+	h := make(map[string]string, (len(v)-1)/2)
+	for r.i+1 < len(v) {
+		k := r.str()
+		h[k] = r.str()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return decodeRun(params.ID, h)
 }
 
-// RunWait blocks until the run is terminal. It reads the run, and while the
-// run is not terminal blocks on the run-done list (BLPOP, at most waitChunk
-// per call), to which the script that ends the run pushes a token; a waiter
-// that takes the token puts it back for the others. See
-// [plait.Store.RunWait].
+// RunWait blocks until the run is terminal. A run not finished yet is
+// waited for on its pub/sub channel, to which the script that ends the run
+// publishes: RunWait subscribes first and reads the run after, so an end
+// between the two is seen by the read. A finished run costs no memory for
+// its waiters. While waiting it reads the run again every waitChunk, which
+// covers a message lost to a reconnect. See [plait.Store.RunWait].
 func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return nil, err
 	}
-	done := s.keys.done(shard, params.ID)
+	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+	if err != nil || run.Status.Terminal() {
+		return run, err
+	}
+	ps := s.client.Subscribe(ctx, s.keys.done(shard, params.ID))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, mapErr(err)
+	}
+	msgs := ps.Channel()
 	for {
 		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, err
 		}
 		if run.Status.Terminal() {
 			return run, nil
 		}
-		if _, err := s.blpop(ctx, []string{done}, waitChunk, true); err != nil {
-			return nil, err
+		t := time.NewTimer(waitChunk)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-msgs:
+		case <-t.C:
 		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+		t.Stop()
 	}
 }
 
@@ -598,19 +753,37 @@ func (s *Store) blpop(ctx context.Context, keys []string, d time.Duration, putBa
 // TaskClaim claims ready tasks. See [plait.Store.TaskClaim]. One script
 // call per shard visited; with one shard, one round trip.
 func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
-	if params.Limit < 1 || params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
-	}
-	queues, err := checkQueues(params.Queues)
+	queues, err := checkClaim(params)
 	if err != nil {
 		return nil, err
 	}
-	leaseMs := ceilDurMillis(params.LeaseDuration)
 	res := &plait.TaskClaimResult{}
-	for i, shard := range s.shardOrder() {
+	if err := s.claimShards(ctx, params, queues, res, nil, true); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkClaim validates claim arguments and returns the queues to claim from.
+func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
+	if params.Limit < 1 || params.LeaseDuration <= 0 {
+		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+	}
+	return checkQueues(params.Queues)
+}
+
+// claimShards claims on the shards not in skip, in rotating order, until
+// params.Limit tasks are in res. first reports whether res.Now is still to
+// be set. A failure after some tasks were claimed keeps them.
+func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, queues []string, res *plait.TaskClaimResult, skip map[int]bool, first bool) error {
+	leaseMs := ceilDurMillis(params.LeaseDuration)
+	for _, shard := range s.shardOrder() {
 		left := params.Limit - len(res.Tasks)
 		if left <= 0 {
 			break
+		}
+		if skip[shard] {
+			continue
 		}
 		keys := append([]string{s.keys.active(shard)}, s.queueKeys(shard, queues)...)
 		v, err := runScript(ctx, s.client, scriptClaim, keys,
@@ -619,55 +792,65 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim
 			}
-			return nil, err
+			return err
 		}
-		r := &reply{v: v}
-		now, next, n := r.int(), r.int(), r.int()
-		if i == 0 {
-			res.Now = msTime(now)
+		if err := s.readClaim(&reply{v: v}, res, first); err != nil {
+			return err
 		}
-		if next > 0 && (res.NextDueAt.IsZero() || msTime(next).Before(res.NextDueAt)) {
-			res.NextDueAt = msTime(next)
-		}
-		for j := int64(0); j < n && r.err == nil; j++ {
-			ct := &plait.ClaimedTask{}
-			ct.Lease.RunID = r.str()
-			ct.Lease.Task = r.str()
-			ct.Lease.Epoch = r.int()
-			ct.LeaseUntil = msTime(r.int())
-			def := r.str()
-			ct.Attempt = int(r.int())
-			ct.FirstStartedAt = msTime(r.int())
-			k := r.int()
-			for p := int64(0); p < k && r.err == nil; p++ {
-				name, result := r.str(), r.str()
-				if ct.ParentResults == nil {
-					ct.ParentResults = make(map[string][]byte, k)
-				}
-				if result == "" {
-					ct.ParentResults[name] = nil
-				} else {
-					ct.ParentResults[name] = []byte(result)
-				}
+		first = false
+	}
+	return nil
+}
+
+// readClaim reads the claim part of a script reply (see claim.lua) into
+// res; first sets res.Now.
+func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) error {
+	now, next, n := r.int(), r.int(), r.int()
+	if first {
+		res.Now = msTime(now)
+	}
+	if next > 0 && (res.NextDueAt.IsZero() || msTime(next).Before(res.NextDueAt)) {
+		res.NextDueAt = msTime(next)
+	}
+	for j := int64(0); j < n && r.err == nil; j++ {
+		ct := &plait.ClaimedTask{}
+		ct.Lease.RunID = r.str()
+		ct.Lease.Task = r.str()
+		ct.Lease.Epoch = r.int()
+		ct.LeaseUntil = msTime(r.int())
+		def, parents, payload := r.str(), r.str(), r.str()
+		ct.Attempt = int(r.int())
+		ct.FirstStartedAt = msTime(r.int())
+		k := r.int()
+		var bad error
+		for p := int64(0); p < k && r.err == nil; p++ {
+			name, result := r.str(), r.str()
+			if ct.ParentResults == nil {
+				ct.ParentResults = make(map[string][]byte, k)
 			}
-			if r.err != nil {
-				break
+			b, err := decodeValue(result)
+			if err != nil && bad == nil {
+				bad = fmt.Errorf("parent %q result: %w", name, err)
 			}
-			spec, err := decodeTaskDef(ct.Lease.Task, def)
-			if err != nil {
-				// The lease stays with this worker and the sweep reports it.
-				s.cfg.logger.Error("redisstore: claimed task has a corrupt definition",
-					slog.String("run", ct.Lease.RunID), slog.String("task", ct.Lease.Task), slog.Any("err", err))
-				continue
-			}
-			ct.Spec = spec
-			res.Tasks = append(res.Tasks, ct)
+			ct.ParentResults[name] = b
 		}
 		if r.err != nil {
-			return nil, r.err
+			break
 		}
+		spec, err := decodeTaskDef(ct.Lease.Task, def, parents, payload)
+		if err == nil {
+			err = bad
+		}
+		if err != nil {
+			// The lease stays with this worker and the sweep reports it.
+			s.cfg.logger.Error("redisstore: claimed task has a corrupt record",
+				slog.String("run", ct.Lease.RunID), slog.String("task", ct.Lease.Task), slog.Any("err", err))
+			continue
+		}
+		ct.Spec = spec
+		res.Tasks = append(res.Tasks, ct)
 	}
-	return res, nil
+	return r.err
 }
 
 // byShard groups the indexes of a batch by the shard of their run.
@@ -696,12 +879,12 @@ func (s *Store) groupByShard(n int, runID func(i int) string, bad func(i int, er
 	return out
 }
 
-// TaskFinish applies outcomes. See [plait.Store.TaskFinish]. One script
-// call per shard touched by the batch.
-func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
-	out := make([]plait.TaskFinishResult, len(params.Outcomes))
-	valid := make([]bool, len(params.Outcomes))
-	for i, o := range params.Outcomes {
+// checkOutcomes answers the outcomes no script needs to see and reports
+// which are to be sent.
+func checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishResult, []bool) {
+	out := make([]plait.TaskFinishResult, len(outcomes))
+	valid := make([]bool, len(outcomes))
+	for i, o := range outcomes {
 		switch {
 		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReleased:
 			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)
@@ -711,53 +894,152 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 			valid[i] = true
 		}
 	}
-	batches := s.groupByShard(len(params.Outcomes),
-		func(i int) string { return params.Outcomes[i].Lease.RunID },
+	return out, valid
+}
+
+// finishBatches groups the valid outcomes by shard; outcomes whose run id
+// this store cannot have issued are answered ErrNotFound.
+func (s *Store) finishBatches(outcomes []plait.TaskOutcome, out []plait.TaskFinishResult, valid []bool) []shardBatch {
+	batches := s.groupByShard(len(outcomes),
+		func(i int) string { return outcomes[i].Lease.RunID },
 		func(i int, err error) {
 			if valid[i] {
 				out[i].Err = err
 			}
 		})
-	for _, b := range batches {
-		keys := []string{s.keys.active(b.shard), s.keys.wake(b.shard)}
-		args := []any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), 0}
-		var sent []int
-		for _, i := range b.idx {
-			if !valid[i] {
-				continue
+	for j := range batches {
+		idx := batches[j].idx[:0]
+		for _, i := range batches[j].idx {
+			if valid[i] {
+				idx = append(idx, i)
 			}
-			o := &params.Outcomes[i]
-			sent = append(sent, i)
-			keys = append(keys, s.keys.run(b.shard, o.Lease.RunID))
-			var delay int64
-			if o.Outcome == plait.OutcomeRetry {
-				delay = ceilDurMillis(o.RetryDelay)
-			}
-			args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), o.Result, o.Error, delay)
 		}
-		if len(sent) == 0 {
+		batches[j].idx = idx
+	}
+	return batches
+}
+
+// outcomeArgs appends the run hash keys and the 7 arguments per outcome of
+// one shard's batch (see finish.lua).
+func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, keys []string, args []any) ([]string, []any) {
+	enc := s.values()
+	for _, i := range b.idx {
+		o := &outcomes[i]
+		keys = append(keys, s.keys.run(b.shard, o.Lease.RunID))
+		var delay int64
+		if o.Outcome == plait.OutcomeRetry {
+			delay = ceilDurMillis(o.RetryDelay)
+		}
+		result := ""
+		if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > 0 {
+			result = enc.encode(o.Result)
+		}
+		args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), result, o.Error, delay)
+	}
+	return keys, args
+}
+
+// readFinish reads the finish part of a script reply into out.
+func readFinish(r *reply, b shardBatch, outcomes []plait.TaskOutcome, out []plait.TaskFinishResult) error {
+	for _, i := range b.idx {
+		code, st := r.int(), r.str()
+		if r.err != nil {
+			return r.err
+		}
+		if err := codeErr(code); err != nil {
+			out[i].Err = fmt.Errorf("redisstore: finish %s/%s: %w", outcomes[i].Lease.RunID, outcomes[i].Lease.Task, err)
+		}
+		if st != "" {
+			out[i].RunStatus = runStatusByLetter[st[0]]
+		}
+	}
+	return nil
+}
+
+// TaskFinish applies outcomes. See [plait.Store.TaskFinish]. One script
+// call per shard touched by the batch.
+func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
+	out, valid := checkOutcomes(params.Outcomes)
+	for _, b := range s.finishBatches(params.Outcomes, out, valid) {
+		if len(b.idx) == 0 {
 			continue
 		}
-		args[3] = len(sent)
+		keys, args := s.outcomeArgs(b, params.Outcomes,
+			[]string{s.keys.active(b.shard)},
+			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), len(b.idx)})
 		v, err := runScript(ctx, s.client, scriptFinish, keys, args...)
 		if err != nil {
 			return nil, err
 		}
-		r := &reply{v: v}
-		for _, i := range sent {
-			code, st := r.int(), r.str()
-			if r.err != nil {
-				return nil, r.err
-			}
-			if err := codeErr(code); err != nil {
-				out[i].Err = fmt.Errorf("redisstore: finish %s/%s: %w", params.Outcomes[i].Lease.RunID, params.Outcomes[i].Lease.Task, err)
-			}
-			if st != "" {
-				out[i].RunStatus = runStatusByLetter[st[0]]
-			}
+		if err := readFinish(&reply{v: v}, b, params.Outcomes, out); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// TaskFinishClaim finishes, then claims. See [plait.Store.TaskFinishClaim].
+// One script call (finish_claim.lua) per shard touched by the outcomes,
+// each finishing that shard's outcomes and claiming what is still wanted
+// there (where the released children are); then, while the limit is not
+// met, claims on the other shards. With one shard: one round trip.
+func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+	cp := &params.Claim
+	claim := cp.Limit > 0
+	var queues []string
+	if claim {
+		var err error
+		if queues, err = checkClaim(cp); err != nil {
+			return nil, err
+		}
+	}
+	outcomes := params.Finish.Outcomes
+	out, valid := checkOutcomes(outcomes)
+	res := &plait.TaskFinishClaimResult{Finished: out}
+	if claim {
+		res.Claimed = &plait.TaskClaimResult{}
+	}
+	leaseMs := ceilDurMillis(cp.LeaseDuration)
+	first := true
+	done := map[int]bool{}
+	for _, b := range s.finishBatches(outcomes, out, valid) {
+		if len(b.idx) == 0 {
+			continue
+		}
+		limit := 0
+		if claim {
+			limit = cp.Limit - len(res.Claimed.Tasks)
+		}
+		keys := []string{s.keys.active(b.shard)}
+		nq := 0
+		if limit > 0 {
+			keys = append(keys, s.queueKeys(b.shard, queues)...)
+			nq = len(queues)
+		}
+		keys, args := s.outcomeArgs(b, outcomes, keys,
+			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx)})
+		v, err := runScript(ctx, s.client, scriptFinishClaim, keys, args...)
+		if err != nil {
+			return nil, err
+		}
+		r := &reply{v: v}
+		if err := readFinish(r, b, outcomes, out); err != nil {
+			return nil, err
+		}
+		if limit > 0 {
+			if err := s.readClaim(r, res.Claimed, first); err != nil {
+				return nil, err
+			}
+			first = false
+			done[b.shard] = true
+		}
+	}
+	if claim && len(res.Claimed.Tasks) < cp.Limit {
+		if err := s.claimShards(ctx, cp, queues, res.Claimed, done, first); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // LeaseExtend extends held leases. See [plait.Store.LeaseExtend]. One script
@@ -835,7 +1117,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 			res.More = res.More || i < len(order)
 			break
 		}
-		v, err := runScript(ctx, s.client, scriptSweep, []string{s.keys.active(shard), s.keys.wake(shard)},
+		v, err := runScript(ctx, s.client, scriptSweep, []string{s.keys.active(shard)},
 			s.nowArg(), s.keys.base(shard), s.retentionMs(), left, params.CrashLimit)
 		if err != nil {
 			return nil, err
@@ -873,36 +1155,29 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 }
 
 // ReadyWait blocks until work may be claimable. See [plait.Store.ReadyWait].
-// It first asks each shard whether a claim would find work (one read-only
-// script per shard), then blocks on the shards' wake lists with BLPOP, at
-// most waitChunk per call: one BLPOP over every shard's list, or, on a
-// Cluster client, one shard per call in rotation. A zero Timeout means no
-// timeout.
+// It blocks with BLPOP on the wake lists of its queues (at most waitChunk
+// per call): one BLPOP over every shard's lists, or, on a Cluster client,
+// one shard per call in rotation. Every script that makes a task ready or
+// delayed pushes a token to that task's queue list, and a claim that takes
+// a task its own call readied takes the token back, so a token is waiting
+// for any work that appeared after the caller's last empty claim; delayed
+// tasks becoming due are the caller's timer (NextDueAt), not a token. A
+// zero Timeout means no timeout.
 func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
 	queues, err := checkQueues(params.Queues)
 	if err != nil {
 		return err
 	}
 	order := s.shardOrder()
-	for _, shard := range order {
-		v, err := runScript(ctx, s.client, scriptReadyPeek, s.queueKeys(shard, queues), s.nowArg())
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if len(v) == 1 && v[0] == int64(1) {
-			return nil
-		}
-	}
 	var deadline time.Time
 	if params.Timeout > 0 {
 		deadline = clock.Real{}.Now().Add(params.Timeout)
 	}
-	wakes := make([]string, len(order))
+	perShard := make([][]string, len(order))
+	var all []string
 	for i, shard := range order {
-		wakes[i] = s.keys.wake(shard)
+		perShard[i] = s.wakeKeys(shard, queues)
+		all = append(all, perShard[i]...)
 	}
 	for turn := 0; ; turn++ {
 		if ctx.Err() != nil {
@@ -918,10 +1193,10 @@ func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) er
 				d = left
 			}
 		}
-		keys := wakes
-		if s.cluster && len(wakes) > 1 {
-			keys = wakes[turn%len(wakes) : turn%len(wakes)+1]
-			if per := waitChunk / time.Duration(len(wakes)); per < d {
+		keys := all
+		if s.cluster && len(perShard) > 1 {
+			keys = perShard[turn%len(perShard)]
+			if per := waitChunk / time.Duration(len(perShard)); per < d {
 				d = max(per, 50*time.Millisecond)
 			}
 		}

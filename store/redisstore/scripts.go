@@ -14,22 +14,28 @@ import (
 )
 
 // One Lua script per transition, each opening with its KEYS/ARGV/returns
-// header. lua/common.lua holds the shared helpers and is prepended to every
-// script, so each script is still one self-contained EVAL touching the keys
-// of one hash tag.
+// header. lua/common.lua holds the shared helpers and the finish and claim
+// steps, and is prepended to every script, so each script is still one
+// self-contained EVAL touching the keys of one hash tag.
 //
 // Round trips on the hot path (single shard; with N shards a claim and a
 // sweep visit shards one after another until their limit is met):
 //
-//	TaskClaim     1 script call (claim.lua)
-//	TaskFinish    1 script call per shard touched by the batch (finish.lua)
-//	LeaseExtend   1 script call per shard touched by the batch (extend.lua)
-//	LeaseSweep    1 script call per shard (sweep.lua)
-//	ReadyWait     1 script call per shard (ready_peek.lua), then BLPOP
-//	RunCreate     2: next_id.lua (INCR of the id sequence), then create_run.lua
-//	RunGet        1: HGETALL of the run hash
-//	RunCancel     2: cancel_run.lua, then HGETALL
-//	RunWait       HGETALL, then BLPOP on the run-done list until terminal
+//	TaskClaim        1 script call (claim.lua)
+//	TaskFinish       1 script call per shard touched by the batch (finish.lua)
+//	TaskFinishClaim  1 script call (finish_claim.lua) per shard touched by
+//	                 the batch; more shards only while the claim limit is not met
+//	LeaseExtend      1 script call per shard touched by the batch (extend.lua)
+//	LeaseSweep       1 script call per shard (sweep.lua)
+//	ReadyWait        BLPOP on the wake lists of its queues (no script)
+//	RunCreate        2: next_id.lua (INCR of the id sequence), then
+//	                 create_run.lua; a run of more than createChunk tasks
+//	                 sends create_part.lua per chunk and create_run.lua in
+//	                 one pipeline (still 2 round trips)
+//	RunGet           1: HGETALL of the run hash
+//	RunCancel        1: cancel_run.lua answers with the run's fields
+//	RunWait          SUBSCRIBE to the run's channel, HGETALL, then wait for
+//	                 the message the run's end publishes
 //
 // Scripts run with Script.Run: EVALSHA, falling back to EVAL on NOSCRIPT
 // (the script cache is empty after a restart or failover).
@@ -38,14 +44,15 @@ import (
 var luaFS embed.FS
 
 var (
-	scriptNextID    = newScript("next_id")
-	scriptCreateRun = newScript("create_run")
-	scriptClaim     = newScript("claim")
-	scriptFinish    = newScript("finish")
-	scriptExtend    = newScript("extend")
-	scriptSweep     = newScript("sweep")
-	scriptCancelRun = newScript("cancel_run")
-	scriptReadyPeek = newScript("ready_peek")
+	scriptNextID      = newScript("next_id")
+	scriptCreateRun   = newScript("create_run")
+	scriptCreatePart  = newScript("create_part")
+	scriptClaim       = newScript("claim")
+	scriptFinish      = newScript("finish")
+	scriptFinishClaim = newScript("finish_claim")
+	scriptExtend      = newScript("extend")
+	scriptSweep       = newScript("sweep")
+	scriptCancelRun   = newScript("cancel_run")
 )
 
 // newScript builds a script from the common helpers followed by the

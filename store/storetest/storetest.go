@@ -66,6 +66,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Runs", testRuns},
 		{"Claim", testClaim},
 		{"Complete", testComplete},
+		{"FinishClaim", testFinishClaim},
 		{"Conditions", testConditions},
 		{"Sweep", testSweep},
 		{"Cancel", testCancel},

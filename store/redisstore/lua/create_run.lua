@@ -1,40 +1,54 @@
--- create_run.lua: store a new run and make its root tasks ready or delayed.
+-- create_run.lua: store a new run (or commit one whose fields earlier
+-- create_part.lua calls wrote) and make its root tasks ready or delayed.
 --
--- KEYS[1]  <prefix>:{s}:r:<run>   run hash (must not exist)
--- KEYS[2]  <prefix>:{s}:wake      shard wake list
--- KEYS[3]  <prefix>:{s}:k:<key>   idempotency key index (only for keyed runs)
+-- KEYS[1]  <prefix>:{s}:r:<run>   run hash (no field m yet)
+-- KEYS[2]  <prefix>:{s}:k:<key>   idempotency key index (only for keyed runs)
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
--- ARGV[2]  shard base "<prefix>:{s}:" (for the ready and delayed keys of root tasks)
+-- ARGV[2]  shard base "<prefix>:{s}:" (ready, delayed and wake keys of root
+--          tasks, payload keys)
 -- ARGV[3]  run id
 -- ARGV[4]  strategy letter (c continue, s stop, k skip)
--- ARGV[5]  number of tasks n
--- ARGV[6]  number of hash fields f (pairs) that follow the roots
--- ARGV[7]  number of root tasks
--- ARGV[8..]  root task names, then f field/value pairs (o, i, k, d:<task>, s:<task> ...)
+-- ARGV[5]  number of tasks
+-- ARGV[6]  number of hash fields earlier parts wrote (0: none)
+-- ARGV[7]  number of hash fields f (pairs) in this call
+-- ARGV[8]  number of root tasks nr
+-- ARGV[9]  number of payloads kept in their own key np
+-- ARGV[10..]  nr root task names, then f field/value pairs (o, i, k,
+--          d:<task>, s:<task>, u:<task>, c:<task> ...), then np pairs
+--          task, payload
 --
 -- Returns {0, createdMs} when created (also when this very id was created by
--- an earlier try of the same call), {1, existingRunId} when the key is taken.
+-- an earlier try of the same call), {1, existingRunId} when the key is taken
+-- (the parts of this id are deleted), {4, ''} when parts are missing (they
+-- expired before the commit; whatever is left is deleted).
 
-local rk, wk = KEYS[1], KEYS[2]
+local rk = KEYS[1]
 local id = ARGV[3]
-if KEYS[3] then
-  local old = redis.call('GET', KEYS[3])
+local prior = tonumber(ARGV[6])
+if KEYS[2] then
+  local old = redis.call('GET', KEYS[2])
   if old then
     if old == id then
       local r = meta_get(rk)
       if r then return {0, int(r.created)} end
     end
+    if prior > 0 and not redis.call('HGET', rk, 'm') then redis.call('DEL', rk) end
     return {1, old}
   end
 end
 local r = meta_get(rk)
 if r then return {0, int(r.created)} end
+if prior > 0 and redis.call('HLEN', rk) ~= prior then
+  redis.call('DEL', rk)
+  return {4, ''}
+end
 
-local ctx = {base = ARGV[2], now = now_ms(ARGV[1]), retention = 0, woken = 0}
+local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
 local n = tonumber(ARGV[5])
-local nf = tonumber(ARGV[6])
-local nroots = tonumber(ARGV[7])
-local first = 8 + nroots
+local nf = tonumber(ARGV[7])
+local nroots = tonumber(ARGV[8])
+local np = tonumber(ARGV[9])
+local first = 10 + nroots
 
 -- first write: the fields, in chunks that stay under Lua's unpack limit.
 local i = first
@@ -46,16 +60,20 @@ while i <= last do
   redis.call('HSET', rk, unpack(args))
   i = j + 1
 end
+if prior > 0 then redis.call('PERSIST', rk) end
 r = {st = 'P', total = n, succ = 0, failed = 0, skipped = 0, cancelled = 0,
   created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
 meta_put(rk, r)
-if KEYS[3] then redis.call('SET', KEYS[3], id) end
+if KEYS[2] then redis.call('SET', KEYS[2], id) end
+for a = last + 1, last + 2 * np, 2 do
+  redis.call('SET', key(ctx.base, 'p', id, ARGV[a]), ARGV[a + 1])
+end
 
-for a = 8, first - 1 do
+for a = 10, first - 1 do
   local name = ARGV[a]
   local h = def_get(rk, name)
   local t = state_get(rk, name)
   make_due(ctx, rk, id, r, name, t, h)
 end
-wake(wk, ctx.woken)
+wake(ctx)
 return {0, int(ctx.now)}

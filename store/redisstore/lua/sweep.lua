@@ -1,9 +1,9 @@
 -- sweep.lua: recover running tasks whose lease deadline has passed.
 --
 -- KEYS[1]  <prefix>:{s}:active   lease zset
--- KEYS[2]  <prefix>:{s}:wake     shard wake list
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
--- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready queues)
+-- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready
+--          queues and wake lists, payload keys, dead-letter lists)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  limit (entries)
 -- ARGV[5]  crash limit
@@ -11,9 +11,10 @@
 -- Returns {more (0/1), n, then per entry: kind ('q' requeued, 'd' dead,
 -- 'c' corrupt), run id, task, old epoch or reason}.
 -- Each entry is handled on its own; one that cannot be read is removed from
--- the lease zset and reported, never aborting the batch.
+-- the lease zset and reported, never aborting the batch. Pushes one wake-up
+-- token per requeued task, to its queue's wake list.
 
-local ctx = {base = ARGV[2], now = now_ms(ARGV[1]), retention = tonumber(ARGV[3]), woken = 0}
+local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local active = KEYS[1]
 local limit = tonumber(ARGV[4])
 local crash_limit = tonumber(ARGV[5])
@@ -46,7 +47,7 @@ local function sweep_one(e)
   if t.crashes > crash_limit then
     kind = 'd'
     redis.call('HSET', rk, 'e:' .. name, dead_error)
-    fail_task(ctx, rk, id, r, name, t, 'D')
+    fail_task(ctx, rk, id, r, name, t, 'D', h)
   else
     kind = 'q'
     t.st = 'R'
@@ -72,7 +73,7 @@ for i = 1, math.min(#expired, limit) do
     out[#out + 1] = extra
   end
 end
-wake(KEYS[2], ctx.woken)
+wake(ctx)
 local res = {more, n}
 for _, v in ipairs(out) do res[#res + 1] = v end
 return res

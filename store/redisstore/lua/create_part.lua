@@ -1,0 +1,23 @@
+-- create_part.lua: write one part of the fields of a large run before
+-- create_run.lua commits it. Until the commit the hash has no field m, so
+-- every other script and RunGet see no run; an uncommitted part expires.
+--
+-- KEYS[1]  <prefix>:{s}:r:<run>   run hash being built
+-- ARGV[1]  time to live of the uncommitted hash in ms
+-- ARGV[2..]  field/value pairs (d:<task>, s:<task>, u:<task>, c:<task> ...)
+--
+-- Returns 0. A part repeated after its run was committed writes nothing.
+
+local rk = KEYS[1]
+if redis.call('HEXISTS', rk, 'm') == 1 then return 0 end
+local i = 2
+local last = #ARGV
+while i <= last do
+  local j = math.min(i + 999, last)
+  local args = {}
+  for a = i, j do args[#args + 1] = ARGV[a] end
+  redis.call('HSET', rk, unpack(args))
+  i = j + 1
+end
+redis.call('PEXPIRE', rk, tonumber(ARGV[1]))
+return 0

@@ -1,0 +1,38 @@
+-- finish_claim.lua: record the outcomes of attempts exactly as finish.lua
+-- does, then claim exactly as claim.lua does, in one call: a worker hands
+-- back finished attempts and picks up the tasks they released.
+--
+-- KEYS[1]              <prefix>:{s}:active          lease zset
+-- KEYS[1+5(i-1)+1]     <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
+-- KEYS[1+5(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
+-- KEYS[1+5q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
+-- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[2]  shard base "<prefix>:{s}:"
+-- ARGV[3]  retention of a finished run's keys in ms
+-- ARGV[4]  worker id
+-- ARGV[5]  claim limit (0: finish only)
+-- ARGV[6]  lease duration in ms
+-- ARGV[7]  number of queues q
+-- ARGV[8]  most due delayed tasks moved per queue
+-- ARGV[9]  number of outcomes n
+-- ARGV[10+7(j-1) ..]  per outcome, as in finish.lua
+--
+-- Returns the 2n values of finish.lua, then, when the limit is at least 1,
+-- the reply of claim.lua. Wake-up tokens are pushed only for tasks made
+-- ready or delayed by the finish that the claim did not take.
+
+local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
+local limit = tonumber(ARGV[5])
+local nq = tonumber(ARGV[7])
+local n = tonumber(ARGV[9])
+local qkeys = {}
+for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
+local rks = {}
+for j = 1, n do rks[j] = KEYS[1 + 5 * nq + j] end
+local out = {}
+finish_batch(ctx, KEYS[1], rks, 10, n, out)
+if limit > 0 then
+  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out)
+end
+wake(ctx)
+return out
