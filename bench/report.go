@@ -106,7 +106,7 @@ func commas(n int64) string {
 }
 
 func fmtSummary(s summary, unit string) string {
-	if s.n == 1 || s.lo == s.hi {
+	if s.n == 1 || fmtNum(s.lo, unit) == fmtNum(s.hi, unit) {
 		return fmtNum(s.med, unit)
 	}
 	return fmt.Sprintf("%s [%s-%s]", fmtNum(s.med, unit), fmtNum(s.lo, unit), fmtNum(s.hi, unit))
@@ -138,7 +138,7 @@ func (b *bench) report(w map[string]bool, reps int, took time.Duration, note str
 	var sb strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&sb, format, args...) }
 	p("# plait vs asynq on Redis\n\n")
-	p("%s, `%s`, %d repetition(s), %s.\n\n", time.Now().Format("2006-01-02 15:04 MST"), strings.Join(os.Args, " "), reps, took.Round(time.Second))
+	p("%s, `%s`, %d repetition(s), %s.\n\n", time.Now().Format("2006-01-02 15:04 MST"), commandLine(), reps, took.Round(time.Second))
 	p("%s\n\n", machineLine())
 	if note != "" {
 		p("%s\n\n", note)
@@ -282,4 +282,23 @@ func machineLine() string {
 	}
 	return fmt.Sprintf("Machine: nproc %d, %s; %s; %s; %s%s. Redis and this process share the cores.",
 		runtime.NumCPU(), cpu, rv, runtime.Version(), deps, commit)
+}
+
+// commandLine is how the command was started, without the -note text,
+// which the report prints on its own.
+func commandLine() string {
+	args := []string{"bench"}
+	skip := false
+	for _, a := range os.Args[1:] {
+		switch {
+		case skip:
+			skip = false
+		case a == "-note" || a == "--note":
+			skip = true
+		case strings.HasPrefix(a, "-note=") || strings.HasPrefix(a, "--note="):
+		default:
+			args = append(args, a)
+		}
+	}
+	return strings.Join(args, " ")
 }
