@@ -18,6 +18,7 @@ local r = meta_get(rk)
 if r == nil then return {1} end
 if r == false then return {4} end
 if not run_terminal(r) then stop_run(ctx, rk, ARGV[4], r, 'C', ARGV[5]) end
+flush()
 local out = {0}
 for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
 return out

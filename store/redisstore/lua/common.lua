@@ -34,28 +34,6 @@ local function now_ms(arg)
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
--- split s on the plain one-character separator sep, into at most max parts
--- (the last part keeps the rest).
-local function split(s, sep, max)
-  local out = {}
-  if s == nil or s == '' then return out end
-  local i = 1
-  while true do
-    if max and #out == max - 1 then
-      out[#out + 1] = string.sub(s, i)
-      return out
-    end
-    local j = string.find(s, sep, i, true)
-    if not j then
-      out[#out + 1] = string.sub(s, i)
-      return out
-    end
-    out[#out + 1] = string.sub(s, i, j - 1)
-    i = j + 1
-  end
-end
-
-local function num(s) return tonumber(s) end
 local function int(n) return string.format('%d', n) end
 local function opt(n) if n == nil then return '' end return int(n) end
 
@@ -68,24 +46,127 @@ local function key(base, kind, a, b)
   return base .. kind
 end
 
-local function meta_get(rk)
-  local m = redis.call('HGET', rk, 'm')
-  if not m then return nil end
-  local f = split(m, ',')
-  if #f ~= 10 then return false end
-  local r = {st = f[1], total = num(f[2]), succ = num(f[3]), failed = num(f[4]),
-    skipped = num(f[5]), cancelled = num(f[6]), created = num(f[7]),
-    started = num(f[8]), ended = num(f[9]), strat = f[10]}
-  if not (r.total and r.succ and r.failed and r.skipped and r.cancelled and r.created) then
-    return false
+-- Hash reads and writes of one call go through a cache: a field is read
+-- from Redis at most once (hmget fetches several in one call), and writes
+-- are buffered and sent by flush() as one HSET per hash; ready entries are
+-- buffered too and sent as one RPUSH per list, then deleted keys. Every script calls flush()
+-- before it returns (and claim_tasks before it pops).
+local hcache = {}
+local hdirty = {}
+local pushes = {}
+local push_order = {}
+local dels = {}
+
+local function hfields(rk)
+  local c = hcache[rk]
+  if not c then
+    c = {}
+    hcache[rk] = c
   end
-  return r
+  return c
+end
+
+local function hget(rk, f)
+  local c = hfields(rk)
+  local v = c[f]
+  if v == nil then
+    v = redis.call('HGET', rk, f) or false
+    c[f] = v
+  end
+  return v or nil
+end
+
+-- hmget loads the fields in fs that are not cached yet, in one HMGET.
+local function hmget(rk, fs)
+  local c = hfields(rk)
+  local want = {}
+  for _, f in ipairs(fs) do
+    if c[f] == nil then want[#want + 1] = f end
+  end
+  for i = 1, #want, 1000 do
+    local j = math.min(i + 999, #want)
+    local vs = redis.call('HMGET', rk, unpack(want, i, j))
+    for k = i, j do c[want[k]] = vs[k - i + 1] or false end
+  end
+end
+
+local function hset(rk, f, v)
+  hfields(rk)[f] = v
+  local d = hdirty[rk]
+  if not d then
+    d = {}
+    hdirty[rk] = d
+  end
+  d[f] = true
+end
+
+local function hdel(rk, f)
+  hfields(rk)[f] = false
+  local d = hdirty[rk]
+  if d then d[f] = nil end
+  redis.call('HDEL', rk, f)
+end
+
+local function rpush(lk, e)
+  local es = pushes[lk]
+  if not es then
+    es = {}
+    pushes[lk] = es
+    push_order[#push_order + 1] = lk
+  end
+  es[#es + 1] = e
+end
+
+-- del deletes a key at the next flush, after the buffered writes.
+local function del(k)
+  dels[#dels + 1] = k
+end
+
+local function flush()
+  for rk, d in pairs(hdirty) do
+    local c = hcache[rk]
+    local args = {}
+    for f in pairs(d) do
+      args[#args + 1] = f
+      args[#args + 1] = c[f]
+      if #args >= 1000 then
+        redis.call('HSET', rk, unpack(args))
+        args = {}
+      end
+    end
+    if #args > 0 then redis.call('HSET', rk, unpack(args)) end
+  end
+  hdirty = {}
+  for _, lk in ipairs(push_order) do
+    local es = pushes[lk]
+    for i = 1, #es, 1000 do
+      redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
+    end
+  end
+  pushes = {}
+  push_order = {}
+  for i = 1, #dels, 1000 do
+    redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
+  end
+  dels = {}
+end
+
+-- The packed fields are parsed with one string.match each and written
+-- with one string.format: far cheaper in Lua than splitting.
+local function meta_get(rk)
+  local m = hget(rk, 'm')
+  if not m then return nil end
+  local st, total, succ, failed, skipped, cancelled, created, started, ended, strat = string.match(m,
+    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+  if not st then return false end
+  return {st = st, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
+    skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created),
+    started = tonumber(started), ended = tonumber(ended), strat = strat}
 end
 
 local function meta_put(rk, r)
-  redis.call('HSET', rk, 'm', r.st .. ',' .. int(r.total) .. ',' .. int(r.succ) .. ',' ..
-    int(r.failed) .. ',' .. int(r.skipped) .. ',' .. int(r.cancelled) .. ',' ..
-    int(r.created) .. ',' .. opt(r.started) .. ',' .. opt(r.ended) .. ',' .. r.strat)
+  hset(rk, 'm', string.format('%s,%d,%d,%d,%d,%d,%d,%s,%s,%s', r.st, r.total, r.succ, r.failed,
+    r.skipped, r.cancelled, r.created, opt(r.started), opt(r.ended), r.strat))
 end
 
 local function run_terminal(r)
@@ -93,23 +174,19 @@ local function run_terminal(r)
 end
 
 local function state_get(rk, name)
-  local s = redis.call('HGET', rk, 's:' .. name)
+  local s = hget(rk, 's:' .. name)
   if not s then return nil end
-  local f = split(s, ',', 10)
-  if #f ~= 10 then return false end
-  local t = {st = f[1], attempt = num(f[2]), epoch = num(f[3]), crashes = num(f[4]),
-    resolved = num(f[5]), satisfied = num(f[6]), first = num(f[7]), claim = num(f[8]),
-    ended = num(f[9]), worker = f[10]}
-  if not (t.attempt and t.epoch and t.crashes and t.resolved and t.satisfied) then
-    return false
-  end
-  return t
+  local st, attempt, epoch, crashes, resolved, satisfied, first, claim, ended, worker = string.match(s,
+    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+  if not st then return false end
+  return {st = st, attempt = tonumber(attempt), epoch = tonumber(epoch), crashes = tonumber(crashes),
+    resolved = tonumber(resolved), satisfied = tonumber(satisfied), first = tonumber(first),
+    claim = tonumber(claim), ended = tonumber(ended), worker = worker}
 end
 
 local function state_put(rk, name, t)
-  redis.call('HSET', rk, 's:' .. name, t.st .. ',' .. int(t.attempt) .. ',' .. int(t.epoch) .. ',' ..
-    int(t.crashes) .. ',' .. int(t.resolved) .. ',' .. int(t.satisfied) .. ',' ..
-    opt(t.first) .. ',' .. opt(t.claim) .. ',' .. opt(t.ended) .. ',' .. t.worker)
+  hset(rk, 's:' .. name, string.format('%s,%d,%d,%d,%d,%d,%s,%s,%s,%s', t.st, t.attempt, t.epoch,
+    t.crashes, t.resolved, t.satisfied, opt(t.first), opt(t.claim), opt(t.ended), t.worker))
 end
 
 local function task_terminal(st)
@@ -120,28 +197,20 @@ end
 -- result is the whole field. The header carries the number of parents, so
 -- no edge list is read here.
 local function def_get(rk, name)
-  local d = redis.call('HGET', rk, 'd:' .. name)
+  local d = hget(rk, 'd:' .. name)
   if not d then return nil end
-  local nl = string.find(d, '\n', 1, true)
-  if not nl then return false end
-  local f = split(string.sub(d, 1, nl - 1), ',')
-  if #f ~= 7 then return false end
-  local h = {queue = f[1], prio = f[2], runat = num(f[3]), delay = num(f[4]), join = f[5],
-    deps = num(f[6]), apart = f[7] == '1'}
-  if not (h.runat and h.delay and h.deps) or h.queue == '' then return false end
-  return h, d
+  local queue, prio, runat, delay, join, deps, apart = string.match(d,
+    '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),(%d),(%d+),([01])\n')
+  if not queue then return false end
+  return {queue = queue, prio = prio, runat = tonumber(runat), delay = tonumber(delay), join = join,
+    deps = tonumber(deps), apart = apart == '1'}, d
 end
 
 -- edges parses an edge list "name:cond name:cond" into {name, cond} pairs.
 local function edges(s)
   local out = {}
-  for _, p in ipairs(split(s, ' ')) do
-    local c = string.find(p, ':', 1, true)
-    if c then
-      out[#out + 1] = {name = string.sub(p, 1, c - 1), cond = string.sub(p, c + 1)}
-    else
-      out[#out + 1] = {name = p, cond = '0'}
-    end
+  for name, cond in string.gmatch(s, '([^ :]+):(%d)') do
+    out[#out + 1] = {name = name, cond = cond}
   end
   return out
 end
@@ -152,13 +221,12 @@ end
 local function attempt(rk, name, t, r, now, outcome, err)
   err = err or ''
   local claim = t.claim or 0
-  local rec = int(t.attempt) .. ',' .. int(t.epoch) .. ',' .. int(claim) .. ',' ..
-    int(now - r.created - claim) .. ',' .. outcome .. ',' .. int(#t.worker) .. ',' .. int(#err) ..
-    ';' .. t.worker .. err
+  local rec = string.format('%d,%d,%d,%d,%s,%d,%d;%s%s', t.attempt, t.epoch, claim,
+    now - r.created - claim, outcome, #t.worker, #err, t.worker, err)
   local f = 'a:' .. name
-  local old = redis.call('HGET', rk, f)
+  local old = hget(rk, f)
   if old then rec = old .. rec end
-  redis.call('HSET', rk, f, rec)
+  hset(rk, f, rec)
 end
 
 -- met mirrors plait.Condition.Met: cond '0' OnSuccess, '1' OnCompletion,
@@ -187,7 +255,7 @@ end
 
 local function push_ready(ctx, id, name, h)
   local e = entry(id, name)
-  redis.call('RPUSH', key(ctx.base, 'q', h.queue, h.prio), e)
+  rpush(key(ctx.base, 'q', h.queue, h.prio), e)
   owe(ctx, h.queue, 1)
   ctx.readied[e] = h.queue
 end
@@ -245,7 +313,7 @@ local function end_task(ctx, rk, id, r, name, t, st, h)
   t.ended = ctx.now - r.created
   count_end(r, st)
   if h == nil then h = def_get(rk, name) end
-  if h and h.apart then redis.call('DEL', key(ctx.base, 'p', id, name)) end
+  if h and h.apart then del(key(ctx.base, 'p', id, name)) end
 end
 
 -- release_children resolves the edges out of a task that just ended, and of
@@ -255,7 +323,7 @@ local function release_children(ctx, rk, id, r, name, st)
   local work = {{name = name, st = st}}
   while #work > 0 do
     local p = table.remove(work)
-    local cs = redis.call('HGET', rk, 'c:' .. p.name)
+    local cs = hget(rk, 'c:' .. p.name)
     if cs then
       for _, e in ipairs(edges(cs)) do
         local c = state_get(rk, e.name)
@@ -297,25 +365,29 @@ local function run_ended(ctx, rk, id, r)
   if ctx.retention > 0 then
     redis.call('PEXPIRE', rk, ctx.retention)
     if r.failed > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ctx.retention) end
-    local k = redis.call('HGET', rk, 'k')
+    local k = hget(rk, 'k')
     if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ctx.retention) end
   end
 end
 
 -- stop_run cancels every unfinished task and ends the run with status st.
 -- Running tasks lose their lease (epoch + 1, attempt record "cancelled").
--- It visits every task once: a stop is one event per run.
+-- It visits every task once: a stop is one event per run. The hash is
+-- written before the lease entries are removed, so that a cancel refused
+-- for memory is refused at its first write, whole.
 local function stop_run(ctx, rk, id, r, st, reason)
   local active = key(ctx.base, 'active')
-  for _, name in ipairs(split(redis.call('HGET', rk, 'o') or '', ' ')) do
+  local leases = {}
+  for name in string.gmatch(hget(rk, 'o') or '', '[^ ]+') do
+    hmget(rk, {'s:' .. name, 'd:' .. name})
     local t = state_get(rk, name)
     if t and not task_terminal(t.st) then
       if t.st == 'U' then
         t.epoch = t.epoch + 1
         attempt(rk, name, t, r, ctx.now, 'x', reason)
-        redis.call('ZREM', active, entry(id, name))
+        leases[#leases + 1] = entry(id, name)
       end
-      if reason ~= '' then redis.call('HSET', rk, 'e:' .. name, reason) end
+      if reason ~= '' then hset(rk, 'e:' .. name, reason) end
       end_task(ctx, rk, id, r, name, t, 'C')
       state_put(rk, name, t)
     end
@@ -323,6 +395,10 @@ local function stop_run(ctx, rk, id, r, st, reason)
   r.st = st
   r.ended = ctx.now - r.created
   meta_put(rk, r)
+  flush()
+  for i = 1, #leases, 1000 do
+    redis.call('ZREM', active, unpack(leases, i, math.min(i + 999, #leases)))
+  end
   run_ended(ctx, rk, id, r)
 end
 
@@ -354,6 +430,7 @@ end
 -- 4 released) and returns a code (0 applied, 1 not found, 2 stale epoch,
 -- 4 corrupt record) and the run's status letter after it.
 local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay)
+  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
   local r = meta_get(rk)
   if r == nil then return 1, '' end
   if r == false then return 4, '' end
@@ -368,14 +445,14 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   redis.call('ZREM', active, entry(id, name))
   if outcome == 1 then
     attempt(rk, name, t, r, ctx.now, 's', err)
-    if result ~= '' then redis.call('HSET', rk, 'r:' .. name, result) end
-    redis.call('HDEL', rk, 'e:' .. name)
+    if result ~= '' then hset(rk, 'r:' .. name, result) end
+    if hget(rk, 'e:' .. name) then hdel(rk, 'e:' .. name) end
     end_task(ctx, rk, id, r, name, t, 'S', h)
     state_put(rk, name, t)
     release_children(ctx, rk, id, r, name, 'S')
   elseif outcome == 2 then
     attempt(rk, name, t, r, ctx.now, 'r', err)
-    redis.call('HSET', rk, 'e:' .. name, err)
+    hset(rk, 'e:' .. name, err)
     t.attempt = t.attempt + 1
     if delay > 0 then
       t.st = 'Y'
@@ -387,7 +464,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     state_put(rk, name, t)
   elseif outcome == 3 then
     attempt(rk, name, t, r, ctx.now, 'f', err)
-    redis.call('HSET', rk, 'e:' .. name, err)
+    hset(rk, 'e:' .. name, err)
     fail_task(ctx, rk, id, r, name, t, 'F', h)
   else
     attempt(rk, name, t, r, ctx.now, 'l', err)
@@ -458,7 +535,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
   end
 
-  -- 2. pop ready entries.
+  -- 2. pop ready entries, up to the number still wanted per LPOP.
+  flush()
   local got = {}
   local n = 0
   local stale = 0
@@ -466,68 +544,82 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     for qi = 1, nq do
       local lk = qkeys[5 * (qi - 1) + 2 + (3 - p)]
       while n < limit and stale < 1000 + limit do
-        local e = redis.call('LPOP', lk)
-        if not e then break end
-        local id, name = parse_entry(e)
-        local rk = id and key(ctx.base, 'r', id)
-        local r = rk and meta_get(rk)
-        local t = r and state_get(rk, name)
-        local h, d
-        if t then h, d = def_get(rk, name) end
-        if not (r and t and h and t.st == 'R') then
-          stale = stale + 1
-        else
-          local q = ctx.readied[e]
-          if q then
-            ctx.readied[e] = nil
-            owe(ctx, q, -1)
-          end
-          t.st = 'U'
-          t.epoch = t.epoch + 1
-          if t.attempt == 0 then t.attempt = 1 end
-          t.worker = worker
-          if not t.first then t.first = ctx.now - r.created end
-          t.claim = ctx.now - r.created
-          state_put(rk, name, t)
-          redis.call('ZADD', active, until_ms, e)
-          if r.st == 'P' then
-            r.st = 'U'
-            r.started = ctx.now - r.created
-            meta_put(rk, r)
-          end
-          n = n + 1
-          got[#got + 1] = id
-          got[#got + 1] = name
-          got[#got + 1] = int(t.epoch)
-          got[#got + 1] = int(until_ms)
-          got[#got + 1] = d
-          local results = {}
-          if h.deps > 0 then
-            local ps = redis.call('HGET', rk, 'u:' .. name) or ''
-            got[#got + 1] = ps
-            for _, pe in ipairs(edges(ps)) do
-              local pt = state_get(rk, pe.name)
-              if pt and pt.st == 'S' then
-                results[#results + 1] = pe.name
-                results[#results + 1] = redis.call('HGET', rk, 'r:' .. pe.name) or ''
-              end
+        local es = redis.call('LPOP', lk, limit - n)
+        if not es then break end
+        for _, e in ipairs(es) do
+          local id, name = parse_entry(e)
+          local rk = id and key(ctx.base, 'r', id)
+          if rk then hmget(rk, {'m', 's:' .. name, 'd:' .. name}) end
+          local r = rk and meta_get(rk)
+          local t = r and state_get(rk, name)
+          local h, d
+          if t then h, d = def_get(rk, name) end
+          if not (r and t and h and t.st == 'R') then
+            stale = stale + 1
+          else
+            local q = ctx.readied[e]
+            if q then
+              ctx.readied[e] = nil
+              owe(ctx, q, -1)
             end
-          else
-            got[#got + 1] = ''
+            t.st = 'U'
+            t.epoch = t.epoch + 1
+            if t.attempt == 0 then t.attempt = 1 end
+            t.worker = worker
+            if not t.first then t.first = ctx.now - r.created end
+            t.claim = ctx.now - r.created
+            state_put(rk, name, t)
+            redis.call('ZADD', active, until_ms, e)
+            if r.st == 'P' then
+              r.st = 'U'
+              r.started = ctx.now - r.created
+              meta_put(rk, r)
+            end
+            n = n + 1
+            got[#got + 1] = id
+            got[#got + 1] = name
+            got[#got + 1] = int(t.epoch)
+            got[#got + 1] = int(until_ms)
+            got[#got + 1] = d
+            local results = {}
+            if h.deps > 0 then
+              local ps = hget(rk, 'u:' .. name) or ''
+              got[#got + 1] = ps
+              local pes = edges(ps)
+              local fs = {}
+              for _, pe in ipairs(pes) do fs[#fs + 1] = 's:' .. pe.name end
+              hmget(rk, fs)
+              fs = {}
+              for _, pe in ipairs(pes) do
+                local pt = state_get(rk, pe.name)
+                if pt and pt.st == 'S' then fs[#fs + 1] = 'r:' .. pe.name end
+              end
+              hmget(rk, fs)
+              for _, pe in ipairs(pes) do
+                local pt = state_get(rk, pe.name)
+                if pt and pt.st == 'S' then
+                  results[#results + 1] = pe.name
+                  results[#results + 1] = hget(rk, 'r:' .. pe.name) or ''
+                end
+              end
+            else
+              got[#got + 1] = ''
+            end
+            if h.apart then
+              got[#got + 1] = redis.call('GET', key(ctx.base, 'p', id, name)) or ''
+            else
+              got[#got + 1] = ''
+            end
+            got[#got + 1] = int(t.attempt)
+            got[#got + 1] = int(r.created + t.first)
+            got[#got + 1] = #results / 2
+            for _, v in ipairs(results) do got[#got + 1] = v end
           end
-          if h.apart then
-            got[#got + 1] = redis.call('GET', key(ctx.base, 'p', id, name)) or ''
-          else
-            got[#got + 1] = ''
-          end
-          got[#got + 1] = int(t.attempt)
-          got[#got + 1] = int(r.created + t.first)
-          got[#got + 1] = #results / 2
-          for _, v in ipairs(results) do got[#got + 1] = v end
         end
       end
     end
   end
+  flush()
 
   -- 3. the earliest live delayed due time on these queues.
   local next_due = 0

@@ -75,5 +75,6 @@ for a = 10, first - 1 do
   local t = state_get(rk, name)
   make_due(ctx, rk, id, r, name, t, h)
 end
+flush()
 wake(ctx)
 return {0, int(ctx.now)}

@@ -34,5 +34,6 @@ finish_batch(ctx, KEYS[1], rks, 10, n, out)
 if limit > 0 then
   claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out)
 end
+flush()
 wake(ctx)
 return out

@@ -73,6 +73,7 @@ for i = 1, math.min(#expired, limit) do
     out[#out + 1] = extra
   end
 end
+flush()
 wake(ctx)
 local res = {more, n}
 for _, v in ipairs(out) do res[#res + 1] = v end
