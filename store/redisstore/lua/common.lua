@@ -325,7 +325,14 @@ local function release_children(ctx, rk, id, r, name, st)
     local p = table.remove(work)
     local cs = hget(rk, 'c:' .. p.name)
     if cs then
-      for _, e in ipairs(edges(cs)) do
+      local es = edges(cs)
+      local fs = {}
+      for _, e in ipairs(es) do
+        fs[#fs + 1] = 's:' .. e.name
+        fs[#fs + 1] = 'd:' .. e.name
+      end
+      hmget(rk, fs)
+      for _, e in ipairs(es) do
         local c = state_get(rk, e.name)
         if not c then return false end
         if c.st == 'P' then
