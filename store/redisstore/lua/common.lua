@@ -56,6 +56,8 @@ local hdirty = {}
 local pushes = {}
 local push_order = {}
 local dels = {}
+local unleased = {}
+local unleased_key = nil
 
 local function hfields(rk)
   local c = hcache[rk]
@@ -117,12 +119,24 @@ local function rpush(lk, e)
   es[#es + 1] = e
 end
 
+-- unlease removes a lease entry at the next flush, before the buffered
+-- writes: a finish's first write stays the removal of its lease, which
+-- Redis allows when out of memory.
+local function unlease(active, e)
+  unleased_key = active
+  unleased[#unleased + 1] = e
+end
+
 -- del deletes a key at the next flush, after the buffered writes.
 local function del(k)
   dels[#dels + 1] = k
 end
 
 local function flush()
+  for i = 1, #unleased, 1000 do
+    redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
+  end
+  unleased = {}
   for rk, d in pairs(hdirty) do
     local c = hcache[rk]
     local args = {}
@@ -448,8 +462,8 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   local h = def_get(rk, name)
   if not h then return 4, r.st end
 
-  -- validated: writes start here.
-  redis.call('ZREM', active, entry(id, name))
+  -- validated: writes start here (the lease entry goes first, at the flush).
+  unlease(active, entry(id, name))
   if outcome == 1 then
     attempt(rk, name, t, r, ctx.now, 's', err)
     if result ~= '' then hset(rk, 'r:' .. name, result) end
@@ -545,6 +559,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- 2. pop ready entries, up to the number still wanted per LPOP.
   flush()
   local got = {}
+  local leased = {}
+  local payload_at, payload_keys = {}, {}
   local n = 0
   local stale = 0
   for p = 3, 0, -1 do
@@ -576,7 +592,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             if not t.first then t.first = ctx.now - r.created end
             t.claim = ctx.now - r.created
             state_put(rk, name, t)
-            redis.call('ZADD', active, until_ms, e)
+            leased[#leased + 1] = until_ms
+            leased[#leased + 1] = e
             if r.st == 'P' then
               r.st = 'U'
               r.started = ctx.now - r.created
@@ -613,7 +630,9 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
               got[#got + 1] = ''
             end
             if h.apart then
-              got[#got + 1] = redis.call('GET', key(ctx.base, 'p', id, name)) or ''
+              got[#got + 1] = ''
+              payload_at[#payload_at + 1] = #got
+              payload_keys[#payload_keys + 1] = key(ctx.base, 'p', id, name)
             else
               got[#got + 1] = ''
             end
@@ -625,6 +644,14 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         end
       end
     end
+  end
+  for i = 1, #leased, 1000 do
+    redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
+  end
+  for i = 1, #payload_keys, 1000 do
+    local j = math.min(i + 999, #payload_keys)
+    local vs = redis.call('MGET', unpack(payload_keys, i, j))
+    for k = i, j do got[payload_at[k]] = vs[k - i + 1] or '' end
   end
   flush()
 
