@@ -42,19 +42,22 @@ func TestMemoryPerRun(t *testing.T) {
 	ctx := context.Background()
 
 	const n = 5000
+	random := make([]byte, 100)
+	rand.New(rand.NewSource(1)).Read(random)
+	text := []byte(strings.Repeat(`{"id":1234,"kind":"resize"}`, 4)[:100])
 	for _, tc := range []struct {
-		name string
-		opts []redisstore.Option
+		name    string
+		payload []byte
+		opts    []redisstore.Option
 	}{
-		{"plain", nil},
-		{"compression", []redisstore.Option{redisstore.WithCompression(64)}},
+		{"plain", random, nil},
+		{"compression, random payload", random, []redisstore.Option{redisstore.WithCompression(64)}},
+		{"compression, JSON payload", text, []redisstore.Option{redisstore.WithCompression(64)}},
 	} {
 		require.NoError(t, c.FlushAll(ctx).Err())
 		s, err := redisstore.New(ctx, c, append([]redisstore.Option{redisstore.WithLogger(quietLogger())}, tc.opts...)...)
 		require.NoError(t, err)
-		payload := make([]byte, 100)
-		rand.New(rand.NewSource(1)).Read(payload)
-		wf := &plait.WorkflowSpec{Name: "one", Tasks: []plait.TaskSpec{{Name: "t", Handler: "noop", Payload: payload}}}
+		wf := &plait.WorkflowSpec{Name: "one", Tasks: []plait.TaskSpec{{Name: "t", Handler: "noop", Payload: tc.payload}}}
 		worker := "vm-" + strconv.Itoa(os.Getpid())
 		lifecycle := func(runs int) {
 			for i := 0; i < runs; i++ {
