@@ -174,6 +174,8 @@ func (c *config) validate() error {
 type Store struct {
 	client  redis.UniversalClient
 	cluster bool
+	// functions: scripts run as FCALL of the loaded library (see scripts.go).
+	functions bool
 	cfg     config
 	keys    keys
 	// next rotates the first shard a claim, sweep or wait visits.
@@ -200,6 +202,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	if err := s.checkEviction(ctx); err != nil {
 		return nil, err
 	}
+	s.functions = s.loadLibrary(ctx) == nil
 	return s, nil
 }
 
@@ -447,7 +450,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if params.Key != "" {
 		want = shard
 	}
-	v, err := runScript(ctx, s.client, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
+	v, err := s.runScript(ctx, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
 	if err != nil {
 		return nil, err
 	}
@@ -487,7 +490,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	args = append(args, fields...)
 	args = append(args, apart...)
 	if parts == nil {
-		v, err = runScript(ctx, s.client, scriptCreateRun, keys, args...)
+		v, err = s.runScript(ctx, scriptCreateRun, keys, args...)
 	} else {
 		v, err = s.createInParts(ctx, keys, parts, args)
 	}
@@ -522,12 +525,12 @@ func (s *Store) createInParts(ctx context.Context, keys []string, parts [][]any,
 	for try := 0; ; try++ {
 		pipe := s.client.Pipeline()
 		for _, p := range parts {
-			scriptCreatePart.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
+			scriptCreatePart.eval.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
 		}
-		last := scriptCreateRun.EvalSha(ctx, pipe, keys, commit...)
+		last := scriptCreateRun.eval.EvalSha(ctx, pipe, keys, commit...)
 		cmds, err := pipe.Exec(ctx)
 		if err != nil && try == 0 && hasNoScript(cmds) {
-			for _, sc := range []*redis.Script{scriptCreatePart, scriptCreateRun} {
+			for _, sc := range []*redis.Script{scriptCreatePart.eval, scriptCreateRun.eval} {
 				if err := sc.Load(ctx, s.client).Err(); err != nil {
 					return nil, mapErr(err)
 				}
@@ -624,7 +627,7 @@ func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*
 	if err != nil {
 		return nil, err
 	}
-	v, err := runScript(ctx, s.client, scriptCancelRun, []string{s.keys.run(shard, params.ID)},
+	v, err := s.runScript(ctx, scriptCancelRun, []string{s.keys.run(shard, params.ID)},
 		s.nowArg(), s.keys.base(shard), s.retentionMs(), params.ID, params.Reason)
 	if err != nil {
 		return nil, err
@@ -786,7 +789,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			continue
 		}
 		keys := append([]string{s.keys.active(shard)}, s.queueKeys(shard, queues)...)
-		v, err := runScript(ctx, s.client, scriptClaim, keys,
+		v, err := s.runScript(ctx, scriptClaim, keys,
 			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound)
 		if err != nil {
 			if len(res.Tasks) > 0 {
@@ -967,7 +970,7 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 		keys, args := s.outcomeArgs(b, params.Outcomes,
 			[]string{s.keys.active(b.shard)},
 			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), len(b.idx)})
-		v, err := runScript(ctx, s.client, scriptFinish, keys, args...)
+		v, err := s.runScript(ctx, scriptFinish, keys, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -1018,7 +1021,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 		}
 		keys, args := s.outcomeArgs(b, outcomes, keys,
 			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx)})
-		v, err := runScript(ctx, s.client, scriptFinishClaim, keys, args...)
+		v, err := s.runScript(ctx, scriptFinishClaim, keys, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -1082,7 +1085,7 @@ func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams
 			continue
 		}
 		args[2] = len(sent)
-		v, err := runScript(ctx, s.client, scriptExtend, keys, args...)
+		v, err := s.runScript(ctx, scriptExtend, keys, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -1117,7 +1120,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 			res.More = res.More || i < len(order)
 			break
 		}
-		v, err := runScript(ctx, s.client, scriptSweep, []string{s.keys.active(shard)},
+		v, err := s.runScript(ctx, scriptSweep, []string{s.keys.active(shard)},
 			s.nowArg(), s.keys.base(shard), s.retentionMs(), left, params.CrashLimit)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,8 @@ package redisstore
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"embed"
 	"errors"
 	"fmt"
@@ -37,11 +39,36 @@ import (
 //	RunWait          SUBSCRIBE to the run's channel, HGETALL, then wait for
 //	                 the message the run's end publishes
 //
-// Scripts run with Script.Run: EVALSHA, falling back to EVAL on NOSCRIPT
-// (the script cache is empty after a restart or failover).
+// Every script runs one of two ways, chosen once by New and running the same
+// Lua source:
+//
+//   - Redis Functions (Redis 7+): New loads one library holding the helpers
+//     and every transition (FUNCTION LOAD on every master), and each call is
+//     an FCALL. The helpers are defined once per load instead of once per
+//     call, which on redis-server is most of the cost of a small script.
+//   - EVALSHA of the helpers followed by the transition's own file, falling
+//     back to EVAL on NOSCRIPT (the script cache is empty after a restart or
+//     failover), when the server has no FUNCTION command (miniredis, older
+//     servers) or refuses the load.
+//
+// A function call that finds no function (a restarted server without
+// persistence) loads the library again and retries. Functions are declared
+// without flags, so Redis refuses a function call up front when it is out of
+// memory; such a call is sent again as EVALSHA, which Redis refuses only at
+// its first write that needs memory (see runScript), so both paths answer
+// alike when memory is short.
 
 //go:embed lua/*.lua
 var luaFS embed.FS
+
+// script is one transition: its EVALSHA form and its function name.
+type script struct {
+	name string
+	eval *redis.Script
+	fn   string
+}
+
+var scriptNames = []string{"next_id", "create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
 
 var (
 	scriptNextID      = newScript("next_id")
@@ -55,18 +82,64 @@ var (
 	scriptCancelRun   = newScript("cancel_run")
 )
 
-// newScript builds a script from the common helpers followed by the
-// transition's own file.
-func newScript(name string) *redis.Script {
-	common, err := luaFS.ReadFile("lua/common.lua")
+// library is the source of the function library and libraryName its name,
+// which carries a hash of the source, so stores of different versions
+// sharing one server each call their own functions.
+var library, libraryName = buildLibrary()
+
+func luaFile(name string) string {
+	b, err := luaFS.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
 	}
-	body, err := luaFS.ReadFile("lua/" + name + ".lua")
-	if err != nil {
-		panic(err)
+	return string(b)
+}
+
+// body wraps a transition's file into a local function of KEYS and ARGV.
+func body(name string) string {
+	return "local function s_" + name + "(KEYS, ARGV)\n" + luaFile(name) + "\nend\n"
+}
+
+// newScript builds the EVALSHA form of a script: the common helpers, then
+// the transition's own file.
+func newScript(name string) *script {
+	src := "-- plait " + name + "\n" + luaFile("common") + "\n" + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
+	return &script{name: name, eval: redis.NewScript(src)}
+}
+
+func buildLibrary() (string, string) {
+	var b strings.Builder
+	b.WriteString(luaFile("common"))
+	b.WriteString("\n")
+	for _, n := range scriptNames {
+		b.WriteString(body(n))
 	}
-	return redis.NewScript("-- plait " + name + "\n" + string(common) + "\n" + string(body))
+	src := b.String()
+	sum := sha1.Sum([]byte(src))
+	name := "plait_" + hex.EncodeToString(sum[:6])
+	var reg strings.Builder
+	for _, n := range scriptNames {
+		reg.WriteString("redis.register_function('" + name + "_" + n + "', function(k, a) reset() return s_" + n + "(k, a) end)\n")
+	}
+	return "#!lua name=" + name + "\n" + src + reg.String(), name
+}
+
+func (sc *script) function() string { return libraryName + "_" + sc.name }
+
+// loadLibrary loads the function library on every master; a library of
+// this very source already loaded counts as loaded.
+func (s *Store) loadLibrary(ctx context.Context) error {
+	load := func(ctx context.Context, c redis.Cmdable) error {
+		err := c.FunctionLoad(ctx, library).Err()
+		if err != nil && strings.Contains(err.Error(), "already exists") {
+			return nil
+		}
+		return err
+	}
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
+	}
+	return load(ctx, s.client)
 }
 
 // Script return codes.
@@ -97,14 +170,30 @@ func codeErr(code int64) error {
 	return fmt.Errorf("redisstore: unknown script code %d", code)
 }
 
-// runScript runs s and maps Redis's OOM refusal to plait.ErrStoreFull.
-// Redis refuses only a script's first write when the script started out of
-// memory (later writes of a script that already wrote go through), and the
-// scripts validate before their first write, so a refused script has
-// written nothing; one whose first write frees memory (a finish removing
-// its lease entry) runs whole.
-func runScript(ctx context.Context, c redis.Scripter, s *redis.Script, keys []string, args ...any) ([]any, error) {
-	v, err := s.Run(ctx, c, keys, args...).Result()
+// runScript runs sc and maps Redis's OOM refusal to plait.ErrStoreFull.
+// Redis refuses only a script's first write that needs memory when the
+// script started out of memory (later writes of a script that already wrote
+// go through), and the scripts validate before their first write, so a
+// refused script has written nothing; one whose first write frees memory (a
+// finish removing its lease entry) runs whole. A function call refused for
+// memory up front is sent again as EVALSHA, so that the same holds on the
+// function path.
+func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
+	var v any
+	var err error
+	if s.functions {
+		v, err = s.client.FCall(ctx, sc.function(), keys, args...).Result()
+		if err != nil && strings.Contains(err.Error(), "Function not found") {
+			if lerr := s.loadLibrary(ctx); lerr == nil {
+				v, err = s.client.FCall(ctx, sc.function(), keys, args...).Result()
+			}
+		}
+		if isOOM(err) {
+			v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()
+		}
+	} else {
+		v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()
+	}
 	if err != nil {
 		return nil, mapErr(err)
 	}

@@ -59,6 +59,12 @@ local dels = {}
 local unleased = {}
 local unleased_key = nil
 
+-- reset empties the buffers above; a function library keeps its locals
+-- between calls, so every function call starts with it.
+local function reset()
+  hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
+end
+
 local function hfields(rk)
   local c = hcache[rk]
   if not c then
@@ -505,7 +511,7 @@ end
 -- of the i-th outcome and its arguments start at ARGV[first + 7(i-1)]: run
 -- id, task, epoch, outcome, result, error, retry delay in ms. It appends
 -- two values per outcome to out: the code and the run's status letter.
-local function finish_batch(ctx, active, rks, first, n, out)
+local function finish_batch(ctx, active, rks, ARGV, first, n, out)
   for i = 1, n do
     local a = first + 7 * (i - 1)
     local code, st = finish_one(ctx, active, rks[i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]),

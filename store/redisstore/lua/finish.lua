@@ -22,7 +22,7 @@ local n = tonumber(ARGV[4])
 local rks = {}
 for i = 1, n do rks[i] = KEYS[1 + i] end
 local out = {}
-finish_batch(ctx, KEYS[1], rks, 5, n, out)
+finish_batch(ctx, KEYS[1], rks, ARGV, 5, n, out)
 flush()
 wake(ctx)
 return out

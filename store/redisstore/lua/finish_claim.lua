@@ -30,7 +30,7 @@ for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
 local rks = {}
 for j = 1, n do rks[j] = KEYS[1 + 5 * nq + j] end
 local out = {}
-finish_batch(ctx, KEYS[1], rks, 10, n, out)
+finish_batch(ctx, KEYS[1], rks, ARGV, 10, n, out)
 if limit > 0 then
   claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out)
 end

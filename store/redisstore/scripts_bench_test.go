@@ -1,0 +1,121 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// BenchmarkScripts measures the Redis CPU the scripts cost, from the usec
+// of INFO commandstats (evalsha, eval and fcall): b.N single-task runs
+// (100 B payload) submitted through plait.Client.Submit, then claimed and
+// finished 64 at a time with TaskFinishClaim. docs/redis-schema.md quotes
+// its output:
+//
+//	go test -run x -bench Scripts -benchtime 5000x ./store/redisstore/
+func BenchmarkScripts(b *testing.B) {
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(b, err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	c := srv.Client()
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plait.New(s, plait.WithRemoteHandlers())
+	if err != nil {
+		b.Fatal(err)
+	}
+	wf := plait.NewWorkflow("one").Task("t", "noop", plait.Raw(make([]byte, 100)))
+	submit := func(n int) {
+		for i := 0; i < n; i++ {
+			if _, err := p.Submit(ctx, wf); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	worker := "bench"
+	drain := func() int {
+		done := 0
+		var outs []plait.TaskOutcome
+		for {
+			res, err := s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{
+				Finish: plait.TaskFinishParams{WorkerID: worker, Outcomes: outs},
+				Claim:  plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, f := range res.Finished {
+				if f.Err != nil {
+					b.Fatal(f.Err)
+				}
+			}
+			done += len(outs)
+			if len(res.Claimed.Tasks) == 0 {
+				return done
+			}
+			outs = outs[:0]
+			for _, ct := range res.Claimed.Tasks {
+				outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+			}
+		}
+	}
+	// warm up: scripts loaded, shard keys exist.
+	submit(100)
+	drain()
+	c.ConfigResetStat(ctx)
+	b.ResetTimer()
+	submit(b.N)
+	calls, us := scriptStats(b, c)
+	c.ConfigResetStat(ctx)
+	n := drain()
+	b.StopTimer()
+	calls2, us2 := scriptStats(b, c)
+	if n != b.N {
+		b.Fatalf("finished %d of %d", n, b.N)
+	}
+	b.ReportMetric(us/float64(b.N), "submit-redis-µs/run")
+	b.ReportMetric(float64(calls)/float64(b.N), "submit-calls/run")
+	b.ReportMetric(us2/float64(b.N), "claim+finish-redis-µs/task")
+	b.ReportMetric(float64(calls2), "claim+finish-calls")
+}
+
+// scriptStats sums the calls and usec of the script commands in INFO
+// commandstats.
+func scriptStats(b *testing.B, c *redis.Client) (calls int64, usec float64) {
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\r\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || (name != "cmdstat_evalsha" && name != "cmdstat_eval" && name != "cmdstat_fcall") {
+			continue
+		}
+		for _, kv := range strings.Split(rest, ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "calls":
+				n, _ := strconv.ParseInt(v, 10, 64)
+				calls += n
+			case "usec":
+				n, _ := strconv.ParseFloat(v, 64)
+				usec += n
+			}
+		}
+	}
+	return calls, usec
+}
