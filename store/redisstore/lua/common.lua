@@ -429,14 +429,16 @@ local function stop_run(ctx, rk, id, r, st, reason)
   run_ended(ctx, rk, id, r)
 end
 
--- finish_run ends the run once every task is terminal.
+-- finish_run ends the run once every task is terminal; it returns true
+-- when it did (and wrote m).
 local function finish_run(ctx, rk, id, r)
-  if run_terminal(r) then return end
-  if r.succ + r.failed + r.skipped + r.cancelled < r.total then return end
+  if run_terminal(r) then return false end
+  if r.succ + r.failed + r.skipped + r.cancelled < r.total then return false end
   if r.failed > 0 and r.strat ~= 'k' then r.st = 'F' else r.st = 'S' end
   r.ended = ctx.now - r.created
   meta_put(rk, r)
   run_ended(ctx, rk, id, r)
+  return true
 end
 
 -- fail_task ends t as failed or dead, dead-letters it (RPUSH to the run's
@@ -500,10 +502,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     push_ready(ctx, id, name, h)
     state_put(rk, name, t)
   end
-  if not run_terminal(r) then
-    meta_put(rk, r)
-    finish_run(ctx, rk, id, r)
-  end
+  if not run_terminal(r) and not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
   return 0, r.st
 end
 
@@ -576,14 +575,26 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         local es = redis.call('LPOP', lk, limit - n)
         if not es then break end
         for _, e in ipairs(es) do
+          -- the run's and the task's packed fields are parsed only as far
+          -- as the claim needs them and rewritten around the parts it keeps.
           local id, name = parse_entry(e)
           local rk = id and key(ctx.base, 'r', id)
-          if rk then hmget(rk, {'m', 's:' .. name, 'd:' .. name}) end
-          local r = rk and meta_get(rk)
-          local t = r and state_get(rk, name)
-          local h, d
-          if t then h, d = def_get(rk, name) end
-          if not (r and t and h and t.st == 'R') then
+          local sf = name and 's:' .. name
+          local m, s, h, d
+          if rk then
+            hmget(rk, {'m', sf, 'd:' .. name})
+            m = hget(rk, 'm')
+            s = m and hget(rk, sf)
+          end
+          local mst, counts, created, _, ended, strat, st, att, ep, mid, first, _, tend, _
+          if s then
+            mst, counts, created, _, ended, strat = string.match(m,
+              '^(%a),(%d+,%d+,%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+            st, att, ep, mid, first, _, tend, _ = string.match(s,
+              '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+          end
+          if mst and st then h, d = def_get(rk, name) end
+          if not (h and st == 'R') then
             stale = stale + 1
           else
             local q = ctx.readied[e]
@@ -591,25 +602,29 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
               ctx.readied[e] = nil
               owe(ctx, q, -1)
             end
-            t.st = 'U'
-            t.epoch = t.epoch + 1
-            if t.attempt == 0 then t.attempt = 1 end
-            t.worker = worker
-            if not t.first then t.first = ctx.now - r.created end
-            t.claim = ctx.now - r.created
-            state_put(rk, name, t)
+            local created_n = tonumber(created)
+            local epoch = tonumber(ep) + 1
+            if att == '0' then att = '1' end
+            local first_n
+            if first == '' then
+              first_n = ctx.now - created_n
+              first = int(first_n)
+            else
+              first_n = tonumber(first)
+            end
+            hset(rk, sf, 'U,' .. att .. ',' .. int(epoch) .. ',' .. mid .. ',' .. first .. ',' ..
+              int(ctx.now - created_n) .. ',' .. tend .. ',' .. worker)
             leased[#leased + 1] = until_ms
             leased[#leased + 1] = e
-            if r.st == 'P' then
-              r.st = 'U'
-              r.started = ctx.now - r.created
-              meta_put(rk, r)
+            if mst == 'P' then
+              hset(rk, 'm', 'U,' .. counts .. ',' .. created .. ',' .. int(ctx.now - created_n) .. ',' ..
+                ended .. ',' .. strat)
             end
             n = n + 1
             got[#got + 1] = id
             got[#got + 1] = name
-            got[#got + 1] = int(t.epoch)
-            got[#got + 1] = int(until_ms)
+            got[#got + 1] = epoch
+            got[#got + 1] = until_ms
             got[#got + 1] = d
             local results = {}
             if h.deps > 0 then
@@ -642,8 +657,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             else
               got[#got + 1] = ''
             end
-            got[#got + 1] = int(t.attempt)
-            got[#got + 1] = int(r.created + t.first)
+            got[#got + 1] = tonumber(att)
+            got[#got + 1] = created_n + first_n
             got[#got + 1] = #results / 2
             for _, v in ipairs(results) do got[#got + 1] = v end
           end
