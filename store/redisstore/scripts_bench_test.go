@@ -87,6 +87,45 @@ func BenchmarkScripts(b *testing.B) {
 	if n != b.N {
 		b.Fatalf("finished %d of %d", n, b.N)
 	}
+	// the same again with claims and finishes in calls of their own,
+	// measured apart (commandstats reset between them).
+	submit(b.N)
+	var claimUS, finishUS float64
+	claimed := 0
+	for {
+		c.ConfigResetStat(ctx)
+		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, u := scriptStats(b, c)
+		claimUS += u
+		if len(res.Tasks) == 0 {
+			break
+		}
+		claimed += len(res.Tasks)
+		var outs []plait.TaskOutcome
+		for _, ct := range res.Tasks {
+			outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+		}
+		c.ConfigResetStat(ctx)
+		fres, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outs})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, f := range fres {
+			if f.Err != nil {
+				b.Fatal(f.Err)
+			}
+		}
+		_, u = scriptStats(b, c)
+		finishUS += u
+	}
+	if claimed != b.N {
+		b.Fatalf("claimed %d of %d", claimed, b.N)
+	}
+	b.ReportMetric(claimUS/float64(b.N), "claim-redis-µs/task")
+	b.ReportMetric(finishUS/float64(b.N), "finish-redis-µs/task")
 	b.ReportMetric(us/float64(b.N), "submit-redis-µs/run")
 	b.ReportMetric(float64(calls)/float64(b.N), "submit-calls/run")
 	b.ReportMetric(us2/float64(b.N), "claim+finish-redis-µs/task")

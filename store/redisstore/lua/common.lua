@@ -58,11 +58,13 @@ local push_order = {}
 local dels = {}
 local unleased = {}
 local unleased_key = nil
+local wrote = false
 
 -- reset empties the buffers above; a function library keeps its locals
 -- between calls, so every function call starts with it.
 local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
+  wrote = false
 end
 
 local function hfields(rk)
@@ -131,6 +133,24 @@ end
 local function unlease(active, e)
   unleased_key = active
   unleased[#unleased + 1] = e
+end
+
+-- unlease_now is unlease for a step that writes at once instead of through
+-- the buffers: the first such step of a call removes the lease entries
+-- buffered so far and its own right away, so the call's first write is still
+-- the removal of a lease; later ones are buffered as usual.
+local function unlease_now(active, e)
+  if wrote then
+    unlease(active, e)
+    return
+  end
+  unleased_key = active
+  unleased[#unleased + 1] = e
+  for i = 1, #unleased, 1000 do
+    redis.call('ZREM', active, unpack(unleased, i, math.min(i + 999, #unleased)))
+  end
+  unleased = {}
+  wrote = true
 end
 
 -- del deletes a key at the next flush, after the buffered writes.
@@ -455,10 +475,92 @@ local function fail_task(ctx, rk, id, r, name, t, st, h)
   return release_children(ctx, rk, id, r, name, st)
 end
 
+-- finish_fast applies outcome succeeded to a running task of the current
+-- epoch without children, in a run that is not over, with the records read
+-- in one HMGET, parsed with one string.match each and rewritten around the
+-- parts they keep, and written with one HSET. It returns nil, having written
+-- nothing, for every other case; the fields it read are then left in the
+-- cache for finish_one. It is used only for a run hash this call has not
+-- cached, so what it reads is current and what it writes goes to Redis at
+-- once.
+local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
+  if hcache[rk] then return nil end
+  local sf, df, af, ef, cf = 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name
+  local v = redis.call('HMGET', rk, 'm', sf, df, af, ef, cf, 'k')
+  local m, s, d, a, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+  local mst, total, succ, mid, created, started, mended, strat, st, att, ep, tmid, first, claim, worker, _
+  if m and s and d and not c then
+    mst, total, succ, mid, created, started, mended, strat = string.match(m,
+      '^([PU]),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+    st, att, ep, tmid, first, claim, worker = string.match(s,
+      '^(U),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),%-?%d*,(.*)$')
+  end
+  local hend
+  if st and mst and tonumber(ep) == epoch then
+    _, hend = string.find(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,%d+,[01]\n')
+  end
+  if not hend then
+    local ch = hfields(rk)
+    ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
+      a or false, e or false, c or false, k or false
+    return nil
+  end
+
+  -- validated: writes start here, with the lease entry.
+  unlease_now(active, entry(id, name))
+  local created_n = tonumber(created)
+  local claim_n = tonumber(claim) or 0
+  local off = ctx.now - created_n
+  err = err or ''
+  local rec = att .. ',' .. ep .. ',' .. claim_n .. ',' .. (off - claim_n) .. ',s,' .. #worker .. ',' ..
+    #err .. ';' .. worker .. err
+  if a then rec = a .. rec end
+  local ns = 'S,' .. att .. ',' .. ep .. ',' .. tmid .. ',' .. first .. ',' .. claim .. ',' .. off .. ',' .. worker
+  succ = succ + 1
+  local done = succ
+  local failed = 0
+  if mid ~= '0,0,0' then
+    local f, sk, cc = string.match(mid, '^(%d+),(%d+),(%d+)$')
+    failed = tonumber(f)
+    done = done + failed + tonumber(sk) + tonumber(cc)
+  end
+  local ended = done >= tonumber(total)
+  local rst = mst
+  local nm
+  if ended then
+    if failed > 0 and strat ~= 'k' then rst = 'F' else rst = 'S' end
+    nm = rst .. ',' .. total .. ',' .. succ .. ',' .. mid .. ',' .. created .. ',' .. started .. ',' .. off ..
+      ',' .. strat
+  else
+    nm = mst .. ',' .. total .. ',' .. succ .. ',' .. mid .. ',' .. created .. ',' .. started .. ',' .. mended ..
+      ',' .. strat
+  end
+  if result ~= '' then
+    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm, 'r:' .. name, result)
+  else
+    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
+  end
+  if e then redis.call('HDEL', rk, ef) end
+  if string.byte(d, hend - 1) == 49 then del(key(ctx.base, 'p', id, name)) end
+  if ended then
+    redis.call('PUBLISH', key(ctx.base, 'w', id), rst)
+    if ctx.retention > 0 then
+      redis.call('PEXPIRE', rk, ctx.retention)
+      if failed > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ctx.retention) end
+      if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ctx.retention) end
+    end
+  end
+  return 0, rst
+end
+
 -- finish_one applies one outcome (1 succeeded, 2 retry, 3 failed,
 -- 4 released) and returns a code (0 applied, 1 not found, 2 stale epoch,
 -- 4 corrupt record) and the run's status letter after it.
 local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay)
+  if outcome == 1 then
+    local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
+    if code then return code, st end
+  end
   hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
   local r = meta_get(rk)
   if r == nil then return 1, '' end
@@ -561,13 +663,21 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
   end
 
-  -- 2. pop ready entries, up to the number still wanted per LPOP.
+  -- 2. pop ready entries, up to the number still wanted per LPOP. The
+  -- buffered writes are sent first, so the records read below come straight
+  -- from Redis and are current; each claimed task's fields are read with one
+  -- HMGET, parsed only as far as the claim needs them, rewritten around the
+  -- parts it keeps and written with one HSET. Tasks go straight into out
+  -- after the three head values, filled in at the end.
   flush()
-  local got = {}
+  local head = #out
+  out[head + 1], out[head + 2], out[head + 3] = 0, 0, 0
+  local got = out
   local leased = {}
   local payload_at, payload_keys = {}, {}
   local n = 0
   local stale = 0
+  local base = ctx.base
   for p = 3, 0, -1 do
     for qi = 1, nq do
       local lk = qkeys[5 * (qi - 1) + 2 + (3 - p)]
@@ -575,26 +685,23 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         local es = redis.call('LPOP', lk, limit - n)
         if not es then break end
         for _, e in ipairs(es) do
-          -- the run's and the task's packed fields are parsed only as far
-          -- as the claim needs them and rewritten around the parts it keeps.
-          local id, name = parse_entry(e)
-          local rk = id and key(ctx.base, 'r', id)
-          local sf = name and 's:' .. name
-          local m, s, h, d
-          if rk then
-            hmget(rk, {'m', sf, 'd:' .. name})
-            m = hget(rk, 'm')
-            s = m and hget(rk, sf)
+          local id, name = string.match(e, '^([^ ]*) (.*)$')
+          local rk, sf, m, s, d, ps, mst, created, st, att, ep, tmid, first, tend, deps, apart
+          if id then
+            rk = base .. 'r:' .. id
+            sf = 's:' .. name
+            local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name)
+            m, s, d, ps = v[1], v[2], v[3], v[4]
           end
-          local mst, counts, created, _, ended, strat, st, att, ep, mid, first, _, tend, _
-          if s then
-            mst, counts, created, _, ended, strat = string.match(m,
-              '^(%a),(%d+,%d+,%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
-            st, att, ep, mid, first, _, tend, _ = string.match(s,
-              '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+          if m and s and d then
+            st, att, ep, tmid, first, tend = string.match(s,
+              '^(R),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),%-?%d*,(%-?%d*),.*$')
+            if st then
+              mst, created = string.match(m, '^(%a),%d+,%d+,%d+,%d+,%d+,(%-?%d+),%-?%d*,%-?%d*,%a$')
+              deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n')
+            end
           end
-          if mst and st then h, d = def_get(rk, name) end
-          if not (h and st == 'R') then
+          if not (mst and deps) then
             stale = stale + 1
           else
             local q = ctx.readied[e]
@@ -603,64 +710,76 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
               owe(ctx, q, -1)
             end
             local created_n = tonumber(created)
-            local epoch = tonumber(ep) + 1
+            local epoch = ep + 1
             if att == '0' then att = '1' end
+            local off = ctx.now - created_n
             local first_n
             if first == '' then
-              first_n = ctx.now - created_n
-              first = int(first_n)
+              first_n = off
+              first = off
             else
               first_n = tonumber(first)
             end
-            hset(rk, sf, 'U,' .. att .. ',' .. int(epoch) .. ',' .. mid .. ',' .. first .. ',' ..
-              int(ctx.now - created_n) .. ',' .. tend .. ',' .. worker)
+            local ns = 'U,' .. att .. ',' .. epoch .. ',' .. tmid .. ',' .. first .. ',' .. off .. ',' .. tend ..
+              ',' .. worker
+            local c = hcache[rk]
+            if mst == 'P' then
+              local counts, mended, strat = string.match(m, '^P,(%d+,%d+,%d+,%d+,%d+),%-?%d+,%-?%d*,(%-?%d*),(%a)$')
+              local nm = 'U,' .. counts .. ',' .. created .. ',' .. off .. ',' .. mended .. ',' .. strat
+              redis.call('HSET', rk, sf, ns, 'm', nm)
+              if c then c.m = nm end
+            else
+              redis.call('HSET', rk, sf, ns)
+            end
+            if c then c[sf] = ns end
             leased[#leased + 1] = until_ms
             leased[#leased + 1] = e
-            if mst == 'P' then
-              hset(rk, 'm', 'U,' .. counts .. ',' .. created .. ',' .. int(ctx.now - created_n) .. ',' ..
-                ended .. ',' .. strat)
-            end
             n = n + 1
-            got[#got + 1] = id
-            got[#got + 1] = name
-            got[#got + 1] = epoch
-            got[#got + 1] = until_ms
-            got[#got + 1] = d
-            local results = {}
-            if h.deps > 0 then
-              local ps = hget(rk, 'u:' .. name) or ''
-              got[#got + 1] = ps
-              local pes = edges(ps)
+            local g = #got
+            got[g + 1] = id
+            got[g + 2] = name
+            got[g + 3] = epoch
+            got[g + 4] = until_ms
+            got[g + 5] = d
+            got[g + 6] = ps or ''
+            if apart == '1' then
+              payload_at[#payload_at + 1] = g + 7
+              payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
+            end
+            got[g + 7] = ''
+            got[g + 8] = tonumber(att)
+            got[g + 9] = created_n + first_n
+            if deps ~= '0' then
+              ps = ps or ''
+              -- parents: each one's state and result in one HMGET; a parent
+              -- succeeded when its state starts with S.
               local fs = {}
-              for _, pe in ipairs(pes) do fs[#fs + 1] = 's:' .. pe.name end
-              hmget(rk, fs)
-              fs = {}
-              for _, pe in ipairs(pes) do
-                local pt = state_get(rk, pe.name)
-                if pt and pt.st == 'S' then fs[#fs + 1] = 'r:' .. pe.name end
+              for pname in string.gmatch(ps, '([^ :]+):%d') do
+                fs[#fs + 1] = 's:' .. pname
+                fs[#fs + 1] = 'r:' .. pname
               end
-              hmget(rk, fs)
-              for _, pe in ipairs(pes) do
-                local pt = state_get(rk, pe.name)
-                if pt and pt.st == 'S' then
-                  results[#results + 1] = pe.name
-                  results[#results + 1] = hget(rk, 'r:' .. pe.name) or ''
+              local vs = {}
+              for i = 1, #fs, 1000 do
+                local j = math.min(i + 999, #fs)
+                local r = redis.call('HMGET', rk, unpack(fs, i, j))
+                for x = i, j do vs[x] = r[x - i + 1] end
+              end
+              local k = 0
+              local at = g + 10
+              for i = 1, #fs, 2 do
+                local pst = vs[i]
+                if pst and string.byte(pst, 1) == 83 then
+                  k = k + 1
+                  got[at + 1] = string.sub(fs[i], 3)
+                  got[at + 2] = vs[i + 1] or ''
+                  at = at + 2
                 end
               end
+              got[g + 10] = k
             else
-              got[#got + 1] = ''
+              got[g + 6] = ''
+              got[g + 10] = 0
             end
-            if h.apart then
-              got[#got + 1] = ''
-              payload_at[#payload_at + 1] = #got
-              payload_keys[#payload_keys + 1] = key(ctx.base, 'p', id, name)
-            else
-              got[#got + 1] = ''
-            end
-            got[#got + 1] = tonumber(att)
-            got[#got + 1] = created_n + first_n
-            got[#got + 1] = #results / 2
-            for _, v in ipairs(results) do got[#got + 1] = v end
           end
         end
       end
@@ -694,8 +813,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
   end
 
-  out[#out + 1] = int(ctx.now)
-  out[#out + 1] = int(next_due)
-  out[#out + 1] = n
-  for _, v in ipairs(got) do out[#out + 1] = v end
+  out[head + 1] = ctx.now
+  out[head + 2] = next_due
+  out[head + 3] = n
 end
