@@ -28,6 +28,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait/internal/redistest"
 )
 
 // memEnqueuers is how many goroutines enqueue in the memory workload, where
@@ -194,12 +196,12 @@ func main() {
 	defer stop()
 
 	if *addr == "" {
-		srv, err := startRedis()
+		srv, err := redistest.Start()
 		if err != nil {
-			fatalf("%v", err)
+			fatalf("%v (install redis-server, or pass -redis host:port)", err)
 		}
-		defer srv.close()
-		b.addr = srv.addr
+		defer srv.Close()
+		b.addr = srv.Addr
 		fmt.Fprintf(os.Stderr, "scratch redis-server on %s\n", b.addr)
 	} else {
 		b.addr = *addr

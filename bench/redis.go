@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,78 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 )
-
-// scratchRedis is a private redis-server on a free loopback port, without
-// persistence, in a temporary directory.
-type scratchRedis struct {
-	addr string
-	dir  string
-	cmd  *exec.Cmd
-}
-
-func startRedis() (*scratchRedis, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, fmt.Errorf("redis-server not found (install it, or pass -redis host:port): %w", err)
-	}
-	dir, err := os.MkdirTemp("", "plait-bench-redis-")
-	if err != nil {
-		return nil, err
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	_ = l.Close()
-	logf, err := os.Create(filepath.Join(dir, "redis.log"))
-	if err != nil {
-		return nil, err
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin,
-		"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no",
-		"--dir", dir, "--daemonize", "no", "--protected-mode", "yes")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	r := &scratchRedis{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), dir: dir, cmd: cmd}
-	c := redis.NewClient(&redis.Options{Addr: r.addr})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		err := c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return r, nil
-		}
-		if time.Now().After(deadline) {
-			r.close()
-			log, _ := os.ReadFile(filepath.Join(dir, "redis.log"))
-			return nil, fmt.Errorf("redis-server on %s did not answer: %v\n%s", r.addr, err, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func (r *scratchRedis) close() {
-	if r.cmd.Process != nil {
-		_ = r.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = r.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = r.cmd.Process.Kill()
-			<-done
-		}
-	}
-	_ = os.RemoveAll(r.dir)
-}
 
 // info returns the numeric fields of one INFO section.
 func info(ctx context.Context, rc *redis.Client, section string) (map[string]string, error) {
