@@ -158,3 +158,66 @@ func scriptStats(b *testing.B, c *redis.Client) (calls int64, usec float64) {
 	}
 	return calls, usec
 }
+
+// BenchmarkJoinClaim measures the Redis CPU of claiming a join: a run of
+// 1000 parents with results, each succeeded, and one child after all of
+// them; the claim of the child reads every parent's state and result. It
+// reports Redis µs per parent of that one claim.
+//
+//	go test -run x -bench JoinClaim -benchtime 5x ./store/redisstore/
+func BenchmarkJoinClaim(b *testing.B) {
+	const parents = 1000
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(b, err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	c := srv.Client()
+	b.Cleanup(func() { c.Close() })
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plait.New(s, plait.WithRemoteHandlers())
+	if err != nil {
+		b.Fatal(err)
+	}
+	wf := plait.NewWorkflow("join")
+	names := make([]string, parents)
+	for i := range names {
+		names[i] = "p" + strconv.Itoa(i)
+		wf.Task(names[i], "noop", nil)
+	}
+	wf.Task("join", "noop", nil, plait.After(names...))
+	worker := "bench"
+	var us float64
+	for i := 0; i < b.N; i++ {
+		if _, err := p.Submit(ctx, wf); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 256, LeaseDuration: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(res.Tasks) == 0 {
+				b.Fatal("no join claimed")
+			}
+			if res.Tasks[0].Lease.Task == "join" {
+				break
+			}
+			var outs []plait.TaskOutcome
+			for _, ct := range res.Tasks {
+				outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("result")})
+			}
+			if _, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outs}); err != nil {
+				b.Fatal(err)
+			}
+			c.ConfigResetStat(ctx)
+		}
+		_, u := scriptStats(b, c)
+		us += u
+	}
+	b.ReportMetric(us/float64(b.N)/parents, "join-claim-redis-µs/parent")
+}

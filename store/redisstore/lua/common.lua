@@ -751,28 +751,29 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             got[g + 9] = created_n + first_n
             if deps ~= '0' then
               ps = ps or ''
-              -- parents: each one's state and result in one HMGET; a parent
+              -- parents: their states and results in one HMGET per 500; a parent
               -- succeeded when its state starts with S.
-              local fs = {}
-              for pname in string.gmatch(ps, '([^ :]+):%d') do
-                fs[#fs + 1] = 's:' .. pname
-                fs[#fs + 1] = 'r:' .. pname
-              end
-              local vs = {}
-              for i = 1, #fs, 1000 do
-                local j = math.min(i + 999, #fs)
-                local r = redis.call('HMGET', rk, unpack(fs, i, j))
-                for x = i, j do vs[x] = r[x - i + 1] end
-              end
+              local pn = {}
+              for pname in string.gmatch(ps, '([^ :]+):%d') do pn[#pn + 1] = pname end
               local k = 0
               local at = g + 10
-              for i = 1, #fs, 2 do
-                local pst = vs[i]
-                if pst and string.byte(pst, 1) == 83 then
-                  k = k + 1
-                  got[at + 1] = string.sub(fs[i], 3)
-                  got[at + 2] = vs[i + 1] or ''
-                  at = at + 2
+              for i = 1, #pn, 500 do
+                local j = math.min(i + 499, #pn)
+                local fs = {}
+                for x = i, j do
+                  local pname = pn[x]
+                  fs[#fs + 1] = 's:' .. pname
+                  fs[#fs + 1] = 'r:' .. pname
+                end
+                local vs = redis.call('HMGET', rk, unpack(fs))
+                for x = 1, #fs, 2 do
+                  local pst = vs[x]
+                  if pst and string.byte(pst, 1) == 83 then
+                    k = k + 1
+                    got[at + 1] = pn[i + (x - 1) / 2]
+                    got[at + 2] = vs[x + 1] or ''
+                    at = at + 2
+                  end
                 end
               end
               got[g + 10] = k
