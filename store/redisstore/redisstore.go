@@ -450,13 +450,24 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if params.Key != "" {
 		want = shard
 	}
-	v, err := s.runScript(ctx, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
-	if err != nil {
-		return nil, err
+	// The next id is a plain INCR when any shard will do (one shard, or an
+	// unkeyed run); next_id.lua only when the id must land on one shard.
+	var seq int64
+	var v []any
+	if want < 0 || s.cfg.shards == 1 {
+		seq, err = s.client.Incr(ctx, s.keys.seq()).Result()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+	} else {
+		v, err = s.runScript(ctx, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
+		if err != nil {
+			return nil, err
+		}
+		seq, _ = v[0].(int64)
 	}
-	seq, ok := v[0].(int64)
-	if !ok || seq < 1 {
-		return nil, fmt.Errorf("redisstore: unexpected run id %v", v[0])
+	if seq < 1 {
+		return nil, fmt.Errorf("redisstore: unexpected run id %d", seq)
 	}
 	shard = int(seq % int64(s.cfg.shards))
 	id := strconv.FormatInt(seq, 10)

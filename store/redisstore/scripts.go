@@ -30,7 +30,8 @@ import (
 //	LeaseExtend      1 script call per shard touched by the batch (extend.lua)
 //	LeaseSweep       1 script call per shard (sweep.lua)
 //	ReadyWait        BLPOP on the wake lists of its queues (no script)
-//	RunCreate        2: next_id.lua (INCR of the id sequence), then
+//	RunCreate        2: INCR of the id sequence (next_id.lua when the id
+//	                 must land on one shard of several: a keyed run), then
 //	                 create_run.lua; a run of more than createChunk tasks
 //	                 sends create_part.lua per chunk and create_run.lua in
 //	                 one pipeline (still 2 round trips)

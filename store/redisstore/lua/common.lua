@@ -305,19 +305,17 @@ local function push_delayed(ctx, id, name, h, due)
   owe(ctx, h.queue, 1)
 end
 
--- wake pushes, per queue, up to min(owed, 64 - LLEN) tokens to the queue's
--- wake list n:<queue>.
+-- wake leaves, per queue, min(LLEN + owed, 64) tokens in the queue's wake
+-- list n:<queue>: it pushes up to 64 of the owed tokens and trims the list
+-- back to 64 only when the push took it past that (the tokens are all alike).
 local function wake(ctx)
   for q, n in pairs(ctx.wake) do
     if n > 0 then
       local wk = key(ctx.base, 'n', q)
-      local room = 64 - redis.call('LLEN', wk)
-      if n > room then n = room end
-      if n > 0 then
-        local tokens = {}
-        for i = 1, n do tokens[i] = '1' end
-        redis.call('RPUSH', wk, unpack(tokens))
-      end
+      if n > 64 then n = 64 end
+      local tokens = {}
+      for i = 1, n do tokens[i] = '1' end
+      if redis.call('RPUSH', wk, unpack(tokens)) > 64 then redis.call('LTRIM', wk, 0, 63) end
     end
   end
 end
