@@ -474,20 +474,32 @@ local function fail_task(ctx, rk, id, r, name, t, st, h)
 end
 
 -- finish_fast applies outcome succeeded to a running task of the current
--- epoch without children, in a run that is not over, with the records read
--- in one HMGET, parsed with one string.match each and rewritten around the
--- parts they keep, and written with one HSET. It returns nil, having written
--- nothing, for every other case; the fields it read are then left in the
--- cache for finish_one. It is used only for a run hash this call has not
--- cached, so what it reads is current and what it writes goes to Redis at
--- once.
+-- epoch in a run that is not over, with the task's records parsed with one
+-- string.match each and rewritten around the parts they keep. It returns
+-- nil, having written nothing, for every other case; the fields it read are
+-- then in the cache for finish_one.
+--
+-- When this call has not cached the run hash yet and the task has no
+-- children, what it reads (one HMGET) is current and it writes at once, one
+-- HSET. Otherwise it reads and writes through the cache, and a task with
+-- children releases them with release_children.
 local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
-  if hcache[rk] then return nil end
   local sf, df, af, ef, cf = 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name
-  local v = redis.call('HMGET', rk, 'm', sf, df, af, ef, cf, 'k')
-  local m, s, d, a, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+  local ch = hcache[rk]
+  local m, s, d, a, e, c, k
+  if ch then
+    hmget(rk, {'m', sf, df, af, ef, cf, 'k'})
+    m, s, d, a, e, c, k = ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k
+  else
+    local v = redis.call('HMGET', rk, 'm', sf, df, af, ef, cf, 'k')
+    m, s, d, a, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    if c then
+      ch = hfields(rk)
+      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m, s, d, a, e, c, k
+    end
+  end
   local mst, total, succ, mid, created, started, mended, strat, st, att, ep, tmid, first, claim, worker, _
-  if m and s and d and not c then
+  if m and s and d then
     mst, total, succ, mid, created, started, mended, strat = string.match(m,
       '^([PU]),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
     st, att, ep, tmid, first, claim, worker = string.match(s,
@@ -498,9 +510,11 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     _, hend = string.find(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,%d+,[01]\n')
   end
   if not hend then
-    local ch = hfields(rk)
-    ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
-      a or false, e or false, c or false, k or false
+    if not ch then
+      ch = hfields(rk)
+      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
+        a or false, e or false, c or false, k or false
+    end
     return nil
   end
 
@@ -514,6 +528,21 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     #err .. ';' .. worker .. err
   if a then rec = a .. rec end
   local ns = 'S,' .. att .. ',' .. ep .. ',' .. tmid .. ',' .. first .. ',' .. claim .. ',' .. off .. ',' .. worker
+  if string.byte(d, hend - 1) == 49 then del(key(ctx.base, 'p', id, name)) end
+
+  if ch then
+    -- through the cache: the task's fields, its children, then the meta.
+    hset(rk, af, rec)
+    if result ~= '' then hset(rk, 'r:' .. name, result) end
+    if e then hdel(rk, ef) end
+    hset(rk, sf, ns)
+    local r = meta_get(rk)
+    r.succ = r.succ + 1
+    release_children(ctx, rk, id, r, name, 'S')
+    if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
+    return 0, r.st
+  end
+
   succ = succ + 1
   local done = succ
   local failed = 0
@@ -539,7 +568,6 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
   end
   if e then redis.call('HDEL', rk, ef) end
-  if string.byte(d, hend - 1) == 49 then del(key(ctx.base, 'p', id, name)) end
   if ended then
     redis.call('PUBLISH', key(ctx.base, 'w', id), rst)
     if ctx.retention > 0 then
