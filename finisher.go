@@ -27,9 +27,10 @@ type finisher struct {
 	mu     sync.Mutex
 	queue  []finishReq
 	closed bool
+	done   chan struct{} // closed by close
 }
 
-func newFinisher(p *pool) *finisher { return &finisher{p: p} }
+func newFinisher(p *pool) *finisher { return &finisher{p: p, done: make(chan struct{})} }
 
 func (f *finisher) submit(e *execution, o TaskOutcome) {
 	f.mu.Lock()
@@ -46,9 +47,11 @@ func (f *finisher) submit(e *execution, o TaskOutcome) {
 // close refuses later outcomes; the driver writes what is queued and stops.
 func (f *finisher) close() {
 	f.mu.Lock()
-	f.closed = true
+	if !f.closed {
+		f.closed = true
+		close(f.done)
+	}
 	f.mu.Unlock()
-	f.p.wake()
 }
 
 // take removes up to max queued outcomes.

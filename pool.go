@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// pool is the state of one Scheduler.Run: the driver that finishes and
+// pool is the state of one Scheduler.Run: the drivers that finish and
 // claims, the worker goroutines running handlers, the lease keeper and the
 // sweeper.
 type pool struct {
@@ -54,9 +54,12 @@ func (p *pool) run(ctx context.Context) error {
 	bg := context.WithoutCancel(ctx)
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
-	wg.Add(4)
-	driven := make(chan struct{})
-	go func() { defer wg.Done(); p.drive(ctx, bg); close(driven) }()
+	var drivers sync.WaitGroup
+	for i := 0; i < driverCount; i++ {
+		drivers.Add(1)
+		go func() { defer drivers.Done(); p.drive(ctx, bg) }()
+	}
+	wg.Add(3)
 	go func() { defer wg.Done(); p.waitForStore(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
@@ -70,13 +73,18 @@ func (p *pool) run(ctx context.Context) error {
 	// returns; Run does not wait for them.
 	close(p.work)
 	p.fin.close()
-	<-driven
+	drivers.Wait()
 	stopLoops()
 	wg.Wait()
 	return nil
 }
 
-// drive is the one loop that talks to the store on the hot path. Each turn
+// driverCount is how many drive loops run at once. Two let the store work
+// on one batch while this process prepares the next, instead of the two
+// taking turns; more add little on two cores.
+const driverCount = 2
+
+// drive is the loop that talks to the store on the hot path. Each turn
 // it hands back whatever outcomes have queued up and, in the same call,
 // claims as many tasks as there are free slots, so a released child starts
 // one round trip after its parent's handler returned. With nothing to do it
@@ -95,14 +103,18 @@ func (p *pool) drive(ctx, bg context.Context) {
 			if !claiming && p.fin.drained() {
 				return
 			}
+			if claiming {
+				select {
+				case <-p.kick:
+				case <-ctx.Done():
+				}
+				continue
+			}
+			// Shutting down: wait for an outcome or for the finisher to
+			// close, which every driver sees.
 			select {
 			case <-p.kick:
-			case <-ctx.Done():
-				// Shutting down: from now on only kicks matter.
-				if claiming {
-					continue
-				}
-				<-p.kick
+			case <-p.fin.done:
 			}
 			continue
 		}
