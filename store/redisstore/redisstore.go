@@ -176,8 +176,8 @@ type Store struct {
 	cluster bool
 	// functions: scripts run as FCALL of the loaded library (see scripts.go).
 	functions bool
-	cfg     config
-	keys    keys
+	cfg       config
+	keys      keys
 	// next rotates the first shard a claim, sweep or wait visits.
 	next atomic.Uint32
 }

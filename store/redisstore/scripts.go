@@ -3,8 +3,8 @@ package redisstore
 import (
 	"context"
 	"crypto/sha1"
-	"encoding/hex"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
