@@ -2,13 +2,9 @@ package redisstore_test
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -21,6 +17,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
@@ -65,49 +62,15 @@ func startRedisServer() (stop func()) {
 	return stop
 }
 
-// runRedisServer starts a redis-server on a free loopback port with
-// persistence off, plus extra arguments, and waits until it answers.
+// runRedisServer starts a private redis-server (see internal/redistest)
+// with extra arguments and returns its address and the function that stops
+// it.
 func runRedisServer(extra ...string) (addr string, stop func(), err error) {
-	path, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", func() {}, errors.New("redis-server not found on PATH")
-	}
-	dir, err := os.MkdirTemp("", "plait-redis-")
+	srv, err := redistest.Start(extra...)
 	if err != nil {
 		return "", func() {}, err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.RemoveAll(dir)
-		return "", func() {}, err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	args := append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", dir}, extra...)
-	cmd := exec.Command(path, args...)
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", func() {}, err
-	}
-	stop = func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	}
-	addr = "127.0.0.1:" + strconv.Itoa(port)
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
-	defer c.Close()
-	for i := 0; i < 200; i++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		err = c.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			return addr, stop, nil
-		}
-		time.Sleep(25 * time.Millisecond) // readiness probe of a process we started; no event to wait on
-	}
-	return "", stop, fmt.Errorf("redis-server did not start: %w", err)
+	return srv.Addr, func() { _ = srv.Close() }, nil
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
