@@ -17,28 +17,14 @@ import (
 // BenchmarkScripts measures the Redis CPU the scripts cost, from the usec
 // of INFO commandstats (evalsha, eval and fcall, and the INCR of the run id
 // sequence): b.N single-task runs
-// (100 B payload) submitted through plait.Client.Submit, then claimed and
+// (100 B payload) submitted through plait.Scheduler.Submit, then claimed and
 // finished 64 at a time with TaskFinishClaim. docs/redis-schema.md quotes
 // its output:
 //
-//	go test -run x -bench Scripts -benchtime 5000x ./store/redisstore/
+//	go test -run '^$' -bench Scripts -benchtime 5000x ./store/redisstore/
 func BenchmarkScripts(b *testing.B) {
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(b, err)
-	}
-	b.Cleanup(func() { srv.Close() })
-	c := srv.Client()
-	b.Cleanup(func() { c.Close() })
 	ctx := context.Background()
-	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := plait.New(s, plait.WithRemoteHandlers())
-	if err != nil {
-		b.Fatal(err)
-	}
+	c, s, p := benchStore(b)
 	wf := plait.NewWorkflow("one").Task("t", "noop", plait.Raw(make([]byte, 100)))
 	submit := func(n int) {
 		for i := 0; i < n; i++ {
@@ -166,25 +152,11 @@ func scriptStats(b *testing.B, c *redis.Client) (calls int64, usec float64) {
 // them; the claim of the child reads every parent's state and result. It
 // reports Redis µs per parent of that one claim.
 //
-//	go test -run x -bench JoinClaim -benchtime 5x ./store/redisstore/
+//	go test -run '^$' -bench JoinClaim -benchtime 5x ./store/redisstore/
 func BenchmarkJoinClaim(b *testing.B) {
 	const parents = 1000
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(b, err)
-	}
-	b.Cleanup(func() { srv.Close() })
-	c := srv.Client()
-	b.Cleanup(func() { c.Close() })
 	ctx := context.Background()
-	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
-	if err != nil {
-		b.Fatal(err)
-	}
-	p, err := plait.New(s, plait.WithRemoteHandlers())
-	if err != nil {
-		b.Fatal(err)
-	}
+	c, s, p := benchStore(b)
 	wf := plait.NewWorkflow("join")
 	names := make([]string, parents)
 	for i := range names {
@@ -222,4 +194,26 @@ func BenchmarkJoinClaim(b *testing.B) {
 		us += u
 	}
 	b.ReportMetric(us/float64(b.N)/parents, "join-claim-redis-µs/parent")
+}
+
+// benchStore starts a private redis-server and returns a client for it, a
+// store on it and a scheduler that submits without local handlers.
+func benchStore(b *testing.B) (*redis.Client, *redisstore.Store, *plait.Scheduler) {
+	b.Helper()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(b, err)
+	}
+	b.Cleanup(func() { srv.Close() })
+	c := srv.Client()
+	b.Cleanup(func() { c.Close() })
+	s, err := redisstore.New(context.Background(), c, redisstore.WithLogger(quietLogger()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := plait.New(s, plait.WithRemoteHandlers())
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c, s, p
 }
