@@ -280,19 +280,7 @@ func asynqMemory(ctx context.Context, b *bench) error {
 	if err != nil {
 		return err
 	}
-	m2, d2, err := usedMemory(ctx, b.rc)
-	if err != nil {
-		return err
-	}
-	keys2, _ := b.rc.DBSize(ctx).Result()
-	n := float64(N)
-	b.record("asynq", "mem.pending", (m1-m0)/n)
-	b.record("asynq", "mem.done", (m2-m0)/n)
-	b.record("asynq", "mem.pending.keys", float64(keys1)/n)
-	b.record("asynq", "mem.done.keys", float64(keys2)/n)
-	b.logf("asynq memory N=%d: pending %.0f B/task (dataset %.0f, %d keys), finished %.0f B/task (dataset %.0f, %d keys)",
-		N, (m1-m0)/n, (d1-d0)/n, keys1, (m2-m0)/n, (d2-d0)/n, keys2)
-	return nil
+	return b.recordMemory(ctx, "asynq", N, m0, d0, m1, d1, keys1)
 }
 
 func effectiveTaskCheck(d time.Duration) time.Duration {

@@ -318,19 +318,7 @@ func plaitMemory(ctx context.Context, b *bench) error {
 	if err != nil {
 		return err
 	}
-	m2, d2, err := usedMemory(ctx, b.rc)
-	if err != nil {
-		return err
-	}
-	keys2, _ := b.rc.DBSize(ctx).Result()
-	n := float64(N)
-	b.record("plait", "mem.pending", (m1-m0)/n)
-	b.record("plait", "mem.done", (m2-m0)/n)
-	b.record("plait", "mem.pending.keys", float64(keys1)/n)
-	b.record("plait", "mem.done.keys", float64(keys2)/n)
-	b.logf("plait memory N=%d: pending %.0f B/task (dataset %.0f, %d keys), finished %.0f B/task (dataset %.0f, %d keys)",
-		N, (m1-m0)/n, (d1-d0)/n, keys1, (m2-m0)/n, (d2-d0)/n, keys2)
-	return nil
+	return b.recordMemory(ctx, "plait", N, m0, d0, m1, d1, keys1)
 }
 
 // storeMax raises a to v if v is larger.

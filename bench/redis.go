@@ -151,3 +151,22 @@ func selfCPU() float64 {
 	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
 	return tv(ru.Utime) + tv(ru.Stime)
 }
+
+// recordMemory reads used_memory after the tasks finished and records the
+// memory workload's figures for lib: m0/d0 before enqueueing, m1/d1 and
+// keys1 with the tasks pending.
+func (b *bench) recordMemory(ctx context.Context, lib string, N int, m0, d0, m1, d1 float64, keys1 int64) error {
+	m2, d2, err := usedMemory(ctx, b.rc)
+	if err != nil {
+		return err
+	}
+	keys2, _ := b.rc.DBSize(ctx).Result()
+	n := float64(N)
+	b.record(lib, "mem.pending", (m1-m0)/n)
+	b.record(lib, "mem.done", (m2-m0)/n)
+	b.record(lib, "mem.pending.keys", float64(keys1)/n)
+	b.record(lib, "mem.done.keys", float64(keys2)/n)
+	b.logf("%s memory N=%d: pending %.0f B/task (dataset %.0f, %d keys), finished %.0f B/task (dataset %.0f, %d keys)",
+		lib, N, (m1-m0)/n, (d1-d0)/n, keys1, (m2-m0)/n, (d2-d0)/n, keys2)
+	return nil
+}
