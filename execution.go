@@ -21,6 +21,9 @@ type execution struct {
 	// settled is set by whoever decides the attempt's outcome first: the
 	// handler's return, the shutdown release, or a lost lease.
 	settled atomic.Bool
+	// begun is set by whoever decides first whether a task claimed ahead
+	// starts: the worker about to run it, or Run's stop withdrawing it.
+	begun atomic.Bool
 
 	mu sync.Mutex
 	// deadline is the local monotonic time until which the lease is known
@@ -46,14 +49,32 @@ func (e *execution) leaseDeadline() time.Time {
 	return e.deadline
 }
 
-// start hands a claimed task to a worker goroutine. sent is the local time the
-// claim was sent, the conservative start of the lease.
-func (p *pool) start(ct *ClaimedTask, sent, claimedAt time.Time) {
-	ctx, cancel := context.WithCancelCause(context.Background())
-	e := &execution{ct: ct, claimedAt: claimedAt, ctx: ctx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
-	p.track(e)
-	p.handlers.Add(1)
-	p.work <- e // never blocks: slots bound the attempts in flight
+// startAll hands claimed tasks to the worker goroutines. sent is the local
+// time the claim was sent, the conservative start of the lease. Tasks whose
+// claim returned after Run began stopping go straight back to their queues,
+// written by the calling driver itself: the finisher may be closing.
+func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time) {
+	var late []finishReq
+	p.startMu.Lock()
+	for _, ct := range res.Tasks {
+		ectx, cancel := context.WithCancelCause(context.Background())
+		e := &execution{ct: ct, claimedAt: res.Now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
+		p.track(e)
+		if p.stopping.Load() {
+			e.begun.Store(true)
+			e.settle()
+			cancel(ErrShutdown)
+			late = append(late, finishReq{e: e, o: TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReleased}})
+			continue
+		}
+		p.handlers.Add(1)
+		p.work <- e // never blocks: slots bound the attempts in flight
+	}
+	p.startMu.Unlock()
+	if len(late) > 0 {
+		p.fin.write(ctx, late, nil)
+		p.slots.add(len(late))
+	}
 }
 
 // worker runs attempts until the work channel is closed.
@@ -67,6 +88,14 @@ func (p *pool) worker() {
 func (p *pool) execute(e *execution) {
 	ct := e.ct
 	defer e.cancel(context.Canceled)
+	if !e.begun.CompareAndSwap(false, true) {
+		p.slots.release(1)
+		return // withdrawn unstarted by Run's stop, which wrote the release
+	}
+	if p.stopping.Load() || e.ctx.Err() != nil {
+		p.skip(e)
+		return
+	}
 	task := &Task{
 		RunID:   ct.Lease.RunID,
 		Name:    ct.Spec.Name,
@@ -91,6 +120,7 @@ func (p *pool) execute(e *execution) {
 			defer t.Stop()
 		}
 		result, err = call(e.ctx, fn, task)
+		p.pace.observeHandler(p.cfg.clock.Now().Sub(started))
 	}
 	if !e.settle() {
 		p.slots.release(1)
@@ -118,6 +148,26 @@ func (p *pool) execute(e *execution) {
 	// outcome releases in the same store call.
 	p.slots.add(1)
 	p.fin.submit(e, p.outcome(e, started, result, err))
+}
+
+// skip disposes of a task claimed ahead that will not start here: its run
+// was cancelled or its lease lost while it waited (nothing to write), or Run
+// is stopping (it goes back to its queue unstarted).
+func (p *pool) skip(e *execution) {
+	if !e.settle() {
+		p.slots.release(1)
+		return // released by the shutdown path already
+	}
+	cause := context.Cause(e.ctx)
+	if errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrRunCancelled) {
+		p.untrack(e)
+		p.slots.release(1)
+		ct := e.ct
+		p.s.emit(Event{Type: EventTaskLeaseLost, RunID: ct.Lease.RunID, Task: ct.Lease.Task, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, Err: cause})
+		return
+	}
+	p.slots.add(1)
+	p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
 }
 
 // outcome turns a handler's return into what the store records.

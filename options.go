@@ -29,6 +29,7 @@ const (
 	CrashLimitDefault      = 3
 	SweepLimitDefault      = 500
 	IdleWaitDefault        = time.Second
+	PrefetchPerSlotDefault = 2
 )
 
 // Option configures a [Scheduler]. Options are a different type from
@@ -54,6 +55,11 @@ type config struct {
 	crashLimit int
 	// idleWait caps one blocking wait for work. Defaults to IdleWaitDefault.
 	idleWait time.Duration
+	// prefetch is how many claimed tasks may wait for a free handler slot.
+	// Defaults to PrefetchPerSlotDefault times the concurrency; prefetchSet
+	// tells an explicit zero (off) from unset.
+	prefetch    int
+	prefetchSet bool
 	// queues are the queues this scheduler claims from. Defaults to
 	// [DefaultQueue].
 	queues []string
@@ -93,6 +99,9 @@ func (c *config) withDefaults() {
 	}
 	if c.idleWait == 0 {
 		c.idleWait = IdleWaitDefault
+	}
+	if !c.prefetchSet {
+		c.prefetch = PrefetchPerSlotDefault * c.concurrency
 	}
 	if len(c.queues) == 0 {
 		c.queues = []string{DefaultQueue}
@@ -134,6 +143,9 @@ func (c *config) validate() error {
 	if c.crashLimit < 0 {
 		bad("crash limit %d is negative", c.crashLimit)
 	}
+	if c.prefetch < 0 {
+		bad("prefetch %d is negative", c.prefetch)
+	}
 	for _, q := range c.queues {
 		if err := ids.Check(q); err != nil {
 			bad("queue %q %v", q, err)
@@ -148,6 +160,20 @@ func (c *config) validate() error {
 // WithConcurrency sets how many handlers run at once in this process.
 // Defaults to ConcurrencyDefault; below 1 is an error.
 func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
+
+// WithPrefetch sets how many claimed tasks this process may hold beyond its
+// free handler slots, each waiting for a handler to return. Claiming ahead
+// lets claims and completions travel to the store in larger batches, which
+// is most of the cost of short tasks on Redis. A process claims ahead only
+// while its handlers return faster, on average, than a store call takes,
+// so a slow handler never leaves work hoarded here that another process
+// could start; held tasks keep their leases, start in claim order as slots
+// free, and go back to their queues unstarted when Run stops. Defaults to
+// PrefetchPerSlotDefault times the concurrency; zero turns it off, and a
+// negative n is an error.
+func WithPrefetch(n int) Option {
+	return func(c *config) { c.prefetch, c.prefetchSet = n, true }
+}
 
 // WithLeaseDuration sets how long a claimed task stays leased without a
 // heartbeat; a crashed worker's tasks run again within this plus the sweep

@@ -3,6 +3,7 @@ package plait
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,6 +17,12 @@ type pool struct {
 
 	slots *slots
 	fin   *finisher
+	pace  *pace
+	// stopping is set once Run's context is done: tasks claimed ahead and
+	// not started yet go back to their queues instead of starting. startMu
+	// orders it against startAll.
+	stopping atomic.Bool
+	startMu  sync.Mutex
 	// kick wakes the driver: an outcome was queued, a slot came free, the
 	// store signalled work, or a delayed task is due.
 	kick chan struct{}
@@ -27,15 +34,16 @@ type pool struct {
 
 	// work feeds claimed attempts to long-lived worker goroutines; a
 	// goroutine per attempt would pay for its creation and stack growth on
-	// every task.
+	// every task. Its buffer holds the tasks claimed ahead.
 	work     chan *execution
 	handlers sync.WaitGroup // one per attempt not yet returned from its handler
 }
 
 func newPool(s *Scheduler) *pool {
-	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{},
-		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, s.cfg.concurrency)}
-	p.slots = newSlots(s.cfg.concurrency, p.wake)
+	capacity := s.cfg.concurrency + s.cfg.prefetch
+	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{}, pace: newPace(),
+		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity)}
+	p.slots = newSlots(capacity, p.wake)
 	p.fin = newFinisher(p)
 	return p
 }
@@ -68,6 +76,12 @@ func (p *pool) run(ctx context.Context) error {
 	}
 
 	<-ctx.Done()
+	// Under startMu, so a claim either started before (and is withdrawn or
+	// drained below) or sees stopping and goes back at once.
+	p.startMu.Lock()
+	p.stopping.Store(true)
+	p.startMu.Unlock()
+	p.withdrawHeld()
 	p.drain()
 	// Workers still inside a handler that ignores its context exit once it
 	// returns; Run does not wait for them.
@@ -86,7 +100,8 @@ const driverCount = 2
 
 // drive is the loop that talks to the store on the hot path. Each turn
 // it hands back whatever outcomes have queued up and, in the same call,
-// claims as many tasks as there are free slots, so a released child starts
+// claims as many tasks as there are free slots (and, while handlers are
+// quick, as many more as the prefetch allows), so a released child starts
 // one round trip after its parent's handler returned. With nothing to do it
 // blocks on the store's wake-up, a queued outcome, or the next due time.
 // After ctx is done it only writes outcomes, until the finisher is closed
@@ -97,7 +112,11 @@ func (p *pool) drive(ctx, bg context.Context) {
 		claiming := ctx.Err() == nil
 		free := 0
 		if claiming {
-			free = p.slots.takeAll()
+			reserve := p.cfg.prefetch
+			if p.pace.ahead() {
+				reserve = 0
+			}
+			free = p.slots.take(reserve)
 		}
 		if len(batch) == 0 && free == 0 {
 			if !claiming && p.fin.drained() {
@@ -132,12 +151,11 @@ func (p *pool) drive(ctx, bg context.Context) {
 			}
 			claimed = res
 		}
+		p.pace.observeCall(p.cfg.clock.Now().Sub(sent))
 		got := 0
 		if claimed != nil {
 			got = len(claimed.Tasks)
-			for _, ct := range claimed.Tasks {
-				p.start(ct, sent, claimed.Now)
-			}
+			p.startAll(bg, claimed, sent)
 		}
 		// The driver gives back its own unused slots silently: a kick here
 		// would end the idle wait below at once and spin the loop.
@@ -243,6 +261,16 @@ func (p *pool) cancelRun(runID string, cause error) {
 	}
 }
 
+// withdrawHeld sends the tasks claimed ahead that no worker has begun back
+// to their queues, so they need not wait for a busy slot to go free.
+func (p *pool) withdrawHeld() {
+	for _, e := range p.snapshot() {
+		if e.begun.CompareAndSwap(false, true) && e.settle() {
+			p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
+		}
+	}
+}
+
 // drain lets running handlers finish for up to the shutdown timeout, then
 // cancels the rest and releases their tasks without waiting for them.
 func (p *pool) drain() {
@@ -272,11 +300,14 @@ type slots struct {
 
 func newSlots(n int, freed func()) *slots { return &slots{free: n, freed: freed} }
 
-// takeAll takes every free slot and returns how many.
-func (s *slots) takeAll() int {
+// take takes every free slot but reserve and returns how many.
+func (s *slots) take(reserve int) int {
 	s.mu.Lock()
-	n := s.free
-	s.free = 0
+	n := s.free - reserve
+	if n < 0 {
+		n = 0
+	}
+	s.free -= n
 	s.mu.Unlock()
 	return n
 }

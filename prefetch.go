@@ -1,0 +1,56 @@
+package plait
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// pace decides whether claiming ahead of free handler slots pays. A task
+// claimed ahead waits for a handler to return; that wait is short, and the
+// larger batches worth it, only while handlers return faster than a store
+// call takes. With slower handlers the store calls overlap the handlers
+// anyway, and a task held here could have started sooner in another
+// process, so the driver then claims only for free slots.
+type pace struct {
+	// handler and call are moving averages in nanoseconds of a handler's
+	// run time and of a driver's store call; handler is -1 until the
+	// first handler returned, so a process claims ahead only once it has
+	// seen its handlers.
+	handler atomic.Int64
+	call    atomic.Int64
+}
+
+func newPace() *pace {
+	p := &pace{}
+	p.handler.Store(-1)
+	return p
+}
+
+// paceWeight is the share of a new sample in the moving averages, as a
+// shift: 1/8, so a change of workload shows within a few batches.
+const paceWeight = 3
+
+func (p *pace) observeHandler(d time.Duration) { average(&p.handler, d) }
+
+func (p *pace) observeCall(d time.Duration) { average(&p.call, d) }
+
+// average folds a sample into a moving average. Concurrent updates may lose
+// a sample, which an estimate can afford.
+func average(a *atomic.Int64, d time.Duration) {
+	v := int64(d)
+	if v < 0 {
+		v = 0
+	}
+	old := a.Load()
+	if old < 0 {
+		a.Store(v)
+		return
+	}
+	a.Store(old + (v-old)>>paceWeight)
+}
+
+// ahead reports whether the driver may claim beyond its free slots now.
+func (p *pace) ahead() bool {
+	h := p.handler.Load()
+	return h >= 0 && h <= p.call.Load()
+}

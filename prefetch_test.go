@@ -1,0 +1,196 @@
+package plait_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// claimSpy passes every call to its store and reports each claim: how many
+// tasks were asked for and which runs came back.
+type claimSpy struct {
+	plait.Store
+	mu     sync.Mutex
+	limits []int
+	runs   chan string
+}
+
+func newClaimSpy(s plait.Store) *claimSpy {
+	return &claimSpy{Store: s, runs: make(chan string, 1024)}
+}
+
+func (c *claimSpy) saw(p *plait.TaskClaimParams, res *plait.TaskClaimResult) {
+	c.mu.Lock()
+	c.limits = append(c.limits, p.Limit)
+	c.mu.Unlock()
+	if res != nil {
+		for _, ct := range res.Tasks {
+			c.runs <- ct.Lease.RunID
+		}
+	}
+}
+
+func (c *claimSpy) TaskClaim(ctx context.Context, p *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+	res, err := c.Store.TaskClaim(ctx, p)
+	c.saw(p, res)
+	return res, err
+}
+
+func (c *claimSpy) TaskFinishClaim(ctx context.Context, p *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+	res, err := c.Store.TaskFinishClaim(ctx, p)
+	if err == nil && p.Claim.Limit > 0 {
+		c.saw(&p.Claim, res.Claimed)
+	}
+	return res, err
+}
+
+// claimed waits until every run in ids has been claimed.
+func (c *claimSpy) claimed(t *testing.T, ids ...string) {
+	t.Helper()
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for len(want) > 0 {
+		delete(want, recv(t, c.runs))
+	}
+}
+
+func (c *claimSpy) maxLimit() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := 0
+	for _, l := range c.limits {
+		m = max(m, l)
+	}
+	return m
+}
+
+// prefetchBundle is a scheduler with one handler slot and room for four
+// tasks claimed ahead, its store wrapped by a claimSpy, and a "block"
+// handler that holds its slot until cancelled.
+func prefetchBundle(t *testing.T, f storeFactory, opts ...plait.Option) (*bundle, *claimSpy, chan struct{}) {
+	t.Helper()
+	var spy *claimSpy
+	b := setup(t, storeFactory{name: f.name, new: func(t *testing.T, clk *clock.Fake) plait.Store {
+		spy = newClaimSpy(f.new(t, clk))
+		return spy
+	}}, append([]plait.Option{plait.WithConcurrency(1), plait.WithPrefetch(4), plait.WithShutdownTimeout(time.Hour)}, opts...)...)
+	entered := make(chan struct{}, 8)
+	b.handle(t, "noop", noop)
+	b.handle(t, "block", blockUntilCancelled(entered, make(chan error, 8)))
+	return b, spy, entered
+}
+
+func started(runID string) func(plait.Event) bool {
+	return func(e plait.Event) bool { return e.Type == plait.EventTaskStarted && e.RunID == runID }
+}
+
+func TestPrefetchHeldTasksGoBackUnstartedAtShutdown(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b, spy, entered := prefetchBundle(t, f)
+		b.start(t)
+		// A handler that returns at once (on the fake clock) makes claiming
+		// ahead pay.
+		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
+		busy := b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
+		recv(t, entered)
+		h1 := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
+		h2 := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
+		spy.claimed(t, h1.ID, h2.ID)
+		require.Greater(t, spy.maxLimit(), 1, "with its one slot busy and quick handlers, the process must claim ahead")
+
+		stopped := make(chan struct{})
+		go func() { b.stop(); close(stopped) }()
+		released := func(e plait.Event) bool { return e.Type == plait.EventTaskReleased }
+		b.events.waitFor(t, 2, released)
+		for _, id := range []string{h1.ID, h2.ID} {
+			run, err := b.s.Get(context.Background(), id)
+			require.NoError(t, err)
+			y := run.Task("y")
+			require.Equal(t, plait.TaskReady, y.Status, "a task held at shutdown must go back to its queue")
+			require.Equal(t, 1, y.Attempt, "a task held at shutdown never started: no attempt used")
+			require.Zero(t, b.events.count(started(id)), "a task held at shutdown must not start")
+		}
+		b.advanceAfterArmed(t, time.Hour)
+		recv(t, stopped)
+		run, err := b.s.Get(context.Background(), busy.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.TaskReady, run.Task("x").Status)
+	})
+}
+
+func TestPrefetchHeldTaskOfCancelledRunNeverStarts(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b, spy, entered := prefetchBundle(t, f)
+		b.start(t)
+		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
+		busy := b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
+		recv(t, entered)
+		held := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
+		spy.claimed(t, held.ID)
+		_, err := b.s.Cancel(context.Background(), held.ID)
+		require.NoError(t, err)
+		_, err = b.s.Cancel(context.Background(), busy.ID)
+		require.NoError(t, err)
+		after := b.submit(t, plait.NewWorkflow("after").Task("z", "noop", nil))
+		b.wait(t, after.ID)
+		require.Zero(t, b.events.count(started(held.ID)), "a held task whose run was cancelled must not start")
+		run := b.wait(t, held.ID)
+		require.Equal(t, plait.RunCancelled, run.Status)
+	})
+}
+
+func TestPrefetchWaitsWhileHandlersAreSlow(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b, spy, entered := prefetchBundle(t, f)
+		// On the fake clock a store call takes no time, and this handler
+		// takes 10ms: slower than the store.
+		b.handle(t, "slow", func(ctx context.Context, _ *plait.Task) (any, error) {
+			b.clock.Advance(10 * time.Millisecond)
+			return nil, nil
+		})
+		b.start(t)
+		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "slow", nil)).ID)
+		var ids []string
+		for i := 0; i < 3; i++ {
+			ids = append(ids, b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil)).ID)
+		}
+		recv(t, entered)
+		require.Equal(t, 1, spy.maxLimit(), "with slow handlers a process must claim only for its free slots")
+
+		// Another process starts the two tasks the first did not hoard.
+		// It runs on the real clock, so its shutdown timeout passes by itself.
+		other, err := plait.New(b.store, plait.WithConcurrency(2), plait.WithObserver(b.events.add),
+			plait.WithShutdownTimeout(time.Nanosecond), plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		require.NoError(t, err)
+		require.NoError(t, other.Handle("block", blockUntilCancelled(entered, make(chan error, 8))))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- other.Run(ctx) }()
+		recv(t, entered)
+		recv(t, entered)
+		cancel()
+		require.NoError(t, recv(t, done))
+		for _, id := range ids {
+			require.Equal(t, 1, b.events.count(started(id)), "run %s: every task starts once, none waits behind the busy slot", id)
+		}
+		// The first process's slot is still busy: its stop cancels the
+		// handler at the shutdown timeout.
+		stopped := make(chan struct{})
+		go func() { b.stop(); close(stopped) }()
+		b.advanceAfterArmed(t, time.Hour)
+		recv(t, stopped)
+	})
+}
