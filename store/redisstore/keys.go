@@ -6,7 +6,7 @@ import (
 
 // Key layout. Every key but the id sequence lives under one shard's hash tag:
 //
-//	<prefix>:{seq}                       run id sequence (string, INCR)
+//	<prefix>:{seq}                       run id sequence (string, INCRBY per block)
 //	<prefix>:{<shard>}:r:<run>           run hash: meta, spec and state of every task
 //	<prefix>:{<shard>}:w:<run>           run channel (pub/sub, no key): the run's end is published to it
 //	<prefix>:{<shard>}:k:<key>           idempotency key -> run id

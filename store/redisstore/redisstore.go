@@ -180,6 +180,8 @@ type Store struct {
 	keys      keys
 	// next rotates the first shard a claim, sweep or wait visits.
 	next atomic.Uint32
+	// ids is the block of run ids this store reserved.
+	ids idBlock
 }
 
 // New returns a Store over client. The caller owns client and closes it
@@ -375,8 +377,9 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 }
 
 // RunCreate stores a workflow as a new run. See [plait.Store.RunCreate].
-// Round trips: INCR of the id sequence, then the create script (plus a GET
-// of the key index first for a keyed run). A run of more than createChunk
+// Round trips: the create script, with an id from the store's block (one
+// INCRBY of the sequence per idBlockSize runs; a keyed run of more than
+// createChunk tasks looks up its key index first). A run of more than createChunk
 // tasks is written by one create_part.lua call per chunk and committed by
 // create_run.lua, all in one pipeline: still one round trip, each script
 // bounded by the chunk, and the run invisible until the commit.
@@ -435,9 +438,14 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 		runFields = append(runFields, "k", params.Key)
 	}
 
+	// A keyed run of one call needs no look-up first: the create finds a
+	// taken key itself. A run sent in parts looks first, so that a taken key
+	// costs no parts.
 	var shard int
 	if params.Key != "" {
 		shard = int(fnv32a(params.Key) % uint32(s.cfg.shards))
+	}
+	if params.Key != "" && len(wf.Tasks) > createChunk {
 		old, err := s.client.Get(ctx, s.keys.keyIndex(shard, params.Key)).Result()
 		switch {
 		case err == nil:
@@ -450,21 +458,10 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	if params.Key != "" {
 		want = shard
 	}
-	// The next id is a plain INCR when any shard will do (one shard, or an
-	// unkeyed run); next_id.lua only when the id must land on one shard.
-	var seq int64
+	seq, err := s.ids.take(ctx, s.client, s.keys.seq(), s.cfg.shards, want)
 	var v []any
-	if want < 0 || s.cfg.shards == 1 {
-		seq, err = s.client.Incr(ctx, s.keys.seq()).Result()
-		if err != nil {
-			return nil, mapErr(err)
-		}
-	} else {
-		v, err = s.runScript(ctx, scriptNextID, []string{s.keys.seq()}, s.cfg.shards, want)
-		if err != nil {
-			return nil, err
-		}
-		seq, _ = v[0].(int64)
+	if err != nil {
+		return nil, mapErr(err)
 	}
 	if seq < 1 {
 		return nil, fmt.Errorf("redisstore: unexpected run id %d", seq)

@@ -30,11 +30,12 @@ import (
 //	LeaseExtend      1 script call per shard touched by the batch (extend.lua)
 //	LeaseSweep       1 script call per shard (sweep.lua)
 //	ReadyWait        BLPOP on the wake lists of its queues (no script)
-//	RunCreate        2: INCR of the id sequence (next_id.lua when the id
-//	                 must land on one shard of several: a keyed run), then
-//	                 create_run.lua; a run of more than createChunk tasks
-//	                 sends create_part.lua per chunk and create_run.lua in
-//	                 one pipeline (still 2 round trips)
+//	RunCreate        1: create_run.lua, with an id from the store's block
+//	                 (one INCRBY of the sequence per idBlockSize runs); a
+//	                 run of more than createChunk tasks sends
+//	                 create_part.lua per chunk and create_run.lua in one
+//	                 pipeline (still 1 round trip; 2 when keyed: the key
+//	                 index is looked up first)
 //	RunGet           1: HGETALL of the run hash
 //	RunCancel        1: cancel_run.lua answers with the run's fields
 //	RunWait          SUBSCRIBE to the run's channel, HGETALL, then wait for
@@ -69,10 +70,9 @@ type script struct {
 	fn   string
 }
 
-var scriptNames = []string{"next_id", "create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
+var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
 
 var (
-	scriptNextID      = newScript("next_id")
 	scriptCreateRun   = newScript("create_run")
 	scriptCreatePart  = newScript("create_part")
 	scriptClaim       = newScript("claim")
