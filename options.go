@@ -29,7 +29,7 @@ const (
 	CrashLimitDefault      = 3
 	SweepLimitDefault      = 500
 	IdleWaitDefault        = time.Second
-	PrefetchPerSlotDefault = 2
+	PrefetchDefault        = 64
 )
 
 // Option configures a [Scheduler]. Options are a different type from
@@ -56,8 +56,8 @@ type config struct {
 	// idleWait caps one blocking wait for work. Defaults to IdleWaitDefault.
 	idleWait time.Duration
 	// prefetch is how many claimed tasks may wait for a free handler slot.
-	// Defaults to PrefetchPerSlotDefault times the concurrency; prefetchSet
-	// tells an explicit zero (off) from unset.
+	// Defaults to PrefetchDefault; prefetchSet tells an explicit zero (off)
+	// from unset.
 	prefetch    int
 	prefetchSet bool
 	// queues are the queues this scheduler claims from. Defaults to
@@ -101,7 +101,7 @@ func (c *config) withDefaults() {
 		c.idleWait = IdleWaitDefault
 	}
 	if !c.prefetchSet {
-		c.prefetch = PrefetchPerSlotDefault * c.concurrency
+		c.prefetch = PrefetchDefault
 	}
 	if len(c.queues) == 0 {
 		c.queues = []string{DefaultQueue}
@@ -169,7 +169,7 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // so a slow handler never leaves work hoarded here that another process
 // could start; held tasks keep their leases, start in claim order as slots
 // free, and go back to their queues unstarted when Run stops. Defaults to
-// PrefetchPerSlotDefault times the concurrency; zero turns it off, and a
+// PrefetchDefault, about one full store batch; zero turns it off, and a
 // negative n is an error.
 func WithPrefetch(n int) Option {
 	return func(c *config) { c.prefetch, c.prefetchSet = n, true }

@@ -23,6 +23,9 @@ type pool struct {
 	// orders it against startAll.
 	stopping atomic.Bool
 	startMu  sync.Mutex
+	// cancelled holds the runs that ended early here lately, so a claim
+	// that crossed their end does not start their tasks.
+	cancelled *cancelledRuns
 	// kick wakes the driver: an outcome was queued, a slot came free, the
 	// store signalled work, or a delayed task is due.
 	kick chan struct{}
@@ -44,6 +47,7 @@ func newPool(s *Scheduler) *pool {
 	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{}, pace: newPace(),
 		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity)}
 	p.slots = newSlots(capacity, p.wake)
+	p.cancelled = newCancelledRuns(s.cfg.leaseDuration)
 	p.fin = newFinisher(p)
 	return p
 }
@@ -254,6 +258,7 @@ func (p *pool) snapshot() []*execution {
 
 // cancelRun cancels every local handler of the run.
 func (p *pool) cancelRun(runID string, cause error) {
+	p.cancelled.add(runID, p.cfg.clock.Now())
 	for _, e := range p.snapshot() {
 		if e.ct.Lease.RunID == runID {
 			e.cancel(cause)

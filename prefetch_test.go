@@ -21,6 +21,9 @@ type claimSpy struct {
 	mu     sync.Mutex
 	limits []int
 	runs   chan string
+	// hold, when set, runs after a claim returned from the store and
+	// before the caller sees it.
+	hold func(*plait.TaskClaimResult)
 }
 
 func newClaimSpy(s plait.Store) *claimSpy {
@@ -34,6 +37,9 @@ func (c *claimSpy) saw(p *plait.TaskClaimParams, res *plait.TaskClaimResult) {
 	if res != nil {
 		for _, ct := range res.Tasks {
 			c.runs <- ct.Lease.RunID
+		}
+		if c.hold != nil {
+			c.hold(res)
 		}
 	}
 }
@@ -192,5 +198,34 @@ func TestPrefetchWaitsWhileHandlersAreSlow(t *testing.T) {
 		go func() { b.stop(); close(stopped) }()
 		b.advanceAfterArmed(t, time.Hour)
 		recv(t, stopped)
+	})
+}
+
+func TestClaimCrossingACancelDoesNotStart(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b, spy, _ := prefetchBundle(t, f, plait.WithPrefetch(0))
+		var target string
+		arrived, resume := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		spy.hold = func(res *plait.TaskClaimResult) {
+			for _, ct := range res.Tasks {
+				if ct.Lease.RunID == target {
+					once.Do(func() { close(arrived); <-resume })
+				}
+			}
+		}
+		run := b.submit(t, plait.NewWorkflow("late").Task("x", "noop", nil))
+		target = run.ID
+		b.start(t)
+		recv(t, (<-chan struct{})(arrived))
+		// The claim has taken the task; the run is cancelled before the
+		// claim's answer reaches the scheduler.
+		_, err := b.s.Cancel(context.Background(), run.ID)
+		require.NoError(t, err)
+		close(resume)
+		after := b.submit(t, plait.NewWorkflow("after").Task("y", "noop", nil))
+		b.wait(t, after.ID)
+		require.Zero(t, b.events.count(started(run.ID)), "a task whose run was cancelled while its claim was on the way must not start")
 	})
 }
