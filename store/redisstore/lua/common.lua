@@ -306,16 +306,20 @@ local function push_delayed(ctx, id, name, h, due)
 end
 
 -- wake leaves, per queue, min(LLEN + owed, 64) tokens in the queue's wake
--- list n:<queue>: it pushes up to 64 of the owed tokens and trims the list
--- back to 64 only when the push took it past that (the tokens are all alike).
+-- list n:<queue>: it pushes only what the list lacks (the tokens are all
+-- alike), so a full list, the usual state while nobody waits, costs one
+-- LLEN.
 local function wake(ctx)
   for q, n in pairs(ctx.wake) do
     if n > 0 then
       local wk = key(ctx.base, 'n', q)
-      if n > 64 then n = 64 end
-      local tokens = {}
-      for i = 1, n do tokens[i] = '1' end
-      if redis.call('RPUSH', wk, unpack(tokens)) > 64 then redis.call('LTRIM', wk, 0, 63) end
+      local room = 64 - redis.call('LLEN', wk)
+      if n > room then n = room end
+      if n > 0 then
+        local tokens = {}
+        for i = 1, n do tokens[i] = '1' end
+        redis.call('RPUSH', wk, unpack(tokens))
+      end
     end
   end
 end
