@@ -168,7 +168,10 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // while its handlers return faster, on average, than a store call takes,
 // so a slow handler never leaves work hoarded here that another process
 // could start; held tasks keep their leases, start in claim order as slots
-// free, and go back to their queues unstarted when Run stops. Defaults to
+// free, and go back to their queues unstarted when Run stops. If the
+// process dies, its held tasks come back when their leases expire, as its
+// running ones do, and that lost lease counts toward WithCrashLimit for
+// them too. Defaults to
 // PrefetchDefault, about one full store batch; zero turns it off, and a
 // negative n is an error.
 func WithPrefetch(n int) Option {
