@@ -165,15 +165,15 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // free handler slots, each waiting for a handler to return. Claiming ahead
 // lets claims and completions travel to the store in larger batches, which
 // is most of the cost of short tasks on Redis. A process claims ahead only
-// while its handlers return faster, on average, than a store call takes,
-// so a slow handler never leaves work hoarded here that another process
-// could start; held tasks keep their leases, start in claim order as slots
-// free, and go back to their queues unstarted when Run stops. If the
-// process dies, its held tasks come back when their leases expire, as its
-// running ones do, and that lost lease counts toward WithCrashLimit for
-// them too. Defaults to
-// PrefetchDefault, about one full store batch; zero turns it off, and a
-// negative n is an error.
+// while its handlers return faster, on average, than a store call takes, so
+// while handlers are slow no work waits here that another process could
+// start (when quick handlers turn slow, the tasks already held wait for the
+// handlers running then). Held tasks keep their leases, start in claim order
+// as slots free, and go back to their queues unstarted when Run stops. If
+// the process dies, its held tasks come back when their leases expire, as
+// its running ones do, and that lost lease counts toward WithCrashLimit for
+// them too. Defaults to PrefetchDefault, about one full store batch; zero
+// turns it off, and a negative n is an error.
 func WithPrefetch(n int) Option {
 	return func(c *config) { c.prefetch, c.prefetchSet = n, true }
 }
