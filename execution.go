@@ -15,6 +15,8 @@ type execution struct {
 	ct *ClaimedTask
 	// claimedAt is the store's clock at the claim.
 	claimedAt time.Time
+	// heldSince is the local time the task was handed to the workers.
+	heldSince time.Time
 	ctx       context.Context
 	cancel    context.CancelCauseFunc
 
@@ -55,10 +57,11 @@ func (e *execution) leaseDeadline() time.Time {
 // written by the calling driver itself: the finisher may be closing.
 func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time) {
 	var late []finishReq
+	now := p.cfg.clock.Now()
 	p.startMu.Lock()
 	for _, ct := range res.Tasks {
 		ectx, cancel := context.WithCancelCause(context.Background())
-		e := &execution{ct: ct, claimedAt: res.Now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
+		e := &execution{ct: ct, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
 		p.track(e)
 		if p.cancelled.has(ct.Lease.RunID, p.cfg.clock.Now()) {
 			cancel(ErrRunCancelled) // its worker skips it

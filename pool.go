@@ -85,7 +85,7 @@ func (p *pool) run(ctx context.Context) error {
 	p.startMu.Lock()
 	p.stopping.Store(true)
 	p.startMu.Unlock()
-	p.withdrawHeld()
+	p.sendBack(p.withdrawHeld(time.Time{}))
 	p.drain()
 	// Workers still inside a handler that ignores its context exit once it
 	// returns; Run does not wait for them.
@@ -266,13 +266,27 @@ func (p *pool) cancelRun(runID string, cause error) {
 	}
 }
 
-// withdrawHeld sends the tasks claimed ahead that no worker has begun back
-// to their queues, so they need not wait for a busy slot to go free.
-func (p *pool) withdrawHeld() {
+// withdrawHeld takes back from the workers the tasks claimed ahead that
+// none has begun, so they need not wait for a busy slot to go free: those
+// held since before cutoff, or all of them when cutoff is zero. The caller
+// sends them back to their queues with sendBack.
+func (p *pool) withdrawHeld(cutoff time.Time) []*execution {
+	var out []*execution
 	for _, e := range p.snapshot() {
-		if e.begun.CompareAndSwap(false, true) && e.settle() {
-			p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
+		if !cutoff.IsZero() && !e.heldSince.Before(cutoff) {
+			continue
 		}
+		if e.begun.CompareAndSwap(false, true) && e.settle() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// sendBack releases withdrawn tasks to their queues through the finisher.
+func (p *pool) sendBack(es []*execution) {
+	for _, e := range es {
+		p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
 	}
 }
 

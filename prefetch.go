@@ -49,6 +49,10 @@ func average(a *atomic.Int64, d time.Duration) {
 	a.Store(old + (v-old)>>paceWeight)
 }
 
+// forget drops what is known of the handlers' speed: the driver claims
+// ahead again only after the next handler returned quickly.
+func (p *pace) forget() { p.handler.Store(-1) }
+
 // ahead reports whether the driver may claim beyond its free slots now.
 func (p *pace) ahead() bool {
 	h := p.handler.Load()

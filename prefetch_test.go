@@ -229,3 +229,31 @@ func TestClaimCrossingACancelDoesNotStart(t *testing.T) {
 		require.Zero(t, b.events.count(started(run.ID)), "a task whose run was cancelled while its claim was on the way must not start")
 	})
 }
+
+func TestPrefetchHeldTaskGoesBackAfterWaitingAnInterval(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		// Only the lease keeper keeps timers on the lease/3 grid.
+		b, spy, entered := prefetchBundle(t, f, plait.WithSweepInterval(time.Hour), plait.WithIdleWait(time.Hour))
+		b.start(t)
+		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
+		b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
+		recv(t, entered)
+		held := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
+		spy.claimed(t, held.ID)
+		interval := plait.LeaseDurationDefault / 3
+		b.advanceAfterArmed(t, interval)
+		require.Zero(t, b.events.count(func(e plait.Event) bool { return e.Type == plait.EventTaskReleased }),
+			"a task held for less than a heartbeat interval stays")
+		b.advanceAfterArmed(t, interval)
+		b.events.waitFor(t, 1, func(e plait.Event) bool { return e.Type == plait.EventTaskReleased && e.RunID == held.ID })
+		run, err := b.s.Get(context.Background(), held.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.TaskReady, run.Task("y").Status, "a task held past a whole interval goes back to its queue")
+		require.Zero(t, b.events.count(started(held.ID)))
+		stopped := make(chan struct{})
+		go func() { b.stop(); close(stopped) }()
+		b.advanceAfterArmed(t, time.Hour)
+		recv(t, stopped)
+	})
+}
