@@ -63,7 +63,7 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 		ectx, cancel := context.WithCancelCause(context.Background())
 		e := &execution{ct: ct, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
 		p.track(e)
-		if p.cancelled.has(ct.Lease.RunID, p.cfg.clock.Now()) {
+		if p.cancelled.has(ct.Lease.RunID, now) {
 			cancel(ErrRunCancelled) // its worker skips it
 		}
 		if p.stopping.Load() {
