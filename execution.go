@@ -77,6 +77,12 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 		p.work <- e // never blocks: slots bound the attempts in flight
 	}
 	p.startMu.Unlock()
+	if len(res.Tasks) > len(late) {
+		select {
+		case p.held <- struct{}{}:
+		default:
+		}
+	}
 	if len(late) > 0 {
 		p.fin.write(ctx, late, nil)
 		p.slots.add(len(late))

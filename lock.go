@@ -11,23 +11,12 @@ import (
 // cannot starve it. An attempt whose lease was lost, or whose lease this
 // process can no longer vouch for, has its context cancelled with
 // ErrLeaseLost; its later writes would be refused by the store anyway.
-//
-// A task claimed ahead that has waited a whole interval for a slot is sent
-// back to its queue instead: the handlers here turned slow, and another
-// process may have a slot free.
 func (p *pool) keepLeases(ctx context.Context) {
 	interval := p.cfg.leaseDuration / 3
 	for {
 		p.pause(ctx, interval)
 		if ctx.Err() != nil {
 			return
-		}
-		if stale := p.withdrawHeld(p.cfg.clock.Now().Add(-interval)); len(stale) > 0 {
-			// The handlers here are slow now: stop claiming ahead until
-			// one returns, and before the call that sends the tasks back,
-			// which would otherwise claim them again.
-			p.pace.forget()
-			p.sendBack(stale)
 		}
 		p.extendLeases(ctx)
 	}

@@ -167,10 +167,10 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // is most of the cost of short tasks on Redis. A process claims ahead only
 // while its handlers return faster, on average, than a store call takes, so
 // while handlers are slow no work waits here that another process could
-// start. When quick handlers turn slow, a held task waits for a slot at most
-// about two heartbeat intervals (a third of the lease duration each), then
-// goes back to its queue, and the process stops claiming ahead until a
-// handler returns quickly again. Held tasks keep their leases, start in
+// start. When quick handlers turn slow (a quick task releases slow ones,
+// say), a held task waits for a slot at most about 40 ms, then goes back to
+// its queue, and the process stops claiming ahead until a handler returns
+// quickly again. Held tasks keep their leases, start in
 // claim order as slots free, and go back to their queues unstarted when Run
 // stops. If
 // the process dies, its held tasks come back when their leases expire, as

@@ -26,6 +26,8 @@ type pool struct {
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
+	// held wakes watchHeld: a claim handed tasks to the workers.
+	held chan struct{}
 	// kick wakes the driver: an outcome was queued, a slot came free, the
 	// store signalled work, or a delayed task is due.
 	kick chan struct{}
@@ -48,6 +50,7 @@ func newPool(s *Scheduler) *pool {
 		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity)}
 	p.slots = newSlots(capacity, p.wake)
 	p.cancelled = newCancelledRuns(s.cfg.leaseDuration)
+	p.held = make(chan struct{}, 1)
 	p.fin = newFinisher(p)
 	return p
 }
@@ -71,8 +74,9 @@ func (p *pool) run(ctx context.Context) error {
 		drivers.Add(1)
 		go func() { defer drivers.Done(); p.drive(ctx, bg) }()
 	}
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); p.waitForStore(ctx) }()
+	go func() { defer wg.Done(); p.watchHeld(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
 	for i := 0; i < p.cfg.concurrency; i++ {
@@ -85,7 +89,8 @@ func (p *pool) run(ctx context.Context) error {
 	p.startMu.Lock()
 	p.stopping.Store(true)
 	p.startMu.Unlock()
-	p.sendBack(p.withdrawHeld(time.Time{}))
+	held, _ := p.withdrawHeld(time.Time{})
+	p.sendBack(held)
 	p.drain()
 	// Workers still inside a handler that ignores its context exit once it
 	// returns; Run does not wait for them.
@@ -268,19 +273,23 @@ func (p *pool) cancelRun(runID string, cause error) {
 
 // withdrawHeld takes back from the workers the tasks claimed ahead that
 // none has begun, so they need not wait for a busy slot to go free: those
-// held since before cutoff, or all of them when cutoff is zero. The caller
-// sends them back to their queues with sendBack.
-func (p *pool) withdrawHeld(cutoff time.Time) []*execution {
-	var out []*execution
+// held since cutoff or earlier, or all of them when cutoff is zero. The
+// caller sends them back to their queues with sendBack. waiting counts the
+// held tasks left.
+func (p *pool) withdrawHeld(cutoff time.Time) (out []*execution, waiting int) {
 	for _, e := range p.snapshot() {
-		if !cutoff.IsZero() && !e.heldSince.Before(cutoff) {
+		if e.begun.Load() {
+			continue
+		}
+		if !cutoff.IsZero() && e.heldSince.After(cutoff) {
+			waiting++
 			continue
 		}
 		if e.begun.CompareAndSwap(false, true) && e.settle() {
 			out = append(out, e)
 		}
 	}
-	return out
+	return out, waiting
 }
 
 // sendBack releases withdrawn tasks to their queues through the finisher.

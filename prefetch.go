@@ -1,6 +1,7 @@
 package plait
 
 import (
+	"context"
 	"sync/atomic"
 	"time"
 )
@@ -57,4 +58,40 @@ func (p *pace) forget() { p.handler.Store(-1) }
 func (p *pace) ahead() bool {
 	h := p.handler.Load()
 	return h >= 0 && h <= p.call.Load()
+}
+
+// holdMax is how long a task claimed ahead may wait for a slot. Behind
+// quick handlers it waits well under a millisecond; one that waits longer
+// sits behind handlers that turned slow (a quick task released a batch of
+// slow ones, say), while another process may have a slot free.
+const holdMax = 20 * time.Millisecond
+
+// watchHeld sends back to their queues the tasks claimed ahead that waited
+// holdMax for a slot, and stops claiming ahead until a handler returns
+// quickly again. It sleeps until a claim hands tasks to the workers, then
+// looks every holdMax while any task is held.
+func (p *pool) watchHeld(ctx context.Context) {
+	for {
+		select {
+		case <-p.held:
+		case <-ctx.Done():
+			return
+		}
+		for {
+			p.pause(ctx, holdMax)
+			if ctx.Err() != nil {
+				return
+			}
+			stale, waiting := p.withdrawHeld(p.cfg.clock.Now().Add(-holdMax))
+			if len(stale) > 0 {
+				// Before the call that sends them back, which would
+				// otherwise claim them straight back.
+				p.pace.forget()
+				p.sendBack(stale)
+			}
+			if waiting == 0 {
+				break
+			}
+		}
+	}
 }

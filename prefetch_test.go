@@ -230,27 +230,36 @@ func TestClaimCrossingACancelDoesNotStart(t *testing.T) {
 	})
 }
 
-func TestPrefetchHeldTaskGoesBackAfterWaitingAnInterval(t *testing.T) {
+func TestPrefetchHeldTaskGoesBackAfterWaitingHoldMax(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
-		// Only the lease keeper keeps timers on the lease/3 grid.
-		b, spy, entered := prefetchBundle(t, f, plait.WithSweepInterval(time.Hour), plait.WithIdleWait(time.Hour))
+		b, spy, entered := prefetchBundle(t, f)
 		b.start(t)
 		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
 		b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
 		recv(t, entered)
 		held := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
 		spy.claimed(t, held.ID)
-		interval := plait.LeaseDurationDefault / 3
-		b.advanceAfterArmed(t, interval)
-		require.Zero(t, b.events.count(func(e plait.Event) bool { return e.Type == plait.EventTaskReleased }),
-			"a task held for less than a heartbeat interval stays")
-		b.advanceAfterArmed(t, interval)
-		b.events.waitFor(t, 1, func(e plait.Event) bool { return e.Type == plait.EventTaskReleased && e.RunID == held.ID })
+		released := func(e plait.Event) bool { return e.Type == plait.EventTaskReleased && e.RunID == held.ID }
+		b.advanceAfterArmed(t, plait.HoldMax)
+		b.events.waitFor(t, 1, released)
 		run, err := b.s.Get(context.Background(), held.ID)
 		require.NoError(t, err)
-		require.Equal(t, plait.TaskReady, run.Task("y").Status, "a task held past a whole interval goes back to its queue")
+		require.Equal(t, plait.TaskReady, run.Task("y").Status, "a task held for HoldMax goes back to its queue")
 		require.Zero(t, b.events.count(started(held.ID)))
+
+		// The process stopped claiming ahead: another process starts it.
+		other, err := plait.New(b.store, plait.WithObserver(b.events.add), plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		require.NoError(t, err)
+		require.NoError(t, other.Handle("noop", noop))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- other.Run(ctx) }()
+		b.wait(t, held.ID)
+		cancel()
+		require.NoError(t, recv(t, done))
+		require.Equal(t, 1, b.events.count(started(held.ID)))
+
 		stopped := make(chan struct{})
 		go func() { b.stop(); close(stopped) }()
 		b.advanceAfterArmed(t, time.Hour)

@@ -1,0 +1,4 @@
+package plait
+
+// HoldMax lets the tests wait exactly as long as a task claimed ahead may.
+const HoldMax = holdMax
