@@ -56,6 +56,7 @@ func Start(extra ...string) (*Server, error) {
 			"--logfile", filepath.Join(dir, "redis.log"),
 		}, extra...)
 		cmd := exec.Command(bin, args...)
+		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			lastErr = err
 			continue
