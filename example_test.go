@@ -108,3 +108,40 @@ func ExampleWorkflow_Validate() {
 	fmt.Println(errors.Is(err, plait.ErrCycle))
 	// Output: true
 }
+
+// Many runs go to the store together: on Redis, one round trip per 256.
+func ExampleScheduler_SubmitMany() {
+	s := quietScheduler()
+	_ = s.Handle("square", plait.Typed(func(ctx context.Context, t *plait.Task, n int) (int, error) {
+		return n * n, nil
+	}))
+	var subs []plait.Submission
+	for n := 1; n <= 3; n++ {
+		subs = append(subs, plait.Submission{
+			Workflow: plait.NewWorkflow("square").Task("sq", "square", n),
+			Options:  []plait.SubmitOption{plait.WithRunKey(fmt.Sprintf("square-%d", n))},
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	runs, err := s.SubmitMany(ctx, subs)
+	if err != nil {
+		panic(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	for _, run := range runs {
+		final, err := s.Wait(ctx, run.ID)
+		if err != nil {
+			panic(err)
+		}
+		v, _ := plait.ResultValue[int](final, "sq", nil)
+		fmt.Println(final.Key, v)
+	}
+	cancel()
+	<-done
+	// Output:
+	// square-1 1
+	// square-2 4
+	// square-3 9
+}

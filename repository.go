@@ -44,6 +44,14 @@ type Store interface {
 	// params.Key is set and a run with that key exists, it returns that run
 	// with Existing set and writes nothing.
 	RunCreate(ctx context.Context, params *RunCreateParams) (*RunCreateResult, error)
+	// RunCreateMany creates each run as RunCreate would, in order, in as
+	// few round trips as the backend allows, and answers one outcome per
+	// params, in order: a run that cannot be created carries its error and
+	// the others are created all the same. The error is for the call as a
+	// whole (the context ended, the connection failed); the outcomes are
+	// then nil and some of the runs may exist: runs with keys make a retry
+	// of the call safe.
+	RunCreateMany(ctx context.Context, params []*RunCreateParams) ([]RunCreateOutcome, error)
 
 	// RunGet returns a run with every task instance. It returns ErrNotFound
 	// for an unknown id.
@@ -119,6 +127,13 @@ type RunCreateResult struct {
 	Run *Run
 	// Existing reports that a run with the same key was already there.
 	Existing bool
+}
+
+// RunCreateOutcome is one run's answer from [Store.RunCreateMany]: its
+// result, or the error that kept it from being created.
+type RunCreateOutcome struct {
+	Result *RunCreateResult
+	Err    error
 }
 
 // RunGetParams are the arguments of [Store.RunGet].

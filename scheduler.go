@@ -130,6 +130,23 @@ func WithMetadata(md map[string]string) SubmitOption {
 // running scheduler on the same store may claim. Every problem with wf is
 // reported before anything is written, as joined [*ValidationError]s.
 func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOption) (*Run, error) {
+	params, err := s.createParams(wf, opts)
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.store.RunCreate(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	if !res.Existing {
+		s.emit(Event{Type: EventRunSubmitted, RunID: res.Run.ID, RunStatus: res.Run.Status})
+	}
+	return res.Run, nil
+}
+
+// createParams validates a workflow and its submit options into what the
+// store creates.
+func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateParams, error) {
 	if wf == nil {
 		return nil, fmt.Errorf("%w: nil workflow", ErrInvalidWorkflow)
 	}
@@ -160,14 +177,7 @@ func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOpti
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	res, err := s.store.RunCreate(ctx, params)
-	if err != nil {
-		return nil, err
-	}
-	if !res.Existing {
-		s.emit(Event{Type: EventRunSubmitted, RunID: res.Run.ID, RunStatus: res.Run.Status})
-	}
-	return res.Run, nil
+	return params, nil
 }
 
 // Get returns the run's current state with every task.

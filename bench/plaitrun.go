@@ -146,6 +146,41 @@ func plaitThroughput(ctx context.Context, b *bench, concurrency int) error {
 	b.record("plait", key, float64(b.n)/proc.Seconds())
 	b.recordCost("plait", fmt.Sprintf("throughput: process c=%d", concurrency), ph, b.n)
 	b.logf("plait throughput c=%d: enqueue %d in %.2fs (%.0f/s), process %.2fs (%.0f/s)", concurrency, b.n, enq.Seconds(), float64(b.n)/enq.Seconds(), proc.Seconds(), float64(b.n)/proc.Seconds())
+	return plaitSubmitMany(ctx, b)
+}
+
+// submitManyBatch is how many runs one SubmitMany call carries in the bulk
+// enqueue measurement.
+const submitManyBatch = 1000
+
+// plaitSubmitMany measures bulk enqueue: the same n single-task runs, sent
+// with SubmitMany in batches of submitManyBatch, under a prefix of their own
+// and left unprocessed (the next workload starts on an empty database).
+func plaitSubmitMany(ctx context.Context, b *bench) error {
+	e, err := newPlaitEnv(ctx, b, 1)
+	if err != nil {
+		return err
+	}
+	defer e.client.Close()
+	if err := e.s.Handle("noop", noop); err != nil {
+		return err
+	}
+	payload := plait.Raw(b.payload())
+	t0 := time.Now()
+	for done := 0; done < b.n; {
+		k := min(submitManyBatch, b.n-done)
+		subs := make([]plait.Submission, k)
+		for i := range subs {
+			subs[i] = plait.Submission{Workflow: plait.NewWorkflow("noop").Task("t", "noop", payload)}
+		}
+		if _, err := e.s.SubmitMany(ctx, subs); err != nil {
+			return fmt.Errorf("submit many: %w", err)
+		}
+		done += k
+	}
+	el := time.Since(t0)
+	b.record("plait", "tp.enqmany", float64(b.n)/el.Seconds())
+	b.logf("plait throughput: SubmitMany of %d in batches of %d in %.2fs (%.0f/s)", b.n, submitManyBatch, el.Seconds(), float64(b.n)/el.Seconds())
 	return nil
 }
 

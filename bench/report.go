@@ -32,6 +32,7 @@ func (b *bench) rows() []row {
 	t1, t0 := asynqLabel(time.Millisecond), asynqLabel(0)
 	return []row{
 		{tp, "enqueue tasks/s, 1 goroutine", "/s", true, "tp.enq", "asynq", "redis/evalsha.c1"},
+		{tp, "enqueue tasks/s, 1 goroutine, SubmitMany of 1000 (asynq has no bulk enqueue)", "/s", true, "tp.enqmany", "asynq", ""},
 		{tp, "process tasks/s, c=10", "/s", true, "tp.proc.c10", "asynq", "redis/evalsha.c10"},
 		{tp, "process tasks/s, c=50", "/s", true, "tp.proc.c50", "asynq", "redis/evalsha.c50"},
 		{ch, "hop p50 ms (asynq task check 1 ms)", "ms", false, "chain.p50", t1, ""},

@@ -55,6 +55,19 @@ func (t *task) spec() *plait.TaskSpec { return &t.run.spec.Tasks[t.idx] }
 
 // RunCreate stores a workflow as a new run and makes its root tasks ready or
 // delayed. See [plait.Store.RunCreate].
+// RunCreateMany creates each run with RunCreate, in order. See
+// [plait.Store.RunCreateMany].
+func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreateParams) ([]plait.RunCreateOutcome, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]plait.RunCreateOutcome, len(params))
+	for i, p := range params {
+		out[i].Result, out[i].Err = s.RunCreate(ctx, p)
+	}
+	return out, nil
+}
+
 func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
 		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)

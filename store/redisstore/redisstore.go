@@ -384,21 +384,51 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 // create_run.lua, all in one pipeline: still one round trip, each script
 // bounded by the chunk, and the run invisible until the commit.
 func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
-	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
-		return nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+	req, found, err := s.prepareCreate(ctx, params)
+	if err != nil || found != nil {
+		return found, err
 	}
-	wf, err := normalize(params.Workflow)
+	var v []any
+	if req.parts == nil {
+		v, err = s.runScript(ctx, scriptCreateRun, req.keys, req.args...)
+	} else {
+		v, err = s.createInParts(ctx, req.keys, req.parts, req.args)
+	}
 	if err != nil {
 		return nil, err
 	}
+	return s.createAnswer(ctx, req, v)
+}
+
+// createReq is one run's create, ready to send: create_run.lua's keys and
+// arguments, and the parts written before it for a large run.
+type createReq struct {
+	params *plait.RunCreateParams
+	wf     *plait.WorkflowSpec
+	id     string
+	keys   []string
+	args   []any
+	parts  [][]any
+}
+
+// prepareCreate validates params and builds the create, taking the run's
+// id. A large keyed run whose key is taken answers found instead.
+func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams) (req *createReq, found *plait.RunCreateResult, err error) {
+	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
+		return nil, nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+	}
+	wf, err := normalize(params.Workflow)
+	if err != nil {
+		return nil, nil, err
+	}
 	if params.Key != "" {
 		if err := ids.Check(params.Key); err != nil {
-			return nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, plait.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, plait.ErrInvalidArgument)
 		}
 	}
 	strat, err := strategyLetter(wf.Strategy)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 
 	// Everything is computed before the first write.
@@ -449,9 +479,10 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 		old, err := s.client.Get(ctx, s.keys.keyIndex(shard, params.Key)).Result()
 		switch {
 		case err == nil:
-			return s.existing(ctx, old)
+			found, err := s.existing(ctx, old)
+			return nil, found, err
 		case !errors.Is(err, redis.Nil):
-			return nil, mapErr(err)
+			return nil, nil, mapErr(err)
 		}
 	}
 	want := -1
@@ -459,12 +490,11 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 		want = shard
 	}
 	seq, err := s.ids.take(ctx, s.client, s.keys.seq(), s.cfg.shards, want)
-	var v []any
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, nil, mapErr(err)
 	}
 	if seq < 1 {
-		return nil, fmt.Errorf("redisstore: unexpected run id %d", seq)
+		return nil, nil, fmt.Errorf("redisstore: unexpected run id %d", seq)
 	}
 	shard = int(seq % int64(s.cfg.shards))
 	id := strconv.FormatInt(seq, 10)
@@ -497,14 +527,11 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	args = append(args, roots...)
 	args = append(args, fields...)
 	args = append(args, apart...)
-	if parts == nil {
-		v, err = s.runScript(ctx, scriptCreateRun, keys, args...)
-	} else {
-		v, err = s.createInParts(ctx, keys, parts, args)
-	}
-	if err != nil {
-		return nil, err
-	}
+	return &createReq{params: params, wf: wf, id: id, keys: keys, args: args, parts: parts}, nil, nil
+}
+
+// createAnswer reads create_run.lua's reply.
+func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*plait.RunCreateResult, error) {
 	r := &reply{v: v}
 	code, val := r.int(), r.str()
 	if r.err != nil {
@@ -514,13 +541,13 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	case 1:
 		return s.existing(ctx, val)
 	case codeCorrupt:
-		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", id)
+		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", req.id)
 	}
 	created, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: create reply %q: %w", val, err)
 	}
-	return &plait.RunCreateResult{Run: newRunRecord(id, wf, params, created)}, nil
+	return &plait.RunCreateResult{Run: newRunRecord(req.id, req.wf, req.params, created)}, nil
 }
 
 // createInParts sends one create_part.lua per part and the commit in one

@@ -79,6 +79,20 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 			create("")
 		}
 	}), "128 submits: one call each, and one id reservation per 64")
+	many := make([]*plait.RunCreateParams, 300)
+	for i := range many {
+		many[i] = &plait.RunCreateParams{Workflow: wf}
+	}
+	trips := counter.trips(func() {
+		out, err := s.RunCreateMany(ctx, many)
+		require.NoError(t, err)
+		for _, o := range out {
+			require.NoError(t, o.Err)
+		}
+	})
+	// 300 ids span four or five blocks of 64, depending on what the last
+	// block had left.
+	require.True(t, trips == 2+4 || trips == 2+5, "300 runs at once: two pipelines of up to 256 creates and an id reservation per 64, not %d round trips", trips)
 	require.Equal(t, int64(1), counter.trips(func() { create("k-" + strconv.Itoa(1)) }), "a keyed submit is one call")
 	require.Equal(t, int64(2), counter.trips(func() { create("k-1") }), "a repeated key: the create finds the key, then the run is read")
 

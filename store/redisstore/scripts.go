@@ -36,6 +36,7 @@ import (
 //	                 create_part.lua per chunk and create_run.lua in one
 //	                 pipeline (still 1 round trip; 2 when keyed: the key
 //	                 index is looked up first)
+//	RunCreateMany    1 pipeline per createManyChunk runs of create_run.lua
 //	RunGet           1: HGETALL of the run hash
 //	RunCancel        1: cancel_run.lua answers with the run's fields
 //	RunWait          SUBSCRIBE to the run's channel, HGETALL, then wait for

@@ -64,6 +64,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		fn   func(t *testing.T, newHarness func(t *testing.T) *Harness)
 	}{
 		{"Runs", testRuns},
+		{"CreateMany", testCreateMany},
 		{"Claim", testClaim},
 		{"Complete", testComplete},
 		{"FinishClaim", testFinishClaim},

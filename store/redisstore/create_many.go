@@ -1,0 +1,146 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+)
+
+// createManyChunk bounds how many creates go in one pipeline: one round
+// trip per createManyChunk runs, each create still its own script.
+const createManyChunk = 256
+
+// RunCreateMany creates runs in order, sending the creates of up to
+// createManyChunk runs in one pipeline. See [plait.Store.RunCreateMany].
+// A run of more than createChunk tasks goes on its own, as RunCreate sends
+// it, between the pipelines before and after it; a keyed run whose key is
+// taken costs one more round trip to read the existing run.
+func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreateParams) ([]plait.RunCreateOutcome, error) {
+	out := make([]plait.RunCreateOutcome, len(params))
+	var pending []int // indexes of prepared creates not sent yet
+	reqs := make([]*createReq, len(params))
+	flush := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		batch := make([]*createReq, len(pending))
+		for j, i := range pending {
+			batch[j] = reqs[i]
+		}
+		replies, errs, err := s.sendCreates(ctx, batch)
+		if err != nil {
+			return err
+		}
+		for j, i := range pending {
+			if errs[j] != nil {
+				out[i].Err = errs[j]
+				continue
+			}
+			out[i].Result, out[i].Err = s.createAnswer(ctx, batch[j], replies[j])
+		}
+		pending = pending[:0]
+		return nil
+	}
+	for i, p := range params {
+		req, found, err := s.prepareCreate(ctx, p)
+		switch {
+		case err != nil && errors.Is(err, plait.ErrInvalidArgument):
+			out[i].Err = err
+		case err != nil:
+			return nil, err
+		case found != nil:
+			out[i].Result = found
+		case req.parts != nil:
+			if err := flush(); err != nil {
+				return nil, err
+			}
+			out[i].Result, out[i].Err = s.RunCreate(ctx, p)
+		default:
+			reqs[i] = req
+			pending = append(pending, i)
+			if len(pending) == createManyChunk {
+				if err := flush(); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// sendCreates sends create_run.lua for each request in one pipeline and
+// returns each reply or each refusal. A pipeline cannot fall back per
+// command, so when the server lacks the script or the function library
+// (a restart emptied it) it loads them and sends the whole pipeline again:
+// a create repeated with its id finds its run and answers created.
+func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []error, error) {
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		cmds := make([]*redis.Cmd, len(reqs))
+		for i, r := range reqs {
+			if s.functions {
+				cmds[i] = pipe.FCall(ctx, scriptCreateRun.function(), r.keys, r.args...)
+			} else {
+				cmds[i] = scriptCreateRun.eval.EvalSha(ctx, pipe, r.keys, r.args...)
+			}
+		}
+		_, execErr := pipe.Exec(ctx)
+		if try == 0 && missingScript(cmds) {
+			var err error
+			if s.functions {
+				err = s.loadLibrary(ctx)
+			} else {
+				err = scriptCreateRun.eval.Load(ctx, s.client).Err()
+			}
+			if err != nil {
+				return nil, nil, mapErr(err)
+			}
+			continue
+		}
+		replies := make([][]any, len(reqs))
+		errs := make([]error, len(reqs))
+		answered := 0
+		for i, c := range cmds {
+			v, err := c.Result()
+			if err != nil {
+				errs[i] = mapErr(err)
+				if errors.Is(errs[i], plait.ErrStoreFull) {
+					answered++
+				}
+				continue
+			}
+			answered++
+			rv, ok := v.([]any)
+			if !ok {
+				errs[i] = fmt.Errorf("redisstore: unexpected create reply %T", v)
+				continue
+			}
+			replies[i] = rv
+		}
+		// No command answered: the pipeline itself failed (connection,
+		// context), which is the call's error, not the runs'.
+		if answered == 0 && execErr != nil {
+			return nil, nil, mapErr(execErr)
+		}
+		return replies, errs, nil
+	}
+}
+
+// missingScript reports whether a command failed for want of its script or
+// function on the server.
+func missingScript(cmds []*redis.Cmd) bool {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && (strings.HasPrefix(err.Error(), "NOSCRIPT") || strings.Contains(err.Error(), "Function not found")) {
+			return true
+		}
+	}
+	return false
+}
