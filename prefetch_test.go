@@ -100,19 +100,49 @@ func started(runID string) func(plait.Event) bool {
 	return func(e plait.Event) bool { return e.Type == plait.EventTaskStarted && e.RunID == runID }
 }
 
+// fillSlot starts the scheduler, lets it see a handler that returns at
+// once (on the fake clock), which makes claiming ahead pay, and fills its
+// one slot with a task that blocks until cancelled.
+func fillSlot(t *testing.T, b *bundle, entered <-chan struct{}) (busy *plait.Run) {
+	t.Helper()
+	b.start(t)
+	b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
+	busy = b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
+	recv(t, entered)
+	return busy
+}
+
+// hold submits n single-task runs and waits until the scheduler claimed
+// them: with its slot full, they are held.
+func hold(t *testing.T, b *bundle, spy *claimSpy, n int) []*plait.Run {
+	t.Helper()
+	runs := make([]*plait.Run, n)
+	ids := make([]string, n)
+	for i := range runs {
+		runs[i] = b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
+		ids[i] = runs[i].ID
+	}
+	spy.claimed(t, ids...)
+	return runs
+}
+
+// stopPastShutdown stops the scheduler, moving the fake clock past its one
+// hour shutdown timeout so a blocked handler is cancelled.
+func (b *bundle) stopPastShutdown(t *testing.T) {
+	t.Helper()
+	stopped := make(chan struct{})
+	go func() { b.stop(); close(stopped) }()
+	b.advanceAfterArmed(t, time.Hour)
+	recv(t, stopped)
+}
+
 func TestPrefetchHeldTasksGoBackUnstartedAtShutdown(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		b, spy, entered := prefetchBundle(t, f)
-		b.start(t)
-		// A handler that returns at once (on the fake clock) makes claiming
-		// ahead pay.
-		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
-		busy := b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
-		recv(t, entered)
-		h1 := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
-		h2 := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
-		spy.claimed(t, h1.ID, h2.ID)
+		busy := fillSlot(t, b, entered)
+		held := hold(t, b, spy, 2)
+		h1, h2 := held[0], held[1]
 		require.Greater(t, spy.maxLimit(), 1, "with its one slot busy and quick handlers, the process must claim ahead")
 
 		stopped := make(chan struct{})
@@ -139,12 +169,8 @@ func TestPrefetchHeldTaskOfCancelledRunNeverStarts(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		b, spy, entered := prefetchBundle(t, f)
-		b.start(t)
-		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
-		busy := b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
-		recv(t, entered)
-		held := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
-		spy.claimed(t, held.ID)
+		busy := fillSlot(t, b, entered)
+		held := hold(t, b, spy, 1)[0]
 		_, err := b.s.Cancel(context.Background(), held.ID)
 		require.NoError(t, err)
 		_, err = b.s.Cancel(context.Background(), busy.ID)
@@ -194,10 +220,7 @@ func TestPrefetchWaitsWhileHandlersAreSlow(t *testing.T) {
 		}
 		// The first process's slot is still busy: its stop cancels the
 		// handler at the shutdown timeout.
-		stopped := make(chan struct{})
-		go func() { b.stop(); close(stopped) }()
-		b.advanceAfterArmed(t, time.Hour)
-		recv(t, stopped)
+		b.stopPastShutdown(t)
 	})
 }
 
@@ -234,12 +257,8 @@ func TestPrefetchHeldTaskGoesBackAfterWaitingHoldMax(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		b, spy, entered := prefetchBundle(t, f)
-		b.start(t)
-		b.wait(t, b.submit(t, plait.NewWorkflow("warm").Task("w", "noop", nil)).ID)
-		b.submit(t, plait.NewWorkflow("busy").Task("x", "block", nil))
-		recv(t, entered)
-		held := b.submit(t, plait.NewWorkflow("held").Task("y", "noop", nil))
-		spy.claimed(t, held.ID)
+		fillSlot(t, b, entered)
+		held := hold(t, b, spy, 1)[0]
 		released := func(e plait.Event) bool { return e.Type == plait.EventTaskReleased && e.RunID == held.ID }
 		b.advanceAfterArmed(t, plait.HoldMax)
 		b.events.waitFor(t, 1, released)
@@ -260,9 +279,6 @@ func TestPrefetchHeldTaskGoesBackAfterWaitingHoldMax(t *testing.T) {
 		require.NoError(t, recv(t, done))
 		require.Equal(t, 1, b.events.count(started(held.ID)))
 
-		stopped := make(chan struct{})
-		go func() { b.stop(); close(stopped) }()
-		b.advanceAfterArmed(t, time.Hour)
-		recv(t, stopped)
+		b.stopPastShutdown(t)
 	})
 }
