@@ -52,6 +52,19 @@ func newPlaitEnv(ctx context.Context, b *bench, concurrency int) (*plaitEnv, err
 	return e, nil
 }
 
+// newNoopEnv is newPlaitEnv with the no-op handler registered.
+func newNoopEnv(ctx context.Context, b *bench, concurrency int) (*plaitEnv, error) {
+	e, err := newPlaitEnv(ctx, b, concurrency)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.s.Handle("noop", noop); err != nil {
+		e.client.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
 func (e *plaitEnv) observe(ev plait.Event) {
 	switch ev.Type {
 	case plait.EventTaskSucceeded:
@@ -106,14 +119,11 @@ func (e *plaitEnv) wait(ctx context.Context, ch <-chan struct{}, timeout time.Du
 func noop(context.Context, *plait.Task) (any, error) { return nil, nil }
 
 func plaitThroughput(ctx context.Context, b *bench, concurrency int) error {
-	e, err := newPlaitEnv(ctx, b, concurrency)
+	e, err := newNoopEnv(ctx, b, concurrency)
 	if err != nil {
 		return err
 	}
 	defer e.client.Close()
-	if err := e.s.Handle("noop", noop); err != nil {
-		return err
-	}
 	payload := plait.Raw(b.payload())
 	ph, err := startPhase(ctx, b.rc)
 	if err != nil {
@@ -157,14 +167,11 @@ const submitManyBatch = 1000
 // with SubmitMany in batches of submitManyBatch, under a prefix of their own
 // and left unprocessed (the next workload starts on an empty database).
 func plaitSubmitMany(ctx context.Context, b *bench) error {
-	e, err := newPlaitEnv(ctx, b, 1)
+	e, err := newNoopEnv(ctx, b, 1)
 	if err != nil {
 		return err
 	}
 	defer e.client.Close()
-	if err := e.s.Handle("noop", noop); err != nil {
-		return err
-	}
 	payload := plait.Raw(b.payload())
 	t0 := time.Now()
 	for done := 0; done < b.n; {
@@ -322,14 +329,11 @@ func plaitFanout(ctx context.Context, b *bench) error {
 
 func plaitMemory(ctx context.Context, b *bench) error {
 	N := b.memN
-	e, err := newPlaitEnv(ctx, b, 10)
+	e, err := newNoopEnv(ctx, b, 10)
 	if err != nil {
 		return err
 	}
 	defer e.client.Close()
-	if err := e.s.Handle("noop", noop); err != nil {
-		return err
-	}
 	payload := plait.Raw(b.payload())
 	m0, d0, err := usedMemory(ctx, b.rc)
 	if err != nil {
