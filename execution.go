@@ -70,7 +70,7 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 			e.begun.Store(true)
 			e.settle()
 			cancel(ErrShutdown)
-			late = append(late, finishReq{e: e, o: TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReleased}})
+			late = append(late, finishReq{e: e, o: TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned}})
 			continue
 		}
 		p.handlers.Add(1)
@@ -179,7 +179,7 @@ func (p *pool) skip(e *execution) {
 		return
 	}
 	p.slots.add(1)
-	p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
+	p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
 }
 
 // outcome turns a handler's return into what the store records.

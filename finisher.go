@@ -142,7 +142,7 @@ func (f *finisher) report(r finishReq, res TaskFinishResult) {
 		ev.Type, ev.Err, ev.RetryIn = EventTaskRetrying, errors.New(r.o.Error), r.o.RetryDelay
 	case OutcomeFailed:
 		ev.Type, ev.Err = EventTaskFailed, errors.New(r.o.Error)
-	case OutcomeReleased:
+	case OutcomeReleased, OutcomeReturned:
 		ev.Type = EventTaskReleased
 	}
 	p.s.emit(ev)

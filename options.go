@@ -169,12 +169,12 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // while handlers are slow no work waits here that another process could
 // start. When quick handlers turn slow (a quick task releases slow ones,
 // say), a held task waits for a slot at most about 40 ms, then goes back to
-// its queue, and the process stops claiming ahead until a handler returns
-// quickly again. Held tasks keep their leases, start in
-// claim order as slots free, and go back to their queues unstarted when Run
-// stops. If
-// the process dies, its held tasks come back when their leases expire, as
-// its running ones do, and that lost lease counts toward WithCrashLimit for
+// the head of its queue, and the process stops claiming ahead until a
+// handler returns quickly again. Held tasks keep their leases, start in
+// claim order as slots free, and go back to their queues when Run stops; a
+// task sent back never started, so it gets no attempt record. If the
+// process dies, its held tasks come back when their leases expire, as its
+// running ones do, and that lost lease counts toward WithCrashLimit for
 // them too. Defaults to PrefetchDefault, about one full store batch; zero
 // turns it off, and a negative n is an error.
 func WithPrefetch(n int) Option {

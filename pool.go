@@ -292,10 +292,11 @@ func (p *pool) withdrawHeld(cutoff time.Time) (out []*execution, waiting int) {
 	return out, waiting
 }
 
-// sendBack releases withdrawn tasks to their queues through the finisher.
+// sendBack returns withdrawn tasks to the heads of their queues through
+// the finisher; they never started, so no attempt is recorded.
 func (p *pool) sendBack(es []*execution) {
 	for _, e := range es {
-		p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
+		p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
 	}
 }
 

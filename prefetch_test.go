@@ -154,7 +154,8 @@ func TestPrefetchHeldTasksGoBackUnstartedAtShutdown(t *testing.T) {
 			require.NoError(t, err)
 			y := run.Task("y")
 			require.Equal(t, plait.TaskReady, y.Status, "a task held at shutdown must go back to its queue")
-			require.Equal(t, 1, y.Attempt, "a task held at shutdown never started: no attempt used")
+			require.Zero(t, y.Attempt, "a task held at shutdown never started: its claim is undone")
+			require.Empty(t, y.Attempts, "a task held at shutdown never started: no attempt recorded")
 			require.Zero(t, b.events.count(started(id)), "a task held at shutdown must not start")
 		}
 		b.advanceAfterArmed(t, time.Hour)
@@ -265,6 +266,7 @@ func TestPrefetchHeldTaskGoesBackAfterWaitingHoldMax(t *testing.T) {
 		run, err := b.s.Get(context.Background(), held.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, run.Task("y").Status, "a task held for HoldMax goes back to its queue")
+		require.Empty(t, run.Task("y").Attempts, "a task held for HoldMax never started: no attempt recorded")
 		require.Zero(t, b.events.count(started(held.ID)))
 
 		// The process stopped claiming ahead: another process starts it.

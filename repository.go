@@ -218,6 +218,12 @@ const (
 	// OutcomeReleased: the attempt was given back unfinished (shutdown);
 	// the task is ready again at once, with the same attempt number.
 	OutcomeReleased
+	// OutcomeReturned: the claim is given back before the handler started
+	// (a task claimed ahead that waited too long, or a stopping process):
+	// the task is ready again at the head of its queue, with a new epoch,
+	// no attempt record, and the attempt number and first start time it had
+	// before the claim.
+	OutcomeReturned
 )
 
 // String returns the outcome's name.
@@ -231,6 +237,8 @@ func (o Outcome) String() string {
 		return "failed"
 	case OutcomeReleased:
 		return "released"
+	case OutcomeReturned:
+		return "returned"
 	}
 	return "unknown"
 }

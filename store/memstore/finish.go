@@ -47,7 +47,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 }
 
 func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFinishResult {
-	if o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReleased {
+	if o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReturned {
 		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)}
 	}
 	t, err := s.leasedLocked(o.Lease)
@@ -59,7 +59,9 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 		return res
 	}
 	r := t.run
-	t.record(now, o.Outcome.String(), o.Error)
+	if o.Outcome != plait.OutcomeReturned {
+		t.record(now, o.Outcome.String(), o.Error)
+	}
 	s.unholdLocked(t)
 
 	switch o.Outcome {
@@ -79,6 +81,14 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 	case plait.OutcomeReleased:
 		t.epoch++
 		s.makeReadyLocked(t)
+	case plait.OutcomeReturned:
+		t.epoch++
+		if len(t.inst.Attempts) == 0 {
+			// This claim was its first: as if it never happened.
+			t.inst.Attempt = 0
+			t.inst.StartedAt = time.Time{}
+		}
+		s.returnLocked(t)
 	}
 	s.finishRunLocked(r, now)
 	return plait.TaskFinishResult{RunStatus: r.rec.Status}

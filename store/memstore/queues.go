@@ -44,6 +44,16 @@ type fifo struct {
 
 func (f *fifo) push(e entry) { f.items = append(f.items, e) }
 
+// pushFront puts e at the head.
+func (f *fifo) pushFront(e entry) {
+	if f.head > 0 {
+		f.head--
+		f.items[f.head] = e
+		return
+	}
+	f.items = append([]entry{e}, f.items...)
+}
+
 // peek drops stale entries at the head and returns the first live one.
 func (f *fifo) peek() (entry, bool) {
 	for f.head < len(f.items) {
@@ -167,6 +177,16 @@ func (s *Store) makeReadyLocked(t *task) {
 	t.qseq = s.nextSeqLocked()
 	spec := t.spec()
 	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].push(entry{t: t, seq: t.qseq})
+	s.notifyLocked()
+}
+
+// returnLocked puts t back at the head of its ready FIFO, the place it was
+// claimed from.
+func (s *Store) returnLocked(t *task) {
+	t.status = plait.TaskReady
+	t.qseq = s.nextSeqLocked()
+	spec := t.spec()
+	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].pushFront(entry{t: t, seq: t.qseq})
 	s.notifyLocked()
 }
 

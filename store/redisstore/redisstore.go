@@ -924,7 +924,7 @@ func checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishResult, []bo
 	valid := make([]bool, len(outcomes))
 	for i, o := range outcomes {
 		switch {
-		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReleased:
+		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReturned:
 			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)
 		case ids.Check(o.Lease.Task) != nil:
 			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, plait.ErrNotFound)

@@ -141,6 +141,40 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "Return",
+			rule: "a claim returned unstarted puts the task back at the head of its queue with a new epoch, no attempt record, and its first claim undone; the old lease is stale",
+			run: func(t *testing.T, h *Harness, rule string) {
+				first := createRun(t, h, nil)
+				second := createRun(t, h, nil)
+				ct := claim(t, h, &claimOpts{Limit: 1}).Tasks[0]
+				require.Equal(t, first.ID, ct.Lease.RunID, rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				ti := taskOf(t, h, first.ID, "a")
+				require.Equal(t, plait.TaskReady, ti.Status, rule)
+				require.Zero(t, ti.Attempt, rule)
+				require.True(t, ti.StartedAt.IsZero(), rule)
+				require.Empty(t, ti.Attempts, rule)
+				require.Equal(t, int64(2), ti.Epoch, rule)
+				require.ErrorIs(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}).Err, plait.ErrStaleEpoch, rule)
+				got := claim(t, h, &claimOpts{Limit: 2}).Tasks
+				require.Len(t, got, 2, rule)
+				require.Equal(t, first.ID, got[0].Lease.RunID, rule+": back at the head, before the run created after it")
+				require.Equal(t, second.ID, got[1].Lease.RunID, rule)
+				require.Equal(t, 1, got[0].Attempt, rule)
+				require.Equal(t, int64(3), got[0].Lease.Epoch, rule)
+
+				// After a real attempt, a return keeps attempt and first start.
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got[0].Lease, Outcome: plait.OutcomeRetry, Error: "e"}).Err, rule)
+				h.Advance(time.Second)
+				again := claimOne(t, h, "a", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: again.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				ti = taskOf(t, h, first.ID, "a")
+				require.Equal(t, 2, ti.Attempt, rule)
+				require.False(t, ti.StartedAt.IsZero(), rule)
+				require.Len(t, ti.Attempts, 1, rule)
+			},
+		},
+		{
 			name: "FanIn",
 			rule: "a child with several parents becomes ready only when the last parent succeeds, and is released exactly once",
 			run: func(t *testing.T, h *Harness, rule string) {

@@ -55,6 +55,8 @@ local hcache = {}
 local hdirty = {}
 local pushes = {}
 local push_order = {}
+local fronts = {}
+local front_order = {}
 local dels = {}
 local unleased = {}
 local unleased_key = nil
@@ -64,6 +66,7 @@ local wrote = false
 -- between calls, so every function call starts with it.
 local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
+  fronts, front_order = {}, {}
   wrote = false
 end
 
@@ -127,6 +130,18 @@ local function rpush(lk, e)
   es[#es + 1] = e
 end
 
+-- lpush puts e back at the head of list lk at the next flush; entries
+-- returned to one list keep the order they were returned in.
+local function lpush(lk, e)
+  local es = fronts[lk]
+  if not es then
+    es = {}
+    fronts[lk] = es
+    front_order[#front_order + 1] = lk
+  end
+  es[#es + 1] = e
+end
+
 -- unlease removes a lease entry at the next flush, before the buffered
 -- writes: a finish's first write stays the removal of its lease, which
 -- Redis allows when out of memory.
@@ -185,6 +200,12 @@ local function flush()
   end
   pushes = {}
   push_order = {}
+  for _, lk in ipairs(front_order) do
+    local es = fronts[lk]
+    for i = #es, 1, -1 do redis.call('LPUSH', lk, es[i]) end
+  end
+  fronts = {}
+  front_order = {}
   for i = 1, #dels, 1000 do
     redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
   end
@@ -296,6 +317,15 @@ end
 local function push_ready(ctx, id, name, h)
   local e = entry(id, name)
   rpush(key(ctx.base, 'q', h.queue, h.prio), e)
+  owe(ctx, h.queue, 1)
+  ctx.readied[e] = h.queue
+end
+
+-- push_front is push_ready to the head of the list: a claim given back
+-- unstarted goes back to where it was claimed from.
+local function push_front(ctx, id, name, h)
+  local e = entry(id, name)
+  lpush(key(ctx.base, 'q', h.queue, h.prio), e)
   owe(ctx, h.queue, 1)
   ctx.readied[e] = h.queue
 end
@@ -584,7 +614,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
 end
 
 -- finish_one applies one outcome (1 succeeded, 2 retry, 3 failed,
--- 4 released) and returns a code (0 applied, 1 not found, 2 stale epoch,
+-- 4 released, 5 returned) and returns a code (0 applied, 1 not found, 2 stale epoch,
 -- 4 corrupt record) and the run's status letter after it.
 local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay)
   if outcome == 1 then
@@ -627,11 +657,21 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     attempt(rk, name, t, r, ctx.now, 'f', err)
     hset(rk, 'e:' .. name, err)
     fail_task(ctx, rk, id, r, name, t, 'F', h)
-  else
+  elseif outcome == 4 then
     attempt(rk, name, t, r, ctx.now, 'l', err)
     t.epoch = t.epoch + 1
     t.st = 'R'
     push_ready(ctx, id, name, h)
+    state_put(rk, name, t)
+  else
+    -- returned unstarted: no record; a first claim is undone.
+    t.epoch = t.epoch + 1
+    t.st = 'R'
+    if not hget(rk, 'a:' .. name) then
+      t.attempt = 0
+      t.first = nil
+    end
+    push_front(ctx, id, name, h)
     state_put(rk, name, t)
   end
   if not run_terminal(r) and not finish_run(ctx, rk, id, r) then meta_put(rk, r) end

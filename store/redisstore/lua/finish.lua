@@ -8,7 +8,7 @@
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  number of outcomes n
 -- ARGV[5+7(i-1) ..]  per outcome: run id, task, epoch, outcome (1 succeeded,
---          2 retry, 3 failed, 4 released), result (flag byte + bytes, or ""),
+--          2 retry, 3 failed, 4 released, 5 returned), result (flag byte + bytes, or ""),
 --          error, retry delay in ms
 --
 -- Returns 2n values: per outcome a code (0 applied, 1 not found, 2 stale
