@@ -120,27 +120,23 @@ local function hdel(rk, f)
   redis.call('HDEL', rk, f)
 end
 
-local function rpush(lk, e)
-  local es = pushes[lk]
+-- buffer appends e to the entries buffered for list lk, remembering the
+-- order in which lists were first touched.
+local function buffer(lists, order, lk, e)
+  local es = lists[lk]
   if not es then
     es = {}
-    pushes[lk] = es
-    push_order[#push_order + 1] = lk
+    lists[lk] = es
+    order[#order + 1] = lk
   end
   es[#es + 1] = e
 end
 
+local function rpush(lk, e) buffer(pushes, push_order, lk, e) end
+
 -- lpush puts e back at the head of list lk at the next flush; entries
 -- returned to one list keep the order they were returned in.
-local function lpush(lk, e)
-  local es = fronts[lk]
-  if not es then
-    es = {}
-    fronts[lk] = es
-    front_order[#front_order + 1] = lk
-  end
-  es[#es + 1] = e
-end
+local function lpush(lk, e) buffer(fronts, front_order, lk, e) end
 
 -- unlease removes a lease entry at the next flush, before the buffered
 -- writes: a finish's first write stays the removal of its lease, which
