@@ -66,14 +66,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     local e = id .. ' ' .. t.name
     if due <= now then
       args[t.s] = 'R' .. string.sub(args[t.s], 2)
-      local lk = base .. 'q:' .. queue .. ':' .. prio
-      local es = lists[lk]
-      if not es then
-        es = {}
-        lists[lk] = es
-        order[#order + 1] = lk
-      end
-      es[#es + 1] = e
+      buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
     else
       args[t.s] = 'W' .. string.sub(args[t.s], 2)
       t.zk, t.due, t.e = base .. 'z:' .. queue, due, e
