@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -25,14 +25,14 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // storeFactory builds a fresh store driven by clk.
 type storeFactory struct {
 	name string
-	new  func(t *testing.T, clk *clock.Fake) plait.Store
+	new  func(t *testing.T, clk *fakeclock.Clock) plait.Store
 }
 
 // storeFactories lists the backends the scheduler-level tests run on.
 func storeFactories() []storeFactory {
 	return append([]storeFactory{{
 		name: "memstore",
-		new: func(t *testing.T, clk *clock.Fake) plait.Store {
+		new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
 			return memstore.New(memstore.WithClock(clk))
 		},
 	}}, extraStoreFactories...)
@@ -43,7 +43,7 @@ var extraStoreFactories []storeFactory
 
 // bundle is one test's scheduler, store, clock and event recorder.
 type bundle struct {
-	clock  *clock.Fake
+	clock  *fakeclock.Clock
 	store  plait.Store
 	s      *plait.Scheduler
 	events *recorder
@@ -64,7 +64,7 @@ func forEachStore(t *testing.T, fn func(t *testing.T, f storeFactory)) {
 // setup builds a scheduler on a fresh store without starting it.
 func setup(t *testing.T, f storeFactory, opts ...plait.Option) *bundle {
 	t.Helper()
-	clk := clock.NewFake(epoch)
+	clk := fakeclock.New(epoch)
 	store := f.new(t, clk)
 	rec := &recorder{}
 	base := []plait.Option{

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 )
 
 // claimSpy passes every call to its store and reports each claim: how many
@@ -86,7 +86,7 @@ func (c *claimSpy) maxLimit() int {
 func prefetchBundle(t *testing.T, f storeFactory, opts ...plait.Option) (*bundle, *claimSpy, chan struct{}) {
 	t.Helper()
 	var spy *claimSpy
-	b := setup(t, storeFactory{name: f.name, new: func(t *testing.T, clk *clock.Fake) plait.Store {
+	b := setup(t, storeFactory{name: f.name, new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
 		spy = newClaimSpy(f.new(t, clk))
 		return spy
 	}}, append([]plait.Option{plait.WithConcurrency(1), plait.WithPrefetch(4), plait.WithShutdownTimeout(time.Hour)}, opts...)...)

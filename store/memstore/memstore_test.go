@@ -7,7 +7,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *storetest.Harness {
-		clk := clock.NewFake(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		return &storetest.Harness{
 			Store:   memstore.New(memstore.WithClock(clk)),
 			Now:     clk.Now,

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
@@ -35,7 +35,7 @@ func TestConformanceCluster(t *testing.T) {
 
 func clusterHarness(t *testing.T, c *redis.ClusterClient, prefix string) *storetest.Harness {
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	clk := clock.NewFake(start)
+	clk := fakeclock.New(start)
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
@@ -80,7 +80,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	m := miniredis.RunT(t)
 	m.SetTime(start)
-	clk := clock.NewFake(start)
+	clk := fakeclock.New(start)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()))
@@ -111,7 +111,7 @@ func requireServer(t *testing.T) {
 // newServerHarness gives each case a unique prefix on the shared server,
 // with the fake clock passed to the scripts as "now".
 func newServerHarness(t *testing.T) *storetest.Harness {
-	clk := clock.NewFake(start)
+	clk := fakeclock.New(start)
 	c := redis.NewClient(&redis.Options{Addr: server.addr})
 	t.Cleanup(func() { c.Close() })
 	prefix := "t" + strconv.FormatInt(prefixes.Add(1), 10)

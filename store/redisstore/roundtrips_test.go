@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -54,7 +54,7 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	counter := &tripCounter{}
 	c.AddHook(counter)
-	s, err := redisstore.New(ctx, c, redisstore.WithClock(clock.NewFake(start)), redisstore.WithLogger(quietLogger()))
+	s, err := redisstore.New(ctx, c, redisstore.WithClock(fakeclock.New(start)), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue, Payload: make([]byte, 100)}}}
 	create := func(key string) {

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -24,7 +24,7 @@ func TestShards(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	m := miniredis.RunT(t)
-	clk := clock.NewFake(start)
+	clk := fakeclock.New(start)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithShards(3), redisstore.WithLogger(quietLogger()))

@@ -9,7 +9,7 @@
 //
 //	func TestConformance(t *testing.T) {
 //		storetest.Run(t, func(t *testing.T) *storetest.Harness {
-//			clk := clock.NewFake(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+//			clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
 //			s := mystore.New(mystore.WithClock(clk))
 //			t.Cleanup(func() { s.Close() })
 //			return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
