@@ -1,0 +1,118 @@
+package plait
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// The status machine of tasks and runs. It is one table for every store:
+// memstore checks it in the one function that changes a status, and
+// redisstore renders it into the Lua function that does the same, so an
+// illegal change is refused the same way everywhere. docs/store-contract.md
+// prints the same table; a test keeps the two equal.
+
+// ErrIllegalTransition is the category of [*TransitionError]: a store was
+// asked to move a task or a run to a status the status machine does not
+// allow from where it is. It points at a bug in a store, never at bad input.
+var ErrIllegalTransition = errors.New("plait: illegal status transition")
+
+// TransitionError names a refused status change. Record is "task" or
+// "run"; an empty From means the record is being created.
+type TransitionError struct {
+	Record string
+	From   string
+	To     string
+}
+
+// Error describes the refused change.
+func (e *TransitionError) Error() string {
+	from := e.From
+	if from == "" {
+		from = "(new)"
+	}
+	return fmt.Sprintf("plait: illegal %s transition %s -> %s", e.Record, from, e.To)
+}
+
+// Is matches [ErrIllegalTransition].
+func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }
+
+// taskTransitions is the task table of [TaskStatus.Next].
+var taskTransitions = map[TaskStatus][]TaskStatus{
+	"":           {TaskPending, TaskReady},
+	TaskPending:  {TaskReady, TaskSkipped, TaskCancelled},
+	TaskReady:    {TaskRunning, TaskCancelled},
+	TaskRunning:  {TaskSucceeded, TaskFailed, TaskRetrying, TaskReady, TaskDead, TaskCancelled},
+	TaskRetrying: {TaskReady, TaskCancelled},
+}
+
+// runTransitions is the run table of [RunStatus.Next].
+var runTransitions = map[RunStatus][]RunStatus{
+	"":         {RunPending},
+	RunPending: {RunRunning, RunCancelled},
+	RunRunning: {RunCompleted, RunFailed, RunCancelled},
+}
+
+// CanBecome reports whether [TaskStatus.Next] allows a task in status s to
+// move to status to.
+func (s TaskStatus) CanBecome(to TaskStatus) bool {
+	for _, t := range taskTransitions[s] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// CanBecome reports whether [RunStatus.Next] allows a run in status s to
+// move to status to.
+func (s RunStatus) CanBecome(to RunStatus) bool {
+	for _, t := range runTransitions[s] {
+		if t == to {
+			return true
+		}
+	}
+	return false
+}
+
+// CheckTaskTransition returns a [*TransitionError] unless a task may move
+// from status from to status to.
+func CheckTaskTransition(from, to TaskStatus) error {
+	if from.CanBecome(to) {
+		return nil
+	}
+	return &TransitionError{Record: "task", From: string(from), To: string(to)}
+}
+
+// CheckRunTransition returns a [*TransitionError] unless a run may move
+// from status from to status to.
+func CheckRunTransition(from, to RunStatus) error {
+	if from.CanBecome(to) {
+		return nil
+	}
+	return &TransitionError{Record: "run", From: string(from), To: string(to)}
+}
+
+// Next returns the statuses a task in status s may move to, in the order
+// of [TaskStatuses]; the empty status is a task being created. A terminal
+// status leads nowhere. A store may keep finer states inside one status
+// (redisstore keeps a pending task that waits for its run-at time apart from
+// one that waits for its parents); moving between them is not a status
+// change.
+func (s TaskStatus) Next() []TaskStatus { return slices.Clone(taskTransitions[s]) }
+
+// Next returns the statuses a run in status s may move to, in the order of
+// [RunStatuses]; the empty status is a run being created.
+func (s RunStatus) Next() []RunStatus { return slices.Clone(runTransitions[s]) }
+
+// TaskStatuses returns every task status, in the order of the status
+// machine.
+func TaskStatuses() []TaskStatus {
+	return []TaskStatus{TaskPending, TaskReady, TaskRunning, TaskRetrying,
+		TaskSucceeded, TaskFailed, TaskSkipped, TaskCancelled, TaskDead}
+}
+
+// RunStatuses returns every run status, in the order of the status machine.
+func RunStatuses() []RunStatus {
+	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled}
+}
