@@ -1,0 +1,254 @@
+package redisstore
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+)
+
+// The golden records in testdata/run_v<N>.txt are run hashes exactly as the
+// store of format version N wrote them. Every later store must read them
+// into the same run and task specs: a stored run survives an upgrade.
+// go test -run TestGoldenRecords -update-golden writes the file of the
+// current version from the scenario below; the files of older versions are
+// never rewritten.
+
+var updateGolden = flag.Bool("update-golden", false, "write testdata/run_v<current>.txt from the golden scenario")
+
+// goldenStart is the fake clock's first reading in the golden scenario.
+var goldenStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// goldenWorkflow is the workflow of the golden run: dependencies of every
+// condition, a retry policy, an inline, a compressed and a kept-apart
+// payload, a nil and an empty payload, a due time and a delay. The task
+// that ends (fetch) has no payload: a payload kept apart is deleted when
+// its task ends.
+func goldenWorkflow() *plait.WorkflowSpec {
+	return &plait.WorkflowSpec{Name: "golden", Strategy: plait.StrategyStop, Tasks: []plait.TaskSpec{
+		{
+			Name: "fetch", Handler: "fetcher", Queue: "io",
+			Priority: plait.PriorityHigh,
+			Retry: plait.RetryPolicy{MaxAttempts: 3, Backoff: plait.BackoffExponential, InitialInterval: 1500 * time.Millisecond,
+				MaxInterval: time.Minute, Multiplier: 2, Jitter: 0.1, MaxElapsed: time.Hour},
+			Timeout: 30 * time.Second, Requires: []string{"net", "ssd"},
+		},
+		{
+			Name: "parse", Handler: "parser", Queue: plait.DefaultQueue,
+			Payload: []byte("\x00\x01\x02 an incompressible-ish payload kept apart: 9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
+			Deps:    []plait.Dep{{Task: "fetch", On: plait.OnSuccess}},
+		},
+		{
+			Name: "report", Handler: "reporter", Queue: plait.DefaultQueue, Priority: plait.PriorityUrgent,
+			Payload: []byte(strings.Repeat("report line; ", 20)),
+			Deps:    []plait.Dep{{Task: "fetch", On: plait.OnCompletion}, {Task: "parse", On: plait.OnFailure}},
+			Join:    plait.JoinAny, RunAt: time.Date(2030, 1, 1, 1, 0, 0, 123456789, time.UTC), Delay: 250 * time.Millisecond,
+		},
+		{
+			Name: "notify", Handler: "notifier", Queue: plait.DefaultQueue, Priority: plait.PriorityLow, Payload: []byte{},
+			Deps: []plait.Dep{{Task: "report"}},
+		},
+		{Name: "audit", Handler: "auditor", Queue: "io", Payload: []byte("x=1")},
+	}}
+}
+
+// goldenRun is the run the golden records hold.
+func goldenRun() *plait.Run {
+	at := func(ms int64) time.Time { return goldenStart.Add(time.Duration(ms) * time.Millisecond) }
+	return &plait.Run{
+		ID: "1", Key: "order-42", Workflow: "golden", Strategy: plait.StrategyStop, Status: plait.RunRunning,
+		Tenant: "acme", Service: "billing", Metadata: map[string]string{"region": "eu", "owner": "ops", "": "empty key"},
+		Total: 5, Succeeded: 1,
+		CreatedAt: at(0), StartedAt: at(1000),
+		Tasks: []plait.TaskInstance{
+			{
+				Name: "fetch", Handler: "fetcher", Status: plait.TaskSucceeded, Attempt: 2, Epoch: 2,
+				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
+				Attempts: []plait.Attempt{
+					{Attempt: 1, Epoch: 1, StartedAt: at(1000), Duration: 500 * time.Millisecond, Outcome: "retry", Worker: "w1", Error: "timeout"},
+					{Attempt: 2, Epoch: 2, StartedAt: at(4000), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
+				},
+			},
+			{Name: "parse", Handler: "parser", Status: plait.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
+			{Name: "report", Handler: "reporter", Status: plait.TaskPending},
+			{Name: "notify", Handler: "notifier", Status: plait.TaskPending},
+			{Name: "audit", Handler: "auditor", Status: plait.TaskReady},
+		},
+	}
+}
+
+// goldenRecords is one golden file: the run hash's fields and the payload
+// keys of tasks whose payload is kept apart.
+type goldenRecords struct {
+	hash     map[string]string
+	payloads map[string]string
+}
+
+// writeGolden plays the golden scenario on miniredis with the current code
+// and returns what it stored.
+func writeGolden(t *testing.T) goldenRecords {
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	m.SetTime(goldenStart)
+	clk := fakeclock.New(goldenStart)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { c.Close() })
+	s, err := New(ctx, c, WithClock(clk), WithCompression(64), WithLogger(discardLogger()))
+	require.NoError(t, err)
+	created, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: goldenWorkflow(), Key: "order-42",
+		Tenant: "acme", Service: "billing", Metadata: goldenRun().Metadata})
+	require.NoError(t, err)
+	id := created.Run.ID
+	claim := func(worker string, queues ...string) *plait.ClaimedTask {
+		t.Helper()
+		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Queues: queues, Limit: 1, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Tasks, 1)
+		return res.Tasks[0]
+	}
+	finish := func(o plait.TaskOutcome) {
+		t.Helper()
+		res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{Outcomes: []plait.TaskOutcome{o}})
+		require.NoError(t, err)
+		require.NoError(t, res[0].Err)
+	}
+	clk.Advance(time.Second)
+	ct := claim("w1", "io")
+	require.Equal(t, "fetch", ct.Lease.Task)
+	clk.Advance(500 * time.Millisecond)
+	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "timeout", RetryDelay: 2 * time.Second})
+	clk.Advance(2500 * time.Millisecond)
+	ct = claim("w1", "io")
+	require.Equal(t, "fetch", ct.Lease.Task)
+	clk.Advance(500 * time.Millisecond)
+	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("fetched body")})
+	clk.Advance(500 * time.Millisecond)
+	ct = claim("w2", plait.DefaultQueue)
+	require.Equal(t, "parse", ct.Lease.Task)
+
+	shard, err := s.runShard(id)
+	require.NoError(t, err)
+	g := goldenRecords{payloads: map[string]string{}}
+	g.hash, err = c.HGetAll(ctx, s.keys.run(shard, id)).Result()
+	require.NoError(t, err)
+	for _, task := range goldenWorkflow().Tasks {
+		p, err := c.Get(ctx, s.keys.payload(shard, id, task.Name)).Result()
+		if err == nil {
+			g.payloads[task.Name] = p
+		}
+	}
+	return g
+}
+
+// saveGolden writes g as lines of: kind, quoted name, quoted value.
+func saveGolden(path string, g goldenRecords) error {
+	var b strings.Builder
+	b.WriteString("# A run hash as written by plait's Redis store, format version " + strconv.Itoa(codecVersion) + ".\n")
+	b.WriteString("# Each line: hash|payload, then the field or task name and the value, Go-quoted.\n")
+	for _, set := range []struct {
+		kind string
+		m    map[string]string
+	}{{"hash", g.hash}, {"payload", g.payloads}} {
+		names := make([]string, 0, len(set.m))
+		for k := range set.m {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		for _, k := range names {
+			fmt.Fprintf(&b, "%s %s %s\n", set.kind, strconv.Quote(k), strconv.Quote(set.m[k]))
+		}
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// loadGolden reads a file saveGolden wrote.
+func loadGolden(path string) (goldenRecords, error) {
+	g := goldenRecords{hash: map[string]string{}, payloads: map[string]string{}}
+	f, err := os.Open(path)
+	if err != nil {
+		return g, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		kind, rest, _ := strings.Cut(line, " ")
+		name, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return g, fmt.Errorf("%s: %q: %w", path, line, err)
+		}
+		value := strings.TrimPrefix(rest[len(name):], " ")
+		if name, err = strconv.Unquote(name); err == nil {
+			value, err = strconv.Unquote(value)
+		}
+		if err != nil {
+			return g, fmt.Errorf("%s: %q: %w", path, line, err)
+		}
+		switch kind {
+		case "hash":
+			g.hash[name] = value
+		case "payload":
+			g.payloads[name] = value
+		default:
+			return g, fmt.Errorf("%s: unknown kind %q", path, kind)
+		}
+	}
+	return g, sc.Err()
+}
+
+// TestGoldenRecords decodes the run hashes every earlier format version
+// wrote into the run and task specs they hold.
+func TestGoldenRecords(t *testing.T) {
+	current := filepath.Join("testdata", "run_v"+strconv.Itoa(codecVersion)+".txt")
+	if *updateGolden {
+		require.NoError(t, saveGolden(current, writeGolden(t)))
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "run_v*.txt"))
+	require.NoError(t, err)
+	require.Contains(t, files, current, "the current format version has its golden file")
+	for _, path := range files {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			g, err := loadGolden(path)
+			require.NoError(t, err)
+			run, err := decodeRun("1", g.hash)
+			require.NoError(t, err)
+			require.Equal(t, goldenRun(), run)
+			for _, want := range goldenWorkflow().Tasks {
+				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], g.payloads[want.Name])
+				require.NoError(t, err, want.Name)
+				require.Equal(t, want, got, want.Name)
+			}
+		})
+	}
+}
+
+// TestGoldenRecordsCurrent checks that the current code still writes what
+// the current version's golden file holds, so a format change cannot slip
+// in without a new version and a new golden file.
+func TestGoldenRecordsCurrent(t *testing.T) {
+	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(codecVersion)+".txt"))
+	require.NoError(t, err)
+	require.Equal(t, g, writeGolden(t))
+}
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
