@@ -63,10 +63,14 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 					break
 				}
 				f.drop()
+				ct := s.claimLocked(e.t, params.WorkerID, now, until)
+				if ct == nil {
+					continue
+				}
 				if res.Tasks == nil {
 					res.Tasks = make([]*plait.ClaimedTask, 0, min(params.Limit, 64))
 				}
-				res.Tasks = append(res.Tasks, s.claimLocked(e.t, params.WorkerID, now, until))
+				res.Tasks = append(res.Tasks, ct)
 			}
 		}
 	}
@@ -79,23 +83,21 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 	return res
 }
 
-// claimLocked makes t running under a new epoch and builds its answer.
+// claimLocked makes t running under a new epoch and builds its answer; nil
+// when t cannot become running (a status the queue should not have held).
 func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait.ClaimedTask {
 	r := t.run
-	t.status = plait.TaskRunning
+	if s.setTaskStatusLocked(t, plait.TaskRunning, now) != nil {
+		return nil
+	}
 	t.epoch++
 	if t.inst.Attempt == 0 {
 		t.inst.Attempt = 1
 	}
 	t.inst.Worker = worker
-	if t.inst.StartedAt.IsZero() {
-		t.inst.StartedAt = now
-	}
-	t.claimedAt = now
 	s.holdLocked(t, until)
 	if r.rec.Status == plait.RunPending {
-		r.rec.Status = plait.RunRunning
-		r.rec.StartedAt = now
+		_ = s.setRunStatusLocked(r, plait.RunRunning, now)
 	}
 
 	spec := t.spec()

@@ -59,6 +59,9 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 		return res
 	}
 	r := t.run
+	if err := plait.CheckTaskTransition(t.status, outcomeStatus[o.Outcome]); err != nil {
+		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
+	}
 	if o.Outcome != plait.OutcomeReturned {
 		t.record(now, o.Outcome.String(), o.Error)
 	}
@@ -68,19 +71,21 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 	case plait.OutcomeSucceeded:
 		t.inst.Result = copyBytes(o.Result)
 		t.inst.Error = ""
-		r.endLocked(t, plait.TaskSucceeded, now)
-		s.releaseChildrenLocked(t, now)
+		if err = s.setTaskStatusLocked(t, plait.TaskSucceeded, now); err == nil {
+			err = s.releaseChildrenLocked(t, now)
+		}
 	case plait.OutcomeRetry:
 		t.inst.Error = o.Error
 		t.inst.Attempt++
-		t.status = plait.TaskRetrying
-		s.scheduleLocked(t, now.Add(o.RetryDelay), now)
+		if err = s.setTaskStatusLocked(t, plait.TaskRetrying, now); err == nil {
+			err = s.scheduleLocked(t, now.Add(o.RetryDelay), now)
+		}
 	case plait.OutcomeFailed:
 		t.inst.Error = o.Error
-		s.failLocked(t, plait.TaskFailed, now)
+		err = s.failLocked(t, plait.TaskFailed, now)
 	case plait.OutcomeReleased:
 		t.epoch++
-		s.makeReadyLocked(t)
+		err = s.makeReadyLocked(t, now)
 	case plait.OutcomeReturned:
 		t.epoch++
 		if len(t.inst.Attempts) == 0 {
@@ -88,63 +93,60 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 			t.inst.Attempt = 0
 			t.inst.StartedAt = time.Time{}
 		}
-		s.returnLocked(t)
+		err = s.returnLocked(t, now)
 	}
-	s.finishRunLocked(r, now)
-	return plait.TaskFinishResult{RunStatus: r.rec.Status}
+	if err == nil {
+		err = s.finishRunLocked(r, now)
+	}
+	return plait.TaskFinishResult{Err: err, RunStatus: r.rec.Status}
 }
 
-// record appends the attempt record of the current claim.
+// outcomeStatus is the status each outcome moves a running task to first.
+var outcomeStatus = [...]plait.TaskStatus{
+	plait.OutcomeSucceeded: plait.TaskSucceeded,
+	plait.OutcomeRetry:     plait.TaskRetrying,
+	plait.OutcomeFailed:    plait.TaskFailed,
+	plait.OutcomeReleased:  plait.TaskReady,
+	plait.OutcomeReturned:  plait.TaskReady,
+}
+
+// record appends the attempt record of the current claim. Its duration is
+// kept in whole milliseconds, the unit of every duration both shipped
+// stores keep.
 func (t *task) record(now time.Time, outcome, errText string) {
 	t.inst.Attempts = append(t.inst.Attempts, plait.Attempt{
 		Attempt:   t.inst.Attempt,
 		Epoch:     t.epoch,
 		Worker:    t.inst.Worker,
 		StartedAt: t.claimedAt,
-		Duration:  now.Sub(t.claimedAt),
+		Duration:  time.Duration(now.UnixMilli()-t.claimedAt.UnixMilli()) * time.Millisecond,
 		Outcome:   outcome,
 		Error:     errText,
 	})
 }
 
-// endLocked moves t to the terminal status st and counts it.
-func (r *run) endLocked(t *task, st plait.TaskStatus, now time.Time) {
-	t.status = st
-	t.inst.EndedAt = now
-	r.ended++
-	switch st {
-	case plait.TaskSucceeded:
-		r.rec.Succeeded++
-	case plait.TaskFailed, plait.TaskDead:
-		r.rec.Failed++
-	case plait.TaskSkipped:
-		r.rec.Skipped++
-	case plait.TaskCancelled:
-		r.rec.Cancelled++
-	}
-}
-
 // failLocked ends t as failed or dead, dead-letters it and applies the
 // run's error strategy.
-func (s *Store) failLocked(t *task, st plait.TaskStatus, now time.Time) {
+func (s *Store) failLocked(t *task, st plait.TaskStatus, now time.Time) error {
 	r := t.run
-	r.endLocked(t, st, now)
+	if err := s.setTaskStatusLocked(t, st, now); err != nil {
+		return err
+	}
 	r.dead = append(r.dead, t.idx)
 	s.dead = append(s.dead, taskRef{run: r.rec.ID, task: t.inst.Name})
 	if r.rec.Strategy == plait.StrategyStop {
-		s.stopRunLocked(r, plait.RunFailed, "", now)
-		return
+		return s.stopRunLocked(r, plait.RunFailed, "", now)
 	}
-	s.releaseChildrenLocked(t, now)
+	return s.releaseChildrenLocked(t, now)
 }
 
 // releaseChildrenLocked resolves the edges out of t, which just reached a
 // terminal status, and of every task skipped as a consequence, with a
 // worklist so long chains of skips cost no stack.
-func (s *Store) releaseChildrenLocked(t *task, now time.Time) {
+func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 	r := t.run
 	if len(r.children[t.idx]) == 0 {
-		return
+		return nil
 	}
 	work := []int{t.idx}
 	for len(work) > 0 {
@@ -170,18 +172,26 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) {
 			}
 			switch {
 			case due:
-				s.makeDueLocked(c, now)
+				if err := s.makeDueLocked(c, now); err != nil {
+					return err
+				}
 			case skip:
-				r.endLocked(c, plait.TaskSkipped, now)
+				if err := s.setTaskStatusLocked(c, plait.TaskSkipped, now); err != nil {
+					return err
+				}
 				work = append(work, c.idx)
 			}
 		}
 	}
+	return nil
 }
 
 // stopRunLocked cancels every unfinished task of r and ends the run with
 // status st. Running tasks lose their lease.
-func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now time.Time) {
+func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now time.Time) error {
+	if err := plait.CheckRunTransition(r.rec.Status, st); err != nil {
+		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, err)
+	}
 	for i := range r.tasks {
 		t := &r.tasks[i]
 		if t.status.Terminal() {
@@ -195,25 +205,21 @@ func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now tim
 		if reason != "" {
 			t.inst.Error = reason
 		}
-		r.endLocked(t, plait.TaskCancelled, now)
+		if err := s.setTaskStatusLocked(t, plait.TaskCancelled, now); err != nil {
+			return err
+		}
 	}
-	s.endRunLocked(r, st, now)
+	return s.setRunStatusLocked(r, st, now)
 }
 
 // finishRunLocked ends r once every task is terminal.
-func (s *Store) finishRunLocked(r *run, now time.Time) {
+func (s *Store) finishRunLocked(r *run, now time.Time) error {
 	if r.rec.Status.Terminal() || r.ended < len(r.tasks) {
-		return
+		return nil
 	}
 	st := plait.RunCompleted
 	if r.rec.Failed > 0 && r.rec.Strategy != plait.StrategySkip {
 		st = plait.RunFailed
 	}
-	s.endRunLocked(r, st, now)
-}
-
-func (s *Store) endRunLocked(r *run, st plait.RunStatus, now time.Time) {
-	r.rec.Status = st
-	r.rec.EndedAt = now
-	close(r.done)
+	return s.setRunStatusLocked(r, st, now)
 }

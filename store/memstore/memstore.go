@@ -10,6 +10,7 @@ package memstore
 
 import (
 	"sync"
+	"time"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
@@ -38,6 +39,11 @@ type Store struct {
 
 	// dead is the global dead-letter list, oldest first.
 	dead []taskRef
+
+	// retention is how long a finished run is kept; expiries lists the
+	// finished runs in order of the time they are freed.
+	retention time.Duration
+	expiries  []expiry
 }
 
 // Option configures a [Store].
@@ -56,11 +62,12 @@ func WithClock(c plait.Clock) Option {
 // New returns an empty Store.
 func New(opts ...Option) *Store {
 	s := &Store{
-		clock:  clock.Real{},
-		runs:   make(map[string]*run),
-		keys:   make(map[string]*run),
-		queues: make(map[string]*queue),
-		wake:   make(chan struct{}),
+		clock:     clock.Real{},
+		runs:      make(map[string]*run),
+		keys:      make(map[string]*run),
+		queues:    make(map[string]*queue),
+		wake:      make(chan struct{}),
+		retention: RetentionDefault,
 	}
 	for _, o := range opts {
 		o(s)

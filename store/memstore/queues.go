@@ -172,22 +172,28 @@ func (s *Store) unholdLocked(t *task) {
 }
 
 // makeReadyLocked puts t in its ready FIFO now.
-func (s *Store) makeReadyLocked(t *task) {
-	t.status = plait.TaskReady
+func (s *Store) makeReadyLocked(t *task, now time.Time) error {
+	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
+		return err
+	}
 	t.qseq = s.nextSeqLocked()
 	spec := t.spec()
 	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].push(entry{t: t, seq: t.qseq})
 	s.notifyLocked()
+	return nil
 }
 
 // returnLocked puts t back at the head of its ready FIFO, the place it was
 // claimed from.
-func (s *Store) returnLocked(t *task) {
-	t.status = plait.TaskReady
+func (s *Store) returnLocked(t *task, now time.Time) error {
+	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
+		return err
+	}
 	t.qseq = s.nextSeqLocked()
 	spec := t.spec()
 	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].pushFront(entry{t: t, seq: t.qseq})
 	s.notifyLocked()
+	return nil
 }
 
 // delayLocked parks t in its queue's delayed heap until due, keeping its
@@ -200,12 +206,12 @@ func (s *Store) delayLocked(t *task, due time.Time) {
 }
 
 // scheduleLocked makes t due at due: ready when due <= now, delayed otherwise.
-func (s *Store) scheduleLocked(t *task, due, now time.Time) {
+func (s *Store) scheduleLocked(t *task, due, now time.Time) error {
 	if due.After(now) {
 		s.delayLocked(t, due)
-		return
+		return nil
 	}
-	s.makeReadyLocked(t)
+	return s.makeReadyLocked(t, now)
 }
 
 // promoteLocked moves at most limit due delayed tasks of q to ready.
@@ -216,7 +222,9 @@ func (s *Store) promoteLocked(q *queue, now time.Time, limit int) {
 			return
 		}
 		heap.Pop(&q.delayed)
-		s.makeReadyLocked(d.t)
+		// peek returned a live entry, so the move is legal; an error would
+		// leave the task where it is, which is all a claim can do about it.
+		_ = s.makeReadyLocked(d.t, now)
 	}
 }
 

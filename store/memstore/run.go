@@ -85,10 +85,20 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 		}
 	}
 	now := s.clock.Now()
+	s.expireLocked(now)
 	s.nextID++
 	r.rec.ID = strconv.FormatUint(s.nextID, 10)
-	r.rec.Status = plait.RunPending
 	r.rec.CreatedAt = now
+	// A new record moves from no status to its first: the status machine
+	// checks creation too.
+	if err := s.setRunStatusLocked(r, plait.RunPending, now); err != nil {
+		return nil, err
+	}
+	for i := range r.tasks {
+		if err := s.setTaskStatusLocked(&r.tasks[i], plait.TaskPending, now); err != nil {
+			return nil, err
+		}
+	}
 	s.runs[r.rec.ID] = r
 	if params.Key != "" {
 		s.keys[params.Key] = r
@@ -96,7 +106,9 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	for i := range r.tasks {
 		t := &r.tasks[i]
 		if len(t.spec().Deps) == 0 {
-			s.makeDueLocked(t, now)
+			if err := s.makeDueLocked(t, now); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return &plait.RunCreateResult{Run: r.snapshot()}, nil
@@ -148,7 +160,6 @@ func newRun(params *plait.RunCreateParams) (*run, error) {
 		r.tasks[i] = task{
 			run:      r,
 			idx:      i,
-			status:   plait.TaskPending,
 			leaseIdx: -1,
 			inst:     plait.TaskInstance{Name: ts.Name, Handler: ts.Handler},
 		}
@@ -158,7 +169,7 @@ func newRun(params *plait.RunCreateParams) (*run, error) {
 
 // makeDueLocked schedules a task whose dependencies are met: due at
 // max(RunAt, CreatedAt+Delay), ready at once when that is not in the future.
-func (s *Store) makeDueLocked(t *task, now time.Time) {
+func (s *Store) makeDueLocked(t *task, now time.Time) error {
 	t.scheduled = true
 	spec := t.spec()
 	due := now
@@ -170,7 +181,7 @@ func (s *Store) makeDueLocked(t *task, now time.Time) {
 			due = d
 		}
 	}
-	s.scheduleLocked(t, due, now)
+	return s.scheduleLocked(t, due, now)
 }
 
 // RunGet returns a copy of a run with its tasks. See [plait.Store.RunGet].
@@ -194,7 +205,9 @@ func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*
 		return nil, err
 	}
 	if !r.rec.Status.Terminal() {
-		s.stopRunLocked(r, plait.RunCancelled, params.Reason, s.clock.Now())
+		if err := s.stopRunLocked(r, plait.RunCancelled, params.Reason, s.clock.Now()); err != nil {
+			return nil, err
+		}
 	}
 	return r.snapshot(), nil
 }
@@ -218,6 +231,7 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 }
 
 func (s *Store) runLocked(id string) (*run, error) {
+	s.expireLocked(s.clock.Now())
 	r := s.runs[id]
 	if r == nil {
 		return nil, fmt.Errorf("memstore: run %q: %w", id, plait.ErrNotFound)

@@ -35,15 +35,21 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 		t.inst.Crashes++
 		t.record(now, "crashed", "")
 		t.epoch++
+		var err error
 		if t.inst.Crashes > params.CrashLimit {
 			t.inst.Error = deadError
 			res.Dead = append(res.Dead, lease)
-			s.failLocked(t, plait.TaskDead, now)
+			err = s.failLocked(t, plait.TaskDead, now)
 		} else {
 			res.Requeued = append(res.Requeued, lease)
-			s.makeReadyLocked(t)
+			err = s.makeReadyLocked(t, now)
 		}
-		s.finishRunLocked(r, now)
+		if err == nil {
+			err = s.finishRunLocked(r, now)
+		}
+		if err != nil {
+			res.Corrupt = append(res.Corrupt, err.Error())
+		}
 	}
 	return res, nil
 }

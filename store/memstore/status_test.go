@@ -1,0 +1,87 @@
+package memstore
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+)
+
+// statusFixture builds a store holding one run of one task, with the run and
+// the task set to the given statuses by hand, as a record in that state.
+func statusFixture(t *testing.T, rs plait.RunStatus, ts plait.TaskStatus) (*Store, *run, *task) {
+	t.Helper()
+	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	s := New(WithClock(clk))
+	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	r, err := newRun(&plait.RunCreateParams{Workflow: wf})
+	require.NoError(t, err)
+	r.rec.ID = "1"
+	r.rec.Status = rs
+	r.tasks[0].status = ts
+	return s, r, &r.tasks[0]
+}
+
+// Every pair the status machine does not list is refused, and leaves the
+// task as it was; every pair it lists is taken.
+func TestTaskTransitionsFollowTheTable(t *testing.T) {
+	t.Parallel()
+	from := append([]plait.TaskStatus{""}, plait.TaskStatuses()...)
+	illegal := 0
+	for _, f := range from {
+		for _, to := range plait.TaskStatuses() {
+			s, r, tk := statusFixture(t, plait.RunRunning, f)
+			before := r.rec
+			err := s.setTaskStatusLocked(tk, to, s.clock.Now())
+			if f.CanBecome(to) {
+				require.NoError(t, err, "%q -> %q is in the table", f, to)
+				require.Equal(t, to, tk.status)
+				continue
+			}
+			illegal++
+			require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
+			var te *plait.TransitionError
+			require.True(t, errors.As(err, &te))
+			require.Equal(t, string(f), te.From)
+			require.Equal(t, f, tk.status, "a refused move changes nothing")
+			require.Equal(t, before, r.rec, "a refused move counts nothing")
+		}
+	}
+	require.Greater(t, illegal, 50)
+}
+
+func TestRunTransitionsFollowTheTable(t *testing.T) {
+	t.Parallel()
+	from := append([]plait.RunStatus{""}, plait.RunStatuses()...)
+	for _, f := range from {
+		for _, to := range plait.RunStatuses() {
+			s, r, _ := statusFixture(t, f, plait.TaskPending)
+			err := s.setRunStatusLocked(r, to, s.clock.Now())
+			if f.CanBecome(to) {
+				require.NoError(t, err, "%q -> %q is in the table", f, to)
+				require.Equal(t, to, r.rec.Status)
+				continue
+			}
+			require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
+			require.Equal(t, f, r.rec.Status, "a refused move changes nothing")
+			require.True(t, r.rec.EndedAt.IsZero())
+		}
+	}
+}
+
+// A stale finish of a task that is not running is refused before anything
+// is written, and the cancel of a finished run changes nothing.
+func TestFinishOfATaskNotRunningIsRefused(t *testing.T) {
+	t.Parallel()
+	s, r, tk := statusFixture(t, plait.RunRunning, plait.TaskSucceeded)
+	s.runs[r.rec.ID] = r
+	tk.epoch = 1
+	res := s.finishLocked(&plait.TaskOutcome{Lease: plait.Lease{RunID: "1", Task: "a", Epoch: 1}, Outcome: plait.OutcomeSucceeded}, s.clock.Now())
+	require.Error(t, res.Err)
+	require.Equal(t, plait.TaskSucceeded, tk.status)
+	require.Empty(t, tk.inst.Attempts)
+}
