@@ -12,7 +12,10 @@ import (
 	"github.com/plaitdag/plait/store/storetest"
 )
 
-var _ plait.Store = (*memstore.Store)(nil)
+var (
+	_ plait.Store  = (*memstore.Store)(nil)
+	_ plait.Pinger = (*memstore.Store)(nil)
+)
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -22,9 +25,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *storetest.Harness {
 		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		return &storetest.Harness{
-			Store:   memstore.New(memstore.WithClock(clk)),
+			Store:   memstore.New(memstore.WithClock(clk), memstore.WithRetention(time.Hour)),
 			Now:     clk.Now,
 			Advance: clk.Advance,
+			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour},
 		}
 	})
 }

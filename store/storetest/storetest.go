@@ -24,8 +24,19 @@
 // millisecond precision, so a store may keep milliseconds only; advance the
 // clock in whole milliseconds.
 //
+// Build the store with a clock you drive: the public package
+// github.com/plaitdag/plait/fakeclock is one, and the snippet above uses it.
+//
 // Each case carries one rule, worded like "a stale epoch must not complete a
 // task"; a failing case reports its rule.
+//
+// # Capabilities
+//
+// [plait.Store] is the core every store implements, and [Run] always runs
+// its suite. Each optional capability of plait (such as [plait.Pinger]) has
+// a suite of its own, which Run adds when the store under test implements
+// that capability, so a store is tested on exactly what it claims. Run asks
+// one extra harness which capabilities the store has.
 package storetest
 
 import (
@@ -53,16 +64,17 @@ type Caps struct {
 	// ExpiresKeys reports that the store drops records by itself after
 	// their retention (native TTLs that Advance moves).
 	ExpiresKeys bool
+	// Retention is the retention the store was built with: how long a
+	// finished run stays readable. Cases about retention need ExpiresKeys
+	// and a positive Retention.
+	Retention time.Duration
 }
 
 // Run runs every conformance case as a parallel subtest of t. newHarness is
 // called once per case and must return a fresh, isolated harness.
 func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	t.Helper()
-	groups := []struct {
-		name string
-		fn   func(t *testing.T, newHarness func(t *testing.T) *Harness)
-	}{
+	core := []group{
 		{"Runs", testRuns},
 		{"CreateMany", testCreateMany},
 		{"Claim", testClaim},
@@ -72,10 +84,52 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Sweep", testSweep},
 		{"Cancel", testCancel},
 		{"Wait", testWait},
+		{"Statuses", testStatuses},
+		{"Retention", testRetention},
 		{"Concurrency", testConcurrency},
 	}
-	for _, g := range groups {
+	for _, g := range core {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, newHarness) })
+	}
+	probe := newHarness(t).Store
+	for _, c := range capabilities() {
+		if !c.has(probe) {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) { c.fn(t, newHarness) })
+	}
+}
+
+// group is one area of the contract.
+type group struct {
+	name string
+	fn   func(t *testing.T, newHarness func(t *testing.T) *Harness)
+}
+
+// suite is the conformance suite of one optional capability; has reports
+// whether a store implements it.
+type suite struct {
+	group
+	has func(plait.Store) bool
+}
+
+// Capabilities returns the names of the optional capabilities store
+// implements, each with a suite of its own in [Run].
+func Capabilities(store plait.Store) []string {
+	var names []string
+	for _, c := range capabilities() {
+		if c.has(store) {
+			names = append(names, c.name)
+		}
+	}
+	return names
+}
+
+// capabilities lists every capability suite, one per optional interface
+// of plait.
+func capabilities() []suite {
+	return []suite{
+		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
 	}
 }
 
