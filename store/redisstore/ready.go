@@ -1,0 +1,68 @@
+package redisstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// ReadyWait blocks until work may be claimable. See [plait.Store.ReadyWait].
+// It blocks with BLPOP on the wake lists of its queues (at most waitChunk
+// per call): one BLPOP over every shard's lists, or, on a Cluster client,
+// one shard per call in rotation. Every script that makes a task ready or
+// delayed pushes a token to that task's queue list, and a claim that takes
+// a task its own call readied takes the token back, so a token is waiting
+// for any work that appeared after the caller's last empty claim; delayed
+// tasks becoming due are the caller's timer (NextDueAt), not a token. A
+// zero Timeout means no timeout.
+func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
+	queues, err := checkQueues(params.Queues)
+	if err != nil {
+		return err
+	}
+	order := s.shardOrder()
+	var deadline time.Time
+	if params.Timeout > 0 {
+		deadline = clock.Real{}.Now().Add(params.Timeout)
+	}
+	perShard := make([][]string, len(order))
+	var all []string
+	for i, shard := range order {
+		perShard[i] = s.wakeKeys(shard, queues)
+		all = append(all, perShard[i]...)
+	}
+	for turn := 0; ; turn++ {
+		if ctx.Err() != nil {
+			return nil
+		}
+		d := waitChunk
+		if !deadline.IsZero() {
+			left := deadline.Sub(clock.Real{}.Now())
+			if left <= 0 {
+				return nil
+			}
+			if left < d {
+				d = left
+			}
+		}
+		keys := all
+		if s.cluster && len(perShard) > 1 {
+			keys = perShard[turn%len(perShard)]
+			if per := waitChunk / time.Duration(len(perShard)); per < d {
+				d = max(per, 50*time.Millisecond)
+			}
+		}
+		got, err := s.blpop(ctx, keys, d, false)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return mapErr(err)
+		}
+		if got {
+			return nil
+		}
+	}
+}

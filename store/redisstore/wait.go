@@ -1,0 +1,115 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// RunWait blocks until the run is terminal. A run not finished yet is
+// waited for on its pub/sub channel, to which the script that ends the run
+// publishes: RunWait subscribes first and reads the run after, so an end
+// between the two is seen by the read. A finished run costs no memory for
+// its waiters. While waiting it reads the run again every waitChunk, which
+// covers a message lost to a reconnect. See [plait.Store.RunWait].
+func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
+	shard, err := s.runShard(params.ID)
+	if err != nil {
+		return nil, err
+	}
+	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+	if err != nil || run.Status.Terminal() {
+		return run, err
+	}
+	ps := s.client.Subscribe(ctx, s.keys.done(shard, params.ID))
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, mapErr(err)
+	}
+	msgs := ps.Channel()
+	for {
+		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, err
+		}
+		if run.Status.Terminal() {
+			return run, nil
+		}
+		t := time.NewTimer(waitChunk)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-msgs:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// blpop blocks on keys for at most d (and never past ctx's end) and reports
+// whether it took a token. With putBack, a token taken is pushed back for
+// other waiters; a token taken after ctx ended is always pushed back, so an
+// abandoned wait loses no wake-up.
+func (s *Store) blpop(ctx context.Context, keys []string, d time.Duration, putBack bool) (bool, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		if left := dl.Sub(clock.Real{}.Now()); left < d {
+			d = left
+		}
+	}
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	type answer struct {
+		got bool
+		err error
+	}
+	ch := make(chan answer, 1)
+	bctx := context.WithoutCancel(ctx)
+	go func() {
+		args := make([]any, 0, len(keys)+2)
+		args = append(args, "blpop")
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		args = append(args, strconv.FormatFloat(d.Seconds(), 'f', 3, 64))
+		v, err := s.client.Do(bctx, args...).StringSlice()
+		switch {
+		case errors.Is(err, redis.Nil):
+			ch <- answer{}
+			return
+		case err != nil:
+			ch <- answer{err: err}
+			return
+		}
+		if len(v) == 2 && (putBack || ctx.Err() != nil) {
+			_ = s.client.LPush(bctx, v[0], v[1]).Err()
+		}
+		ch <- answer{got: len(v) == 2}
+	}()
+	select {
+	case a := <-ch:
+		if a.err != nil && ctx.Err() == nil {
+			var nerr interface{ Timeout() bool }
+			if errors.As(a.err, &nerr) && nerr.Timeout() {
+				return false, nil // a client read timeout below d: a spurious return
+			}
+			return false, a.err
+		}
+		return a.got, nil
+	case <-ctx.Done():
+		return false, nil
+	}
+}
