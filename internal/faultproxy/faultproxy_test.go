@@ -1,0 +1,82 @@
+package faultproxy_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/plaitdag/plait/internal/faultproxy"
+	"github.com/plaitdag/plait/internal/redistest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// setup starts a redis-server and a proxy in front of it, and returns a
+// client through the proxy (with the given retries) and one straight to
+// the server.
+func setup(t *testing.T, retries int) (*faultproxy.Proxy, *redis.Client, *redis.Client) {
+	t.Helper()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	p, err := faultproxy.Start(srv.Addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = p.Close() })
+	via := redis.NewClient(&redis.Options{Addr: p.Addr(), MaxRetries: retries, ReadTimeout: time.Second})
+	t.Cleanup(func() { _ = via.Close() })
+	direct := srv.Client()
+	t.Cleanup(func() { _ = direct.Close() })
+	return p, via, direct
+}
+
+var ctx = context.Background()
+
+func TestDroppedReplyRanOnTheServer(t *testing.T) {
+	t.Parallel()
+	p, via, direct := setup(t, -1)
+	require.NoError(t, via.Set(ctx, "k", "v", 0).Err())
+	p.DropReplyTo("INCR")
+	require.Error(t, via.Incr(ctx, "n").Err(), "the client never sees the reply")
+	require.Equal(t, "1", direct.Get(ctx, "n").Val(), "but the server ran the command")
+	require.Equal(t, 1, p.Dropped())
+	require.Equal(t, int64(2), via.Incr(ctx, "n").Val(), "the next command goes through")
+}
+
+// A client that retries on network errors applies a command twice when its
+// reply is lost: the fault the stores must survive.
+func TestDroppedReplyIsRetriedByTheClient(t *testing.T) {
+	t.Parallel()
+	p, via, direct := setup(t, 3)
+	p.DropReplyTo("INCR")
+	require.Equal(t, int64(2), via.Incr(ctx, "n").Val())
+	require.Equal(t, "2", direct.Get(ctx, "n").Val())
+}
+
+func TestStallAndResume(t *testing.T) {
+	t.Parallel()
+	p, via, _ := setup(t, -1)
+	require.NoError(t, via.Ping(ctx).Err())
+	p.Stall()
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	require.Error(t, via.Ping(short).Err(), "a stalled network answers nothing")
+	p.Resume()
+	require.NoError(t, via.Ping(ctx).Err())
+}
+
+func TestCut(t *testing.T) {
+	t.Parallel()
+	p, via, _ := setup(t, -1)
+	require.NoError(t, via.Ping(ctx).Err())
+	require.Equal(t, 1, p.Conns())
+	p.Cut()
+	require.Zero(t, p.Conns(), "every connection is closed")
+	require.NoError(t, via.Ping(ctx).Err(), "the client dials again")
+	require.Equal(t, 1, p.Conns())
+}
