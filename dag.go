@@ -252,7 +252,7 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 	switch spec.Strategy {
 	case StrategyContinue, StrategyStop, StrategySkip:
 	default:
-		bad("", "strategy", ErrInvalidTaskOption, fmt.Sprintf("unknown error strategy %q", spec.Strategy))
+		bad("", "strategy", ErrInvalidTaskOption, "unknown error strategy "+quote(string(spec.Strategy)))
 	}
 	if len(spec.Tasks) == 0 {
 		bad("", "tasks", ErrEmptyWorkflow, "")
@@ -265,7 +265,7 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
 		if err := ids.Check(t.Name); err != nil {
-			bad(printable(t.Name), "name", ErrInvalidID, err.Error())
+			bad(t.Name, "name", ErrInvalidID, err.Error())
 			continue
 		}
 		if _, dup := index[t.Name]; dup {
@@ -276,7 +276,7 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 	}
 	for i := range spec.Tasks {
 		t := &spec.Tasks[i]
-		name := printable(t.Name)
+		name := t.Name
 		if err := ids.Check(t.Handler); err != nil {
 			bad(name, "handler", ErrInvalidID, err.Error())
 		}
@@ -312,10 +312,10 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 			case d.Task == t.Name:
 				bad(name, "deps", ErrSelfDep, "")
 			case seen[d.Task]:
-				bad(name, "deps", ErrDuplicateTask, fmt.Sprintf("dependency %q listed twice", printable(d.Task)))
+				bad(name, "deps", ErrDuplicateTask, "dependency "+quote(d.Task)+" listed twice")
 			default:
 				if _, ok := index[d.Task]; !ok {
-					bad(name, "deps", ErrUnknownDep, fmt.Sprintf("%q", printable(d.Task)))
+					bad(name, "deps", ErrUnknownDep, quote(d.Task))
 				}
 			}
 			seen[d.Task] = true
@@ -328,7 +328,7 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 		return errors.Join(errs...)
 	}
 	if cycle := findCycle(spec, index); cycle != nil {
-		bad(cycle[0], "deps", ErrCycle, strings.Join(cycle, " -> "))
+		bad(cycle[0], "deps", ErrCycle, cycleText(cycle))
 	}
 	return errors.Join(errs...)
 }
@@ -416,10 +416,17 @@ func findCycle(spec *WorkflowSpec, index map[string]int) []string {
 	}
 }
 
-// printable keeps hostile names readable in error messages.
-func printable(s string) string {
-	if len(s) > 64 {
-		s = s[:64] + "..."
+// cycleMaxShown is how many names of a cycle its error message lists: a
+// cycle through thousands of tasks would otherwise make a message of
+// hundreds of kilobytes.
+const cycleMaxShown = 8
+
+// cycleText prints a cycle (first name repeated at the end) as
+// "a -> b -> a", eliding the middle of a long one.
+func cycleText(cycle []string) string {
+	if len(cycle) <= cycleMaxShown+1 {
+		return strings.Join(cycle, " -> ")
 	}
-	return strings.ToValidUTF8(s, "?")
+	head := strings.Join(cycle[:cycleMaxShown-1], " -> ")
+	return fmt.Sprintf("%s -> … -> %s (%d tasks)", head, cycle[len(cycle)-1], len(cycle)-1)
 }

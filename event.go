@@ -26,7 +26,9 @@ type Event struct {
 	Task    string
 	Attempt int
 	Epoch   int64
-	// Err is the attempt's error for failures and retries.
+	// Err is the attempt's error for failures and retries, and for
+	// EventTaskReleased of a running attempt the [ErrShutdown] that cut it
+	// short (nil when the task went back unstarted).
 	Err error
 	// RetryIn is the backoff before the next attempt, for EventTaskRetrying.
 	RetryIn time.Duration

@@ -125,7 +125,7 @@ func (p *pool) execute(e *execution) {
 	var err error
 	fn, ok := p.s.handler(ct.Spec.Handler)
 	if !ok {
-		err = Permanent(fmt.Errorf("%w %q", ErrUnknownHandler, ct.Spec.Handler))
+		err = Permanent(fmt.Errorf("%w %s", ErrUnknownHandler, quote(ct.Spec.Handler)))
 	} else {
 		if ct.Spec.Timeout > 0 {
 			t := p.cfg.clock.AfterFunc(ct.Spec.Timeout, func() { e.cancel(ErrTimeout) })
@@ -149,7 +149,7 @@ func (p *pool) execute(e *execution) {
 			return
 		case errors.Is(cause, ErrShutdown):
 			p.slots.add(1)
-			p.fin.submit(e, TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReleased})
+			p.fin.submit(e, p.shutdownOutcome(e))
 			return
 		case errors.Is(cause, ErrTimeout):
 			err = fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)

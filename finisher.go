@@ -142,7 +142,10 @@ func (f *finisher) report(r finishReq, res TaskFinishResult) {
 		ev.Type, ev.Err, ev.RetryIn = EventTaskRetrying, errors.New(r.o.Error), r.o.RetryDelay
 	case OutcomeFailed:
 		ev.Type, ev.Err = EventTaskFailed, errors.New(r.o.Error)
-	case OutcomeReleased, OutcomeReturned:
+	case OutcomeReleased:
+		// Only shutdown releases a running attempt.
+		ev.Type, ev.Err = EventTaskReleased, p.shutdownErr()
+	case OutcomeReturned:
 		ev.Type = EventTaskReleased
 	}
 	p.s.emit(ev)

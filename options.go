@@ -2,7 +2,6 @@ package plait
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"os"
 	"strconv"
@@ -20,7 +19,8 @@ type Clock = clock.Clock
 // Timer is a single-shot timer made by a [Clock].
 type Timer = clock.Timer
 
-// Scheduler option defaults. README, tests and code cite these names.
+// Scheduler option defaults and bounds. README, tests and code cite these
+// names.
 const (
 	ConcurrencyDefault     = 16
 	LeaseDurationDefault   = 15 * time.Second
@@ -30,46 +30,65 @@ const (
 	SweepLimitDefault      = 500
 	IdleWaitDefault        = time.Second
 	PrefetchDefault        = 64
+
+	// ConcurrencyMax bounds WithConcurrency: each handler slot is a
+	// goroutine started by Run, so the bound keeps a typo from starting
+	// millions of them.
+	ConcurrencyMax = 1 << 16
+	// PrefetchMax bounds WithPrefetch: held tasks sit in a buffer sized up
+	// front.
+	PrefetchMax = 1 << 16
+	// LeaseDurationMin is the shortest lease WithLeaseDuration accepts:
+	// heartbeats go every third of it, and shorter leases would expire
+	// between two store calls.
+	LeaseDurationMin = 10 * time.Millisecond
+	// IntervalMin is the shortest WithSweepInterval and WithIdleWait
+	// accept: shorter ones turn a wait into polling.
+	IntervalMin = time.Millisecond
 )
 
 // Option configures a [Scheduler]. Options are a different type from
 // [TaskOption], so the compiler rejects a task option given to New.
+//
+// Every option checks its own value: [New] reports each one out of range
+// as an [*OptionError], all of them joined. Only an option that was not
+// given takes its default; a value that was given is used as it is, so
+// WithShutdownTimeout(0) means no grace period rather than the default.
 type Option func(*config)
 
 // config is the one plain settings struct. A zero config means all defaults.
 type config struct {
-	// concurrency is how many handlers run at once. Defaults to
-	// ConcurrencyDefault.
+	// concurrency is how many handlers run at once. Zero until given.
 	concurrency int
 	// leaseDuration is how long a claim holds without a heartbeat.
-	// Defaults to LeaseDurationDefault; heartbeats go every third of it.
+	// Heartbeats go every third of it. Zero until given.
 	leaseDuration time.Duration
-	// sweepInterval is how often expired leases are recovered. Defaults to
-	// SweepIntervalDefault.
+	// sweepInterval is how often expired leases are recovered. Zero until
+	// given.
 	sweepInterval time.Duration
 	// shutdownTimeout bounds how long Run waits for running handlers once
-	// its context is done. Defaults to ShutdownTimeoutDefault.
-	shutdownTimeout time.Duration
-	// crashLimit is how many lost leases a task survives. Defaults to
-	// CrashLimitDefault.
-	crashLimit int
-	// idleWait caps one blocking wait for work. Defaults to IdleWaitDefault.
+	// its context is done. Zero is meaningful, so set tells it from unset.
+	shutdownTimeout    time.Duration
+	shutdownTimeoutSet bool
+	// crashLimit is how many lost leases a task survives. Zero is
+	// meaningful, so set tells it from unset.
+	crashLimit    int
+	crashLimitSet bool
+	// idleWait caps one blocking wait for work. Zero until given.
 	idleWait time.Duration
 	// prefetch is how many claimed tasks may wait for a free handler slot.
-	// Defaults to PrefetchDefault; prefetchSet tells an explicit zero (off)
-	// from unset.
+	// Zero (off) is meaningful, so set tells it from unset.
 	prefetch    int
 	prefetchSet bool
-	// queues are the queues this scheduler claims from. Defaults to
-	// [DefaultQueue].
+	// queues are the queues this scheduler claims from. Nil until given.
 	queues []string
-	// workerID names this process in records. Defaults to host-pid.
+	// workerID names this process in records. Empty until given.
 	workerID string
-	// clock is the time source. Defaults to the system clock.
+	// clock is the time source. Nil until given.
 	clock Clock
-	// logger receives operational logs. Defaults to slog.Default().
+	// logger receives operational logs. Nil until given.
 	logger *slog.Logger
-	// codec encodes payloads and results. Defaults to JSONCodec.
+	// codec encodes payloads and results. Nil until given.
 	codec Codec
 	// limits caps workflow size. Zero fields take their defaults.
 	limits Limits
@@ -79,8 +98,22 @@ type config struct {
 	remoteHandlers bool
 	// observers receive every scheduler event, in order, synchronously.
 	observers []func(Event)
+
+	// errs collects what the options rejected; New reports them all.
+	errs []error
 }
 
+// reject records an option given out of range; the setting keeps its
+// previous value.
+func (c *config) reject(option, value, reason string) {
+	c.errs = append(c.errs, &OptionError{Option: option, Value: value, Reason: reason})
+}
+
+// err returns every rejected option, joined, or nil.
+func (c *config) err() error { return errors.Join(c.errs...) }
+
+// withDefaults fills every setting no option gave. A setting whose option
+// was rejected is still unset here; New has returned the error by then.
 func (c *config) withDefaults() {
 	if c.concurrency == 0 {
 		c.concurrency = ConcurrencyDefault
@@ -91,10 +124,10 @@ func (c *config) withDefaults() {
 	if c.sweepInterval == 0 {
 		c.sweepInterval = SweepIntervalDefault
 	}
-	if c.shutdownTimeout == 0 {
+	if !c.shutdownTimeoutSet {
 		c.shutdownTimeout = ShutdownTimeoutDefault
 	}
-	if c.crashLimit == 0 {
+	if !c.crashLimitSet {
 		c.crashLimit = CrashLimitDefault
 	}
 	if c.idleWait == 0 {
@@ -122,44 +155,22 @@ func (c *config) withDefaults() {
 	c.limits = c.limits.withDefaults()
 }
 
-// validate reports every problem at once.
-func (c *config) validate() error {
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidOption}, args...)...))
-	}
-	if c.concurrency < 1 {
-		bad("concurrency %d is below 1", c.concurrency)
-	}
-	if c.leaseDuration < 10*time.Millisecond {
-		bad("lease duration %s is below 10ms", c.leaseDuration)
-	}
-	if c.sweepInterval <= 0 {
-		bad("sweep interval %s is not positive", c.sweepInterval)
-	}
-	if c.shutdownTimeout < 0 {
-		bad("shutdown timeout %s is negative", c.shutdownTimeout)
-	}
-	if c.crashLimit < 0 {
-		bad("crash limit %d is negative", c.crashLimit)
-	}
-	if c.prefetch < 0 {
-		bad("prefetch %d is negative", c.prefetch)
-	}
-	for _, q := range c.queues {
-		if err := ids.Check(q); err != nil {
-			bad("queue %q %v", q, err)
+// WithConcurrency sets how many handlers run at once in this process.
+// Defaults to ConcurrencyDefault. Zero and negative n are errors (a
+// scheduler that runs nothing is never what was meant), and so is n above
+// ConcurrencyMax.
+func WithConcurrency(n int) Option {
+	return func(c *config) {
+		switch {
+		case n < 1:
+			c.reject("WithConcurrency", strconv.Itoa(n), "must be at least 1")
+		case n > ConcurrencyMax:
+			c.reject("WithConcurrency", strconv.Itoa(n), "must be at most ConcurrencyMax ("+strconv.Itoa(ConcurrencyMax)+")")
+		default:
+			c.concurrency = n
 		}
 	}
-	if err := c.defaultRetry.validate(); err != nil {
-		bad("default retry: %v", err)
-	}
-	return errors.Join(errs...)
 }
-
-// WithConcurrency sets how many handlers run at once in this process.
-// Defaults to ConcurrencyDefault; below 1 is an error.
-func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n } }
 
 // WithPrefetch sets how many claimed tasks this process may hold beyond its
 // free handler slots, each waiting for a handler to return. Claiming ahead
@@ -175,45 +186,127 @@ func WithConcurrency(n int) Option { return func(c *config) { c.concurrency = n 
 // task sent back never started, so it gets no attempt record. If the
 // process dies, its held tasks come back when their leases expire, as its
 // running ones do, and that lost lease counts toward WithCrashLimit for
-// them too. Defaults to PrefetchDefault, about one full store batch; zero
-// turns it off, and a negative n is an error.
+// them too. Defaults to PrefetchDefault, about one full store batch. Zero
+// turns claiming ahead off; negative n and n above PrefetchMax are errors.
 func WithPrefetch(n int) Option {
-	return func(c *config) { c.prefetch, c.prefetchSet = n, true }
+	return func(c *config) {
+		switch {
+		case n < 0:
+			c.reject("WithPrefetch", strconv.Itoa(n), "must not be negative")
+		case n > PrefetchMax:
+			c.reject("WithPrefetch", strconv.Itoa(n), "must be at most PrefetchMax ("+strconv.Itoa(PrefetchMax)+")")
+		default:
+			c.prefetch, c.prefetchSet = n, true
+		}
+	}
 }
 
 // WithLeaseDuration sets how long a claimed task stays leased without a
 // heartbeat; a crashed worker's tasks run again within this plus the sweep
 // interval. Heartbeats go every third of it. Defaults to
-// LeaseDurationDefault; below 10ms is an error.
-func WithLeaseDuration(d time.Duration) Option { return func(c *config) { c.leaseDuration = d } }
+// LeaseDurationDefault. Below LeaseDurationMin, zero and negative included,
+// is an error.
+func WithLeaseDuration(d time.Duration) Option {
+	return func(c *config) {
+		if d < LeaseDurationMin {
+			c.reject("WithLeaseDuration", d.String(), "must be at least LeaseDurationMin ("+LeaseDurationMin.String()+")")
+			return
+		}
+		c.leaseDuration = d
+	}
+}
 
-// WithSweepInterval sets how often expired leases are recovered. Defaults
-// to SweepIntervalDefault.
-func WithSweepInterval(d time.Duration) Option { return func(c *config) { c.sweepInterval = d } }
+// WithSweepInterval sets how often this process recovers expired leases of
+// crashed workers. Defaults to SweepIntervalDefault. Below IntervalMin,
+// zero and negative included, is an error: recovery cannot be switched off,
+// since a crashed worker's tasks would then never run again.
+func WithSweepInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d < IntervalMin {
+			c.reject("WithSweepInterval", d.String(), "must be at least IntervalMin ("+IntervalMin.String()+")")
+			return
+		}
+		c.sweepInterval = d
+	}
+}
 
 // WithShutdownTimeout bounds how long Run lets running handlers finish once
-// its context is done; unfinished tasks then go back to ready. Zero means
-// the default, ShutdownTimeoutDefault.
+// its context is done; handlers still running then have their context
+// cancelled with [ErrShutdown], and their tasks go back to ready with an
+// attempt record that says so. Defaults to ShutdownTimeoutDefault. Zero
+// gives no grace: running handlers are cancelled as soon as Run stops.
+// Negative d is an error.
 func WithShutdownTimeout(d time.Duration) Option {
-	return func(c *config) { c.shutdownTimeout = d }
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithShutdownTimeout", d.String(), "must not be negative")
+			return
+		}
+		c.shutdownTimeout, c.shutdownTimeoutSet = d, true
+	}
 }
 
 // WithCrashLimit sets how many lost leases a task survives before it is
-// dead-lettered as a poison pill. Defaults to CrashLimitDefault.
-func WithCrashLimit(n int) Option { return func(c *config) { c.crashLimit = n } }
-
-// WithQueues sets the queues this scheduler claims from. Defaults to
-// DefaultQueue alone.
-func WithQueues(queues ...string) Option {
-	return func(c *config) { c.queues = append([]string(nil), queues...) }
+// dead-lettered as a poison pill; lost leases never use up retries.
+// Defaults to CrashLimitDefault. Zero dead-letters a task at its first lost
+// lease; negative n is an error.
+func WithCrashLimit(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithCrashLimit", strconv.Itoa(n), "must not be negative")
+			return
+		}
+		c.crashLimit, c.crashLimitSet = n, true
+	}
 }
 
-// WithWorkerID names this process in task records. Defaults to the host
-// name and process id.
-func WithWorkerID(id string) Option { return func(c *config) { c.workerID = id } }
+// WithQueues sets the queues this scheduler claims from, replacing the
+// default. Defaults to DefaultQueue alone. Each name follows the rules of
+// task names (see [ErrInvalidID]); no name at all, or a name given twice,
+// is an error.
+func WithQueues(queues ...string) Option {
+	queues = append([]string(nil), queues...)
+	return func(c *config) {
+		if len(queues) == 0 {
+			c.reject("WithQueues", "", "names no queue")
+			return
+		}
+		ok := true
+		seen := make(map[string]bool, len(queues))
+		for _, q := range queues {
+			if err := ids.Check(q); err != nil {
+				c.reject("WithQueues", quote(q), "queue name "+err.Error())
+				ok = false
+			} else if seen[q] {
+				c.reject("WithQueues", quote(q), "queue named twice")
+				ok = false
+			}
+			seen[q] = true
+		}
+		if ok {
+			c.queues = queues
+		}
+	}
+}
 
-// WithClock sets the time source. Meant for tests: production code keeps the
-// default system clock, and the store's clock decides due times and leases.
+// WithWorkerID names this process in task and attempt records. Defaults to
+// the host name and process id. The id follows the rules of task names (see
+// [ErrInvalidID]): it ends up in store records that operators read, so it
+// may not be empty, longer than 128 bytes, or carry spaces, separators or
+// control bytes.
+func WithWorkerID(id string) Option {
+	return func(c *config) {
+		if err := ids.Check(id); err != nil {
+			c.reject("WithWorkerID", quote(id), "worker id "+err.Error())
+			return
+		}
+		c.workerID = id
+	}
+}
+
+// WithClock sets the time source. Meant for tests (see package fakeclock):
+// production code keeps the default system clock, and the store's clock
+// decides due times and leases. Nil means the default.
 func WithClock(clk Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithLogger sets the logger. Defaults to slog.Default(); nil means the
@@ -224,13 +317,40 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 // nil means the default.
 func WithCodec(codec Codec) Option { return func(c *config) { c.codec = codec } }
 
-// WithLimits caps workflow sizes; zero fields keep their defaults.
-func WithLimits(l Limits) Option { return func(c *config) { c.limits = l } }
+// WithLimits caps workflow sizes. Each field defaults to its Max…Default;
+// a zero field means its default, and a negative field is an error.
+func WithLimits(l Limits) Option {
+	return func(c *config) {
+		ok := true
+		for _, f := range []struct {
+			name string
+			v    int
+		}{{"MaxTasks", l.MaxTasks}, {"MaxDeps", l.MaxDeps}, {"MaxPayloadBytes", l.MaxPayloadBytes}} {
+			if f.v < 0 {
+				c.reject("WithLimits", f.name+"="+strconv.Itoa(f.v), "must not be negative")
+				ok = false
+			}
+		}
+		if ok {
+			c.limits = l
+		}
+	}
+}
 
 // WithDefaultRetry fills the fields a task's retry policy leaves at zero.
-// Defaults to MaxAttemptsDefault attempts with exponential backoff from
-// InitialIntervalDefault to MaxIntervalDefault.
-func WithDefaultRetry(p RetryPolicy) Option { return func(c *config) { c.defaultRetry = p } }
+// Defaults to MaxAttemptsDefault attempts in all (the first and two
+// retries) with exponential backoff from InitialIntervalDefault to
+// MaxIntervalDefault. Zero fields mean their defaults; a negative field, an
+// unknown backoff kind, a NaN, or a jitter above 1 is an error.
+func WithDefaultRetry(p RetryPolicy) Option {
+	return func(c *config) {
+		if err := p.validate(); err != nil {
+			c.reject("WithDefaultRetry", p.String(), err.Error())
+			return
+		}
+		c.defaultRetry = p
+	}
+}
 
 // WithRemoteHandlers lets Submit accept handler names this process has not
 // registered, for processes that submit work other processes run.
@@ -238,15 +358,34 @@ func WithRemoteHandlers() Option { return func(c *config) { c.remoteHandlers = t
 
 // WithObserver adds a function called with every scheduler event (task
 // started, succeeded, failed, retrying, ...), synchronously and in order
-// for each task. It must not block.
+// for each task. It must not block. Each call adds one more observer; a
+// nil fn is an error.
 func WithObserver(fn func(Event)) Option {
-	return func(c *config) { c.observers = append(c.observers, fn) }
+	return func(c *config) {
+		if fn == nil {
+			c.reject("WithObserver", "nil", "needs a function")
+			return
+		}
+		c.observers = append(c.observers, fn)
+	}
 }
 
-// WithIdleWait caps one blocking wait for new work; a wake-up normally
-// comes sooner. Defaults to IdleWaitDefault.
-func WithIdleWait(d time.Duration) Option { return func(c *config) { c.idleWait = d } }
+// WithIdleWait caps one blocking wait for new work, and is how long the
+// scheduler pauses after a failed store call; a wake-up normally comes
+// sooner. Defaults to IdleWaitDefault. Below IntervalMin, zero and negative
+// included, is an error: a zero wait would turn idling into polling.
+func WithIdleWait(d time.Duration) Option {
+	return func(c *config) {
+		if d < IntervalMin {
+			c.reject("WithIdleWait", d.String(), "must be at least IntervalMin ("+IntervalMin.String()+")")
+			return
+		}
+		c.idleWait = d
+	}
+}
 
+// sanitizeID turns a host name into a valid worker id, so the default id
+// never fails the rules WithWorkerID enforces.
 func sanitizeID(s string) string {
 	b := []byte(s)
 	for i, c := range b {

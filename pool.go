@@ -2,6 +2,7 @@ package plait
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -315,9 +316,22 @@ func (p *pool) drain() {
 	for _, e := range p.snapshot() {
 		e.cancel(ErrShutdown)
 		if e.settle() {
-			p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased})
+			p.fin.submit(e, p.shutdownOutcome(e))
 		}
 	}
+}
+
+// shutdownOutcome releases an attempt whose handler Run stopped under. The
+// attempt record carries an error naming [ErrShutdown], so whoever reads
+// the task's history sees that the attempt did not fail but was cut short,
+// and by what.
+func (p *pool) shutdownOutcome(e *execution) TaskOutcome {
+	return TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased, Error: p.shutdownErr().Error()}
+}
+
+// shutdownErr is the error of an attempt released by shutdown.
+func (p *pool) shutdownErr() error {
+	return fmt.Errorf("%w: the handler was still running when the shutdown timeout (%s) passed", ErrShutdown, p.cfg.shutdownTimeout)
 }
 
 // slots counts free handler slots.

@@ -61,20 +61,26 @@ type Scheduler struct {
 	pool    atomic.Pointer[pool]
 }
 
-// New returns a scheduler over store. It returns an error wrapping
-// [ErrInvalidOption] for a nil store or an option out of range.
+// New returns a scheduler over store. Every option is checked: each one out
+// of range is reported as an [*OptionError], all of them joined, and each
+// matches [ErrInvalidOption]; a nil store or a nil option is an error too.
+// Options not given take their defaults.
 func New(store Store, opts ...Option) (*Scheduler, error) {
-	if store == nil {
-		return nil, fmt.Errorf("%w: nil store", ErrInvalidOption)
-	}
 	var cfg config
-	for _, o := range opts {
+	if store == nil {
+		cfg.errs = append(cfg.errs, fmt.Errorf("%w: New needs a store, got nil", ErrInvalidOption))
+	}
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i))
+			continue
+		}
 		o(&cfg)
 	}
-	cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.err(); err != nil {
 		return nil, err
 	}
+	cfg.withDefaults()
 	return &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}}, nil
 }
 
@@ -83,10 +89,10 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 // [ErrInvalidOption] for a nil fn.
 func (s *Scheduler) Handle(name string, fn HandlerFunc) error {
 	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("plait: handler name %q: %w: %v", name, ErrInvalidID, err)
+		return fmt.Errorf("plait: handler name %s: %w: %v", quote(name), ErrInvalidID, err)
 	}
 	if fn == nil {
-		return fmt.Errorf("%w: nil handler %q", ErrInvalidOption, name)
+		return fmt.Errorf("%w: nil handler %s", ErrInvalidOption, quote(name))
 	}
 	s.mu.Lock()
 	s.handlers[name] = fn
@@ -170,7 +176,7 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 	if !s.cfg.remoteHandlers {
 		for _, t := range spec.Tasks {
 			if _, ok := s.handler(t.Handler); !ok {
-				errs = append(errs, fmt.Errorf("plait: workflow %q task %q: %w %q", spec.Name, t.Name, ErrUnknownHandler, t.Handler))
+				errs = append(errs, fmt.Errorf("plait: workflow %s task %s: %w %s", quote(spec.Name), quote(t.Name), ErrUnknownHandler, quote(t.Handler)))
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 func TestDiamondPassesResults(t *testing.T) {
@@ -303,6 +302,51 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 	})
 }
 
+func TestShutdownRecordsWhyTheAttemptStopped(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b := setup(t, f, plait.WithShutdownTimeout(3*time.Second))
+		entered, causes := make(chan struct{}, 1), make(chan error, 1)
+		b.handle(t, "slow", blockUntilCancelled(entered, causes))
+		run := b.submit(t, plait.NewWorkflow("cut-short").Task("x", "slow", nil))
+		b.start(t)
+		recv(t, entered)
+		stopped := make(chan struct{})
+		go func() { b.stop(); close(stopped) }()
+		b.advanceAfterArmed(t, 3*time.Second)
+		require.ErrorIs(t, recv(t, causes), plait.ErrShutdown)
+		recv(t, stopped)
+		ev := b.events.waitFor(t, 1, is(plait.EventTaskReleased, "x"))
+		require.ErrorIs(t, ev.Err, plait.ErrShutdown, "the release event must say shutdown stopped the handler")
+		after, err := b.s.Get(context.Background(), run.ID)
+		require.NoError(t, err)
+		x := after.Task("x")
+		require.Len(t, x.Attempts, 1, "the attempt cut short must leave one record")
+		rec := x.Attempts[0]
+		require.Equal(t, "released", rec.Outcome)
+		require.Contains(t, rec.Error, plait.ErrShutdown.Error(), "the record must say the attempt was stopped by shutdown")
+		require.Contains(t, rec.Error, "3s", "the record must name the shutdown timeout that passed")
+	})
+}
+
+func TestZeroShutdownTimeoutCancelsAtOnce(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b := setup(t, f, plait.WithShutdownTimeout(0))
+		entered, causes := make(chan struct{}, 1), make(chan error, 1)
+		b.handle(t, "slow", blockUntilCancelled(entered, causes))
+		run := b.submit(t, plait.NewWorkflow("no-grace").Task("x", "slow", nil))
+		b.start(t)
+		recv(t, entered)
+		// No clock advance: an explicit zero gives running handlers no grace.
+		b.stop()
+		require.ErrorIs(t, recv(t, causes), plait.ErrShutdown)
+		after, err := b.s.Get(context.Background(), run.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.TaskReady, after.Task("x").Status)
+	})
+}
+
 func TestGracefulShutdownLetsHandlersFinish(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
@@ -354,14 +398,4 @@ func TestCrashedWorkerTaskIsRecovered(t *testing.T) {
 		require.Equal(t, int32(1), calls.Load())
 		require.True(t, strings.HasPrefix(string(x.Result), `"1/`))
 	})
-}
-
-func TestNewRejectsBadOptions(t *testing.T) {
-	t.Parallel()
-	_, err := plait.New(nil)
-	require.ErrorIs(t, err, plait.ErrInvalidOption)
-	_, err = plait.New(memstore.New(), plait.WithConcurrency(-1), plait.WithQueues("a:b"))
-	require.ErrorIs(t, err, plait.ErrInvalidOption)
-	require.Contains(t, err.Error(), "concurrency")
-	require.Contains(t, err.Error(), "queue")
 }

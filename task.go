@@ -37,7 +37,7 @@ type Task struct {
 // Decode decodes the task's payload into v with the scheduler's codec.
 func (t *Task) Decode(v any) error {
 	if len(t.Payload) == 0 {
-		return fmt.Errorf("plait: task %q has no payload", t.Name)
+		return fmt.Errorf("plait: task %s has no payload", quote(t.Name))
 	}
 	return t.codec.Unmarshal(t.Payload, v)
 }
@@ -46,7 +46,7 @@ func (t *Task) Decode(v any) error {
 func (t *Task) ParentResult(name string, v any) error {
 	b, ok := t.parents[name]
 	if !ok {
-		return fmt.Errorf("plait: task %q has no result from parent %q", t.Name, name)
+		return fmt.Errorf("plait: task %s has no result from parent %s", quote(t.Name), quote(name))
 	}
 	return t.codec.Unmarshal(b, v)
 }
@@ -81,7 +81,7 @@ func Typed[In, Out any](fn func(ctx context.Context, t *Task, in In) (Out, error
 		var in In
 		if len(t.Payload) > 0 {
 			if err := t.Decode(&in); err != nil {
-				return nil, Permanent(fmt.Errorf("plait: decode payload of %q: %w", t.Name, err))
+				return nil, Permanent(fmt.Errorf("plait: decode payload of %s: %w", quote(t.Name), err))
 			}
 		}
 		return fn(ctx, t, in)
@@ -101,10 +101,10 @@ func ResultValue[T any](run *Run, task string, codec Codec) (T, error) {
 	var v T
 	ti := run.Task(task)
 	if ti == nil {
-		return v, fmt.Errorf("plait: run %q has no task %q: %w", run.ID, task, ErrNotFound)
+		return v, fmt.Errorf("plait: run %s has no task %s: %w", quote(run.ID), quote(task), ErrNotFound)
 	}
 	if len(ti.Result) == 0 {
-		return v, fmt.Errorf("plait: task %q of run %q has no result", task, run.ID)
+		return v, fmt.Errorf("plait: task %s of run %s has no result", quote(task), quote(run.ID))
 	}
 	if codec == nil {
 		codec = JSONCodec{}

@@ -38,13 +38,13 @@ func (o workflowOption) String() string                  { return o.text }
 
 // OnError sets the workflow's error strategy. Defaults to StrategyContinue.
 func OnError(s ErrorStrategy) WorkflowOption {
-	return workflowOption{fmt.Sprintf("OnError(%q)", s), func(w *Workflow) error {
+	return workflowOption{"OnError(" + quote(string(s)) + ")", func(w *Workflow) error {
 		switch s {
 		case StrategyContinue, StrategyStop, StrategySkip:
 			w.strategy = s
 			return nil
 		}
-		return fmt.Errorf("unknown error strategy %q", s)
+		return errors.New("unknown error strategy " + quote(string(s)))
 	}}
 }
 
@@ -147,7 +147,7 @@ func WithPriority(p Priority) TaskOption {
 // OnQueue puts the task on a named queue; only workers serving that queue
 // claim it. Defaults to DefaultQueue.
 func OnQueue(name string) TaskOption {
-	return taskOption{fmt.Sprintf("OnQueue(%q)", name), func(t *TaskSpec) error {
+	return taskOption{"OnQueue(" + quote(name) + ")", func(t *TaskSpec) error {
 		t.Queue = name
 		return nil
 	}}
@@ -186,7 +186,7 @@ func Delay(d time.Duration) TaskOption {
 func quoteAll(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = quote(s)
 	}
 	return strings.Join(q, ", ")
 }
