@@ -159,7 +159,7 @@ func writeGolden(t *testing.T) goldenRecords {
 // saveGolden writes g as lines of: kind, quoted name, quoted value.
 func saveGolden(path string, g goldenRecords) error {
 	var b strings.Builder
-	b.WriteString("# A run hash as written by plait's Redis store, format version " + strconv.Itoa(codecVersion) + ".\n")
+	b.WriteString("# A run hash as written by plait's Redis store, format version " + strconv.Itoa(formatVersion) + ".\n")
 	b.WriteString("# Each line: hash|payload, then the field or task name and the value, Go-quoted.\n")
 	for _, set := range []struct {
 		kind string
@@ -219,7 +219,7 @@ func loadGolden(path string) (goldenRecords, error) {
 // TestGoldenRecords decodes the run hashes every earlier format version
 // wrote into the run and task specs they hold.
 func TestGoldenRecords(t *testing.T) {
-	current := filepath.Join("testdata", "run_v"+strconv.Itoa(codecVersion)+".txt")
+	current := filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt")
 	if *updateGolden {
 		require.NoError(t, saveGolden(current, writeGolden(t)))
 	}
@@ -246,7 +246,7 @@ func TestGoldenRecords(t *testing.T) {
 // the current version's golden file holds, so a format change cannot slip
 // in without a new version and a new golden file.
 func TestGoldenRecordsCurrent(t *testing.T) {
-	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(codecVersion)+".txt"))
+	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt"))
 	require.NoError(t, err)
 	require.Equal(t, g, writeGolden(t))
 }

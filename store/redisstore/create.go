@@ -144,7 +144,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 			roots = append(roots, t.Name)
 		}
 		tf := encodeTask(t, enc, mayApart)
-		f := []any{"d:" + t.Name, tf.def, "s:" + t.Name, "P,0,0,0,0,0,,,,"}
+		f := []any{"d:" + t.Name, tf.def, "s:" + t.Name, newTaskState}
 		if tf.parents != "" {
 			f = append(f, "u:"+t.Name, tf.parents)
 		}
@@ -167,7 +167,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 	// costs no parts.
 	var shard int
 	if params.Key != "" {
-		shard = int(fnv32a(params.Key) % uint32(s.cfg.shards))
+		shard = int(keyHash(params.Key) % uint32(s.cfg.shards))
 	}
 	if params.Key != "" && len(wf.Tasks) > createChunk {
 		old, err := s.client.Get(ctx, s.keys.keyIndex(shard, params.Key)).Result()

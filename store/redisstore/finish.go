@@ -105,7 +105,7 @@ func readFinish(r *reply, b shardBatch, outcomes []plait.TaskOutcome, out []plai
 			out[i].Err = fmt.Errorf("redisstore: finish %s/%s: %w", outcomes[i].Lease.RunID, outcomes[i].Lease.Task, err)
 		}
 		if st != "" {
-			out[i].RunStatus = runStatusByLetter[st[0]]
+			out[i].RunStatus, _ = runStatusOf(st[:1])
 		}
 	}
 	return nil

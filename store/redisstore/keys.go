@@ -1,6 +1,8 @@
 package redisstore
 
 import (
+	"hash/fnv"
+	"io"
 	"strconv"
 )
 
@@ -96,14 +98,13 @@ func digits(s string) bool {
 	return true
 }
 
-// fnv32a hashes s (FNV-1a); it picks the shard of an idempotency key.
-func fnv32a(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
+// keyHash picks the shard of an idempotency key: its 32-bit FNV-1a hash,
+// which every process sharing a prefix must compute alike, so it cannot
+// change.
+func keyHash(key string) uint32 {
+	h := fnv.New32a()
+	_, _ = io.WriteString(h, key)
+	return h.Sum32()
 }
 
 // prioDigit maps a priority to the digit in its ready key: 0 low .. 3 urgent.

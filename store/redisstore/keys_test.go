@@ -229,3 +229,11 @@ func FuzzKeys(f *testing.F) {
 		}
 	})
 }
+
+// TestKeyHashIsFNV1a pins the shard of a keyed run: processes of every
+// version sharing a prefix must find a key on the same shard.
+func TestKeyHashIsFNV1a(t *testing.T) {
+	for key, want := range map[string]uint32{"": 0x811c9dc5, "a": 0xe40c292c, "foobar": 0xbf9cf968} {
+		require.Equal(t, want, keyHash(key), "%q", key)
+	}
+}

@@ -1,0 +1,148 @@
+package redisstore
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// The fields of a task the scripts change as it runs: the state s: and
+// the attempt records a:, text laid out in lua/common.lua. Go writes only
+// the state of a new task, at create, and reads both.
+
+// newTaskState is field s:<task> of a task just created: pending, no
+// attempt, no epoch, nothing resolved.
+const newTaskState = "P,0,0,0,0,0,,,,"
+
+// taskStatusOf decodes a task status letter (state field st). W, a task
+// waiting in the delayed set, is pending to callers.
+func taskStatusOf(letter byte) (plait.TaskStatus, bool) {
+	switch letter {
+	case 'P', 'W':
+		return plait.TaskPending, true
+	case 'R':
+		return plait.TaskReady, true
+	case 'U':
+		return plait.TaskRunning, true
+	case 'Y':
+		return plait.TaskRetrying, true
+	case 'S':
+		return plait.TaskSucceeded, true
+	case 'F':
+		return plait.TaskFailed, true
+	case 'K':
+		return plait.TaskSkipped, true
+	case 'C':
+		return plait.TaskCancelled, true
+	case 'D':
+		return plait.TaskDead, true
+	}
+	return "", false
+}
+
+// outcomeOf decodes the outcome letter of an attempt record.
+func outcomeOf(letter byte) (string, bool) {
+	switch letter {
+	case 's':
+		return "succeeded", true
+	case 'r':
+		return "retry", true
+	case 'f':
+		return "failed", true
+	case 'l':
+		return "released", true
+	case 'c':
+		return "crashed", true
+	case 'x':
+		return "cancelled", true
+	}
+	return "", false
+}
+
+// taskState is the decoded field s:<task>.
+type taskState struct {
+	status                       plait.TaskStatus
+	letter                       byte
+	attempt                      int
+	epoch                        int64
+	crashes, resolved, satisfied int
+	first, claim, ended          int64 // offsets, -1 when unset
+	worker                       string
+}
+
+// decodeState decodes field s:<task>:
+// "st,attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker".
+func decodeState(s string) (taskState, error) {
+	f := strings.SplitN(s, ",", 10)
+	if len(f) != 10 || len(f[0]) != 1 {
+		return taskState{}, corrupt("task state %s", clip(s))
+	}
+	var t taskState
+	var ok bool
+	t.letter = f[0][0]
+	if t.status, ok = taskStatusOf(t.letter); !ok {
+		return taskState{}, corrupt("task status %s", clip(f[0]))
+	}
+	var err error
+	if t.attempt, err = strconv.Atoi(f[1]); err != nil || t.attempt < 0 {
+		return taskState{}, corrupt("task attempt %s", clip(f[1]))
+	}
+	if t.epoch, err = strconv.ParseInt(f[2], 10, 64); err != nil || t.epoch < 0 {
+		return taskState{}, corrupt("task epoch %s", clip(f[2]))
+	}
+	for i, p := range []*int{&t.crashes, &t.resolved, &t.satisfied} {
+		if *p, err = strconv.Atoi(f[3+i]); err != nil || *p < 0 {
+			return taskState{}, corrupt("task counter %s", clip(f[3+i]))
+		}
+	}
+	for i, p := range []*int64{&t.first, &t.claim, &t.ended} {
+		if *p, err = optInt(f[6+i]); err != nil {
+			return taskState{}, err
+		}
+	}
+	t.worker = f[9]
+	return t, nil
+}
+
+// decodeAttempts decodes field a:<task>, records of
+// "attempt,epoch,startOff,durMs,outcome,wlen,elen;" then the worker and the
+// error, whose lengths the record gives.
+func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
+	var out []plait.Attempt
+	for len(s) > 0 {
+		head, rest, ok := strings.Cut(s, ";")
+		if !ok {
+			return nil, corrupt("attempt record %s", clip(s))
+		}
+		f := strings.Split(head, ",")
+		if len(f) != 7 || len(f[4]) != 1 {
+			return nil, corrupt("attempt record %s", clip(head))
+		}
+		var n [6]int64
+		for i, j := range []int{0, 1, 2, 3, 5, 6} {
+			v, err := strconv.ParseInt(f[j], 10, 64)
+			if err != nil {
+				return nil, corrupt("attempt field %s", clip(f[j]))
+			}
+			n[i] = v
+		}
+		outcome, ok := outcomeOf(f[4][0])
+		wl, el := n[4], n[5]
+		if !ok || wl < 0 || el < 0 || wl > int64(len(rest)) || el > int64(len(rest))-wl {
+			return nil, corrupt("attempt record %s", clip(head))
+		}
+		out = append(out, plait.Attempt{
+			Attempt:   int(n[0]),
+			Epoch:     n[1],
+			StartedAt: msTime(created + n[2]),
+			Duration:  time.Duration(n[3]) * time.Millisecond,
+			Outcome:   outcome,
+			Worker:    rest[:wl],
+			Error:     rest[wl : wl+el],
+		})
+		s = rest[wl+el:]
+	}
+	return out, nil
+}
