@@ -52,7 +52,8 @@ const (
 	// dead or skipped.
 	OnCompletion
 	// OnFailure is satisfied when the parent failed or died; use it for
-	// cleanup and compensation.
+	// cleanup and compensation. Under [StrategySkip] a failed parent counts
+	// as skipped, so an OnFailure edge is never satisfied there.
 	OnFailure
 )
 
@@ -124,7 +125,10 @@ const (
 	// started are cancelled and running handlers' contexts are cancelled.
 	StrategyStop ErrorStrategy = "stop"
 	// StrategySkip tolerates failures: a failed task counts as skipped for
-	// its dependents, and the run still completes.
+	// its dependents, and the run still completes. A dependent of a failed
+	// task therefore never runs through that edge, an [AfterFailure] one
+	// included (it is skipped); only [AfterCompletion] dependents, or an
+	// [AnyOf] join with another satisfied edge, go on.
 	StrategySkip ErrorStrategy = "skip"
 )
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/store/memstore"
@@ -144,4 +145,45 @@ func ExampleScheduler_SubmitMany() {
 	// square-1 1
 	// square-2 4
 	// square-3 9
+}
+
+// Retry(n) allows n retries: n+1 attempts in all.
+func ExampleRetry() {
+	s := quietScheduler()
+	_ = s.Handle("flaky", func(ctx context.Context, t *plait.Task) (any, error) {
+		return nil, fmt.Errorf("attempt %d failed", t.Attempt)
+	})
+	quick := plait.ConstantBackoff(time.Millisecond)
+	wf := plait.NewWorkflow("flaky").Task("x", "flaky", nil, plait.Retry(2), plait.Backoff(quick))
+
+	final := runToEnd(s, wf)
+	x := final.Task("x")
+	fmt.Println(x.Status, "after", len(x.Attempts), "attempts:", x.Error)
+	// Output: failed after 3 attempts: attempt 3 failed
+}
+
+// Under the skip strategy a failed task counts as skipped for its
+// dependents: its AfterFailure step never runs, its AfterCompletion step
+// does, and the run completes.
+func ExampleOnError() {
+	s := quietScheduler()
+	_ = s.Handle("charge", func(ctx context.Context, t *plait.Task) (any, error) {
+		return nil, plait.Permanent(errors.New("card declined"))
+	})
+	_ = s.Handle("noop", noop)
+	wf := plait.NewWorkflow("order", plait.OnError(plait.StrategySkip)).
+		Task("charge", "charge", nil).
+		Task("refund", "noop", nil, plait.AfterFailure("charge")).
+		Task("notify", "noop", nil, plait.AfterCompletion("charge"))
+
+	final := runToEnd(s, wf)
+	for _, t := range final.Tasks {
+		fmt.Println(t.Name, t.Status)
+	}
+	fmt.Println("run", final.Status)
+	// Output:
+	// charge failed
+	// refund skipped
+	// notify succeeded
+	// run completed
 }

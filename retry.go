@@ -22,9 +22,14 @@ const (
 
 // RetryPolicy says how often and how soon a failed task runs again. A zero
 // field takes the scheduler's default (see [WithDefaultRetry]).
+//
+// Attempts are counted the same way everywhere: [Retry](n) allows n
+// retries, so n+1 attempts in all, and MaxAttempts is that total. Lost
+// leases (crashes) and shutdown releases never count against it.
 type RetryPolicy struct {
-	// MaxAttempts is the total number of attempts, first one included; 1
-	// means no retry.
+	// MaxAttempts is the number of attempts in all, the first included:
+	// Retry(n) sets it to n+1, and 1 means no retry. Zero takes the
+	// default.
 	MaxAttempts int
 	Backoff     BackoffKind
 	// InitialInterval is the first delay (the only one, for constant).
@@ -40,7 +45,8 @@ type RetryPolicy struct {
 	MaxElapsed time.Duration
 }
 
-// Retry policy defaults.
+// Retry policy defaults. MaxAttemptsDefault is 3 attempts in all: the first
+// and two retries, as Retry(2) would give.
 const (
 	MaxAttemptsDefault     = 3
 	InitialIntervalDefault = time.Second

@@ -71,7 +71,11 @@ func AfterCompletion(tasks ...string) TaskOption {
 }
 
 // AfterFailure makes the task depend on each named task failing: a cleanup
-// or compensation step.
+// or compensation step. It runs under [StrategyContinue] only: under
+// [StrategySkip] a failed parent counts as skipped, so an AfterFailure
+// dependent never runs and is skipped too, and under [StrategyStop] it is
+// cancelled with the rest of the run. Use [AfterCompletion] for a step that
+// must run whatever happened.
 func AfterFailure(tasks ...string) TaskOption {
 	return depsOption("AfterFailure", OnFailure, tasks)
 }
@@ -82,8 +86,10 @@ func AnyOf() TaskOption {
 	return taskOption{"AnyOf()", func(t *TaskSpec) error { t.Join = JoinAny; return nil }}
 }
 
-// Retry allows n retries after the first attempt (n+1 attempts in all).
-// Retry(0) disables retries. Negative n is an error.
+// Retry allows n retries after the first attempt, so n+1 attempts in all
+// (it sets [RetryPolicy].MaxAttempts to n+1). Retry(0) disables retries.
+// Without it a task gets MaxAttemptsDefault attempts, or what
+// [WithDefaultRetry] says. Negative n is an error.
 func Retry(n int) TaskOption {
 	return taskOption{fmt.Sprintf("Retry(%d)", n), func(t *TaskSpec) error {
 		if n < 0 {
@@ -94,7 +100,9 @@ func Retry(n int) TaskOption {
 	}}
 }
 
-// Backoff sets how long the task waits between attempts.
+// Backoff sets how long the task waits between attempts. A p.MaxAttempts
+// of zero keeps the count an earlier [Retry] set; a non-zero one replaces
+// it, counted as attempts in all.
 func Backoff(p RetryPolicy) TaskOption {
 	return taskOption{fmt.Sprintf("Backoff(%s)", p), func(t *TaskSpec) error {
 		if err := p.validate(); err != nil {
