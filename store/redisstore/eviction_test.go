@@ -48,24 +48,6 @@ func TestEvictionPolicyHidden(t *testing.T) {
 	require.ErrorIs(t, err, redisstore.ErrEvictionPolicy, "strict mode refuses a policy it cannot confirm")
 }
 
-func TestOptionsRejected(t *testing.T) {
-	t.Parallel()
-	m := miniredis.RunT(t)
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { c.Close() })
-	for name, opt := range map[string]redisstore.Option{
-		"brace prefix": redisstore.WithPrefix("a{b}"),
-		"colon prefix": redisstore.WithPrefix("a:b"),
-		"zero shards":  redisstore.WithShards(-1),
-		"retention":    redisstore.WithRetention(-time.Second),
-	} {
-		_, err := redisstore.New(context.Background(), c, opt, redisstore.WithLogger(quietLogger()))
-		require.ErrorIs(t, err, plait.ErrInvalidOption, name)
-	}
-	_, err := redisstore.New(context.Background(), nil)
-	require.ErrorIs(t, err, plait.ErrInvalidOption)
-}
-
 // TestEvictionAndOOM runs a private redis-server: an evicting policy is
 // reported, and a server out of memory answers ErrStoreFull with nothing
 // half-written.

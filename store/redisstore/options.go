@@ -2,15 +2,15 @@ package redisstore
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
 )
 
-// Option defaults.
+// Option defaults and bounds.
 const (
 	// PrefixDefault is the key prefix.
 	PrefixDefault = "plait"
@@ -18,72 +18,53 @@ const (
 	ShardsDefault = 1
 	// RetentionDefault is how long a finished run's keys are kept.
 	RetentionDefault = 24 * time.Hour
-	// MaxShards bounds WithShards.
+	// MaxShards bounds WithShards: Redis Cluster has 16384 slots, and a
+	// shard is one slot.
 	MaxShards = 16384
+	// RetentionMin is the shortest WithRetention accepts: Redis expires
+	// keys in ms.
+	RetentionMin = time.Millisecond
 )
 
 // Option configures a [Store].
+//
+// Every option checks its own value: [New] reports each one out of range
+// as a [*plait.OptionError] (which matches [plait.ErrInvalidOption]), all of
+// them joined, and returns no store. Only an option that was not given
+// takes its default; a value that was given is used as it is or refused,
+// never silently replaced by the default.
 type Option func(*config)
 
-// config holds the settings of a Store. A zero config means all defaults.
+// config holds the settings of a Store. A zero config means all defaults:
+// an option either sets its field to a valid value or records an error,
+// so a field still zero after the options is one no option gave.
 type config struct {
-	// prefix starts every key. Defaults to PrefixDefault.
+	// prefix starts every key.
 	prefix string
-	// shards is the number of hash-tag shards. Defaults to ShardsDefault.
+	// shards is the number of hash-tag shards.
 	shards int
 	// clock, when set, replaces Redis TIME (tests only).
 	clock plait.Clock
-	// retention is the TTL of a finished run's keys. Defaults to
-	// RetentionDefault.
+	// retention is the TTL of a finished run's keys.
 	retention time.Duration
-	// logger receives warnings. Defaults to slog.Default().
+	// logger receives warnings.
 	logger *slog.Logger
 	// strictEviction refuses to start unless maxmemory-policy is noeviction.
 	strictEviction bool
 	// compress is the size from which payloads and results are compressed;
 	// 0 turns compression off.
 	compress int
+	// errs collects what the options rejected; New reports them all.
+	errs []error
 }
 
-// WithPrefix sets the key prefix. Defaults to PrefixDefault. It must be a
-// non-empty name without braces; New rejects it otherwise.
-func WithPrefix(p string) Option { return func(c *config) { c.prefix = p } }
-
-// WithShards spreads runs and queues over n hash-tag shards (slots), the
-// scale-out knob for Redis Cluster. Defaults to ShardsDefault. Every process
-// sharing a prefix must use the same n, and n must not change while runs
-// exist: a run's shard is its id modulo n. Below 1 or above MaxShards is
-// an error.
-func WithShards(n int) Option { return func(c *config) { c.shards = n } }
-
-// WithClock makes the store pass "now" from clk to its scripts instead of
-// using Redis TIME. For tests only: in production the server's clock is the
-// one clock every process agrees on. Nil keeps Redis TIME.
-func WithClock(clk plait.Clock) Option { return func(c *config) { c.clock = clk } }
-
-// WithRetention sets how long a finished run's keys are kept. Defaults to
-// RetentionDefault; zero means the default; negative is an error.
-func WithRetention(d time.Duration) Option { return func(c *config) { c.retention = d } }
-
-// WithLogger sets the logger for warnings. Defaults to slog.Default(); nil
-// means the default.
-func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
-
-// WithStrictEviction makes New fail with [ErrEvictionPolicy] unless the
-// server reports maxmemory-policy noeviction. Without it New only logs a
-// warning.
-func WithStrictEviction() Option { return func(c *config) { c.strictEviction = true } }
-
-// WithCompression compresses payloads and results of at least
-// thresholdBytes bytes with DEFLATE (compress/flate) when that makes them
-// smaller. It is transparent to callers: every stored value carries a flag
-// byte, so values written with and without compression read alike, and
-// processes sharing a prefix may differ in this option. Zero (the default)
-// turns compression off; negative is an error.
-func WithCompression(thresholdBytes int) Option {
-	return func(c *config) { c.compress = thresholdBytes }
+// reject records an option given out of range; the setting keeps its
+// previous value.
+func (c *config) reject(option, value, reason string) {
+	c.errs = append(c.errs, &plait.OptionError{Option: "redisstore." + option, Value: value, Reason: reason})
 }
 
+// withDefaults fills every setting no option gave.
 func (c *config) withDefaults() {
 	if c.prefix == "" {
 		c.prefix = PrefixDefault
@@ -99,19 +80,79 @@ func (c *config) withDefaults() {
 	}
 }
 
-func (c *config) validate() error {
-	var errs []error
-	if err := ids.Check(c.prefix); err != nil {
-		errs = append(errs, fmt.Errorf("redisstore: prefix %q %v: %w", c.prefix, err, plait.ErrInvalidOption))
+// err returns every rejected option, joined, or nil.
+func (c *config) err() error { return errors.Join(c.errs...) }
+
+// WithPrefix sets the string every key starts with, so that several
+// independent plait deployments can share one Redis. Defaults to
+// PrefixDefault. It must be a valid name (1 to 128 bytes of
+// [A-Za-z0-9._-], so no ':' or brace can break the key layout); the empty
+// string and any other value are errors.
+func WithPrefix(p string) Option {
+	return func(c *config) {
+		if err := ids.Check(p); err != nil {
+			c.reject("WithPrefix", clip(p), err.Error())
+			return
+		}
+		c.prefix = p
 	}
-	if c.shards < 1 || c.shards > MaxShards {
-		errs = append(errs, fmt.Errorf("redisstore: %d shards, want 1..%d: %w", c.shards, MaxShards, plait.ErrInvalidOption))
+}
+
+// WithShards spreads runs and queues over n hash-tag shards (slots), the
+// scale-out knob for Redis Cluster. Defaults to ShardsDefault. Every process
+// sharing a prefix must use the same n, and n must not change while runs
+// exist: a run's shard is its id modulo n. Zero, negative n and n above
+// MaxShards are errors.
+func WithShards(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > MaxShards {
+			c.reject("WithShards", strconv.Itoa(n), "want 1.."+strconv.Itoa(MaxShards))
+			return
+		}
+		c.shards = n
 	}
-	if c.compress < 0 {
-		errs = append(errs, fmt.Errorf("redisstore: compression threshold %d is negative: %w", c.compress, plait.ErrInvalidOption))
+}
+
+// WithClock makes the store pass "now" from clk to its scripts instead of
+// using Redis TIME. For tests only: in production the server's clock is the
+// one clock every process agrees on. Defaults to Redis TIME; nil keeps it.
+func WithClock(clk plait.Clock) Option { return func(c *config) { c.clock = clk } }
+
+// WithRetention sets how long a finished run's keys are kept after it
+// ends. Defaults to RetentionDefault. Zero (which would delete a run as it
+// ends, before its caller could read it), negative d, and d below
+// RetentionMin are errors; d is rounded down to the ms.
+func WithRetention(d time.Duration) Option {
+	return func(c *config) {
+		if d < RetentionMin {
+			c.reject("WithRetention", d.String(), "want at least "+RetentionMin.String())
+			return
+		}
+		c.retention = d
 	}
-	if c.retention < time.Millisecond {
-		errs = append(errs, fmt.Errorf("redisstore: retention %s is below 1ms: %w", c.retention, plait.ErrInvalidOption))
+}
+
+// WithLogger sets the logger for warnings. Defaults to slog.Default(); nil
+// means the default.
+func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
+
+// WithStrictEviction makes New fail with [ErrEvictionPolicy] unless the
+// server reports maxmemory-policy noeviction. Without it New only logs a
+// warning.
+func WithStrictEviction() Option { return func(c *config) { c.strictEviction = true } }
+
+// WithCompression compresses payloads and results of at least
+// thresholdBytes bytes with DEFLATE (compress/flate) when that makes them
+// smaller. It is transparent to callers: every stored value carries a flag
+// byte, so values written with and without compression read alike, and
+// processes sharing a prefix may differ in this option. Defaults to off;
+// zero turns it off too; negative is an error.
+func WithCompression(thresholdBytes int) Option {
+	return func(c *config) {
+		if thresholdBytes < 0 {
+			c.reject("WithCompression", strconv.Itoa(thresholdBytes), "must not be negative")
+			return
+		}
+		c.compress = thresholdBytes
 	}
-	return errors.Join(errs...)
 }

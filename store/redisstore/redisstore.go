@@ -78,8 +78,12 @@ type Store struct {
 }
 
 // New returns a Store over client. The caller owns client and closes it
-// after the store's last use; the store never closes it. New checks the
-// server's maxmemory-policy (see [WithStrictEviction]).
+// after the store's last use; the store never closes it.
+//
+// New answers an error wrapping [plait.ErrInvalidOption] for a nil client,
+// and one [*plait.OptionError] per option given out of range, joined. It
+// then checks the server's maxmemory-policy (see [WithStrictEviction]) and
+// answers [ErrEvictionPolicy] when strict mode refuses it.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redisstore: nil client: %w", plait.ErrInvalidOption)
@@ -88,10 +92,10 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	for _, o := range opts {
 		o(&cfg)
 	}
-	cfg.withDefaults()
-	if err := cfg.validate(); err != nil {
+	if err := cfg.err(); err != nil {
 		return nil, err
 	}
+	cfg.withDefaults()
 	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
 	_, s.cluster = client.(*redis.ClusterClient)
 	if err := s.checkEviction(ctx); err != nil {
