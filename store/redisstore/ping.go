@@ -1,0 +1,24 @@
+package redisstore
+
+import (
+	"context"
+
+	"github.com/plaitdag/plait"
+)
+
+// StorePing checks that the server answers: one round trip, TIME, which
+// every Redis answers, even out of memory, and which changes nothing. It
+// returns the server's clock, or under [WithClock] the injected clock's
+// reading, the same "now" the scripts use; the round trip is made either
+// way, so a server that does not answer is reported. A transport error, or
+// the end of ctx, is returned as it is. See [plait.Pinger].
+func (s *Store) StorePing(ctx context.Context, _ *plait.StorePingParams) (*plait.StorePingResult, error) {
+	now, err := s.client.Time(ctx).Result()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	if s.cfg.clock != nil {
+		now = s.cfg.clock.Now()
+	}
+	return &plait.StorePingResult{Now: now.UTC()}, nil
+}
