@@ -3,6 +3,7 @@ package redisstore
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -249,6 +250,72 @@ func TestGoldenRecordsCurrent(t *testing.T) {
 	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt"))
 	require.NoError(t, err)
 	require.Equal(t, g, writeGolden(t))
+}
+
+// withVersion returns the golden records with the version byte of field i
+// and of every definition body set to v, and every other field the version
+// governs replaced by garbage, as a layout this code does not know would
+// look to it.
+func withVersion(t *testing.T, v byte) goldenRecords {
+	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt"))
+	require.NoError(t, err)
+	for k, val := range g.hash {
+		switch {
+		case k == "i":
+			g.hash[k] = string([]byte{v}) + val[1:]
+		case strings.HasPrefix(k, "d:"):
+			head, body, _ := strings.Cut(val, "\n")
+			g.hash[k] = "new;header;layout" + head + "\n" + string([]byte{v}) + body[1:]
+		case k == "m" || strings.HasPrefix(k, "s:") || strings.HasPrefix(k, "a:"):
+			g.hash[k] = "a layout of version " + strconv.Itoa(int(v))
+		}
+	}
+	return g
+}
+
+// TestRecordVersionRefused checks that a run hash of a version this code
+// does not read is refused with the typed error, naming the version, and
+// is never decoded as garbage or reported as a mere corrupt field.
+func TestRecordVersionRefused(t *testing.T) {
+	for _, v := range []byte{formatVersion + 1, 255, minFormatVersion - 1, 0} {
+		g := withVersion(t, v)
+		_, err := decodeRun("1", g.hash)
+		require.ErrorIs(t, err, ErrRecordVersion, "version %d", v)
+		require.ErrorIs(t, err, errCorrupt, "a claim or a sweep skips it as it skips a corrupt record")
+		var ve *RecordVersionError
+		require.True(t, errors.As(err, &ve))
+		require.Equal(t, RecordVersionError{Record: "run info", Version: int(v), Min: minFormatVersion, Max: formatVersion}, *ve)
+		if v > formatVersion {
+			require.Contains(t, err.Error(), "written by a newer plait; upgrade plait")
+		} else {
+			require.Contains(t, err.Error(), "older than")
+		}
+
+		for _, task := range goldenWorkflow().Tasks {
+			_, err := decodeTaskDef(task.Name, g.hash["d:"+task.Name], g.hash["u:"+task.Name], g.payloads[task.Name])
+			require.True(t, errors.As(err, &ve), "%s: %v", task.Name, err)
+			require.Equal(t, "task definition", ve.Record)
+			require.Equal(t, int(v), ve.Version)
+		}
+	}
+}
+
+// TestRecordVersionRefusedByStore reads a run hash of a newer version
+// through the store: RunGet answers the typed error.
+func TestRecordVersionRefusedByStore(t *testing.T) {
+	ctx := context.Background()
+	c := miniClient(t)
+	s, err := New(ctx, c, WithLogger(discardLogger()))
+	require.NoError(t, err)
+	g := withVersion(t, formatVersion+1)
+	fields := make([]any, 0, 2*len(g.hash))
+	for k, v := range g.hash {
+		fields = append(fields, k, v)
+	}
+	require.NoError(t, c.HSet(ctx, s.keys.run(0, "1"), fields...).Err())
+	_, err = s.RunGet(ctx, &plait.RunGetParams{ID: "1"})
+	require.ErrorIs(t, err, ErrRecordVersion)
+	require.Contains(t, err.Error(), "upgrade plait")
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
