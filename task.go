@@ -39,7 +39,16 @@ func (t *Task) Decode(v any) error {
 	if len(t.Payload) == 0 {
 		return fmt.Errorf("plait: task %s has no payload", quote(t.Name))
 	}
-	return t.codec.Unmarshal(t.Payload, v)
+	return t.codecOrJSON().Unmarshal(t.Payload, v)
+}
+
+// codecOrJSON lets a Task built by hand, in a handler's unit test, decode
+// with the default codec instead of panicking.
+func (t *Task) codecOrJSON() Codec {
+	if t.codec == nil {
+		return JSONCodec{}
+	}
+	return t.codec
 }
 
 // ParentResult decodes the result of the parent task named name into v.
@@ -48,7 +57,7 @@ func (t *Task) ParentResult(name string, v any) error {
 	if !ok {
 		return fmt.Errorf("plait: task %s has no result from parent %s", quote(t.Name), quote(name))
 	}
-	return t.codec.Unmarshal(b, v)
+	return t.codecOrJSON().Unmarshal(b, v)
 }
 
 // ParentRaw returns the encoded result of the parent named name, and whether

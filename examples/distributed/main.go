@@ -3,8 +3,9 @@
 // -workers copies of itself as workers, and prints which process ran which
 // task.
 //
-//	redis-server --port 6379 --save "" --appendonly no &
+//	redis-server --port 6379 --save "" --appendonly no --daemonize yes
 //	go run ./examples/distributed -redis 127.0.0.1:6379 -workers 3
+//	redis-cli -p 6379 shutdown nosave
 package main
 
 import (
