@@ -211,6 +211,8 @@ func (w *Workflow) Validate() error {
 }
 
 // Limits caps what one workflow may hold. A zero field takes its default.
+// [WithLimits] refuses a negative field; [Workflow.Spec] and [ValidateSpec],
+// which take Limits directly, treat one as zero.
 type Limits struct {
 	// MaxTasks is the most tasks per workflow. Defaults to MaxTasksDefault.
 	MaxTasks int
