@@ -9,6 +9,17 @@
 // every script touches one slot. keys.go describes the keys and
 // docs/redis-schema.md maps them to the structures of the design documents.
 //
+// # Records and their version
+//
+// A run is one hash, and codec.go describes its fields. Field i, written
+// once when the run is created, opens with the format version of the whole
+// hash. This package reads every version from the oldest it still knows
+// up to its own, and refuses a run written by a newer plait with a
+// [*RecordVersionError] (matching [ErrRecordVersion]) rather than misread
+// it; during a rolling upgrade, a process not yet upgraded refuses the runs
+// an upgraded one created until it is upgraded too.
+// Every time and duration the scripts keep is in ms.
+//
 // # Ownership
 //
 // The caller owns the client given to [New] and closes it; the store never
