@@ -87,7 +87,7 @@ func (r *reader) count(what string) int {
 
 // version reads the version byte that opens a binary part.
 func (r *reader) version(record string) (int, error) {
-	b := r.take(1, record+" version")
+	b := r.take(1, "format version")
 	if r.err != nil {
 		return 0, r.err
 	}
