@@ -114,7 +114,8 @@ type RunCreateParams struct {
 	Workflow *WorkflowSpec
 	// Key, when set, makes the create idempotent: one run per key.
 	Key string
-	// Tenant and Service scope the run for queries (seed repository indexes).
+	// Tenant and Service scope the run: who it runs for and which service
+	// submitted it.
 	Tenant  string
 	Service string
 	// Metadata is free-form and stored with the run.
@@ -249,7 +250,9 @@ type TaskOutcome struct {
 	Outcome Outcome
 	// Result is stored for OutcomeSucceeded and read by the children.
 	Result []byte
-	// Error describes a failed attempt (OutcomeRetry, OutcomeFailed).
+	// Error says why the attempt ended without success (OutcomeRetry,
+	// OutcomeFailed, and OutcomeReleased at shutdown); it is kept in the
+	// attempt record, and for OutcomeRetry and OutcomeFailed on the task.
 	Error string
 	// RetryDelay is how long after now the task becomes ready again, for
 	// OutcomeRetry.
@@ -381,7 +384,7 @@ func (s TaskStatus) Terminal() bool {
 	return false
 }
 
-// Run is one execution of a workflow (the seeds' job).
+// Run is one execution of a workflow: a job.
 type Run struct {
 	ID       string
 	Key      string
@@ -439,7 +442,7 @@ type TaskInstance struct {
 	Attempts []Attempt
 }
 
-// Attempt is the execution record of one attempt (seed task_executions).
+// Attempt is the execution record of one attempt of a task.
 type Attempt struct {
 	Attempt   int
 	Epoch     int64
