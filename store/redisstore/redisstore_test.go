@@ -92,7 +92,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 			clk.Advance(d)
 			m.FastForward(d)
 		},
-		Caps: storetest.Caps{ExpiresKeys: true},
+		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault},
 	}
 }
 
