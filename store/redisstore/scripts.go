@@ -15,10 +15,24 @@ import (
 	"github.com/plaitdag/plait"
 )
 
-// One Lua script per transition, each opening with its KEYS/ARGV/returns
-// header. lua/common.lua holds the shared helpers and the finish and claim
-// steps, and is prepended to every script, so each script is still one
-// self-contained EVAL touching the keys of one hash tag.
+// One Lua script per transition family, each opening with its header:
+// KEYS, ARGV, the transition it makes, its reply, what a retried call does
+// and what happens when Redis refuses a write for memory. The scripts share
+// the lib_*.lua files (scriptLibs says which each needs):
+//
+//	common.lua       key builder, lease and queue entries (keys_test.go reads it)
+//	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
+//	lib_codec.lua    the packed run meta, task state and definition header
+//	lib_status.lua   task_to and run_to, the one place a status letter
+//	                 changes; statusTable renders plait's status machine
+//	                 into the Lua tables they check, put right before it
+//	lib_run.lua      a task made due, a run's end
+//	lib_cancel.lua   stop_run (cancel_run.lua, strategy stop)
+//	lib_finish.lua   the finish step and the release of children
+//	lib_claim.lua    the claim step
+//
+// so each script is still one self-contained call touching the keys of one
+// hash tag.
 //
 // Round trips on the hot path (single shard; with N shards a claim and a
 // sweep visit shards one after another until their limit is met):
@@ -45,14 +59,17 @@ import (
 // Every script runs one of two ways, chosen once by New and running the same
 // Lua source:
 //
-//   - Redis Functions (Redis 7+): New loads one library holding the helpers
-//     and every transition (FUNCTION LOAD on every master), and each call is
-//     an FCALL. The helpers are defined once per load instead of once per
-//     call, which on redis-server is most of the cost of a small script.
-//   - EVALSHA of the helpers followed by the transition's own file, falling
-//     back to EVAL on NOSCRIPT (the script cache is empty after a restart or
-//     failover), when the server has no FUNCTION command (miniredis, older
-//     servers) or refuses the load.
+//   - Redis Functions (Redis 7+): New loads one library holding every lib
+//     file once and every transition (FUNCTION LOAD on every master), and
+//     each call is an FCALL. The helpers are defined once per load instead
+//     of once per call, which on redis-server is most of the cost of a small
+//     script.
+//   - EVALSHA of the lib files the script needs followed by the script's
+//     own file, falling back to EVAL on NOSCRIPT (the script cache is empty
+//     after a restart or failover), when the server has no FUNCTION command
+//     (miniredis, older servers) or refuses the load. Only the needed lib
+//     files are sent, so a small script such as extend.lua does not define
+//     the finish and claim steps on every call.
 //
 // A function call that finds no function (a restarted server without
 // persistence) loads the library again and retries. Functions are declared
@@ -73,6 +90,27 @@ type script struct {
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
 
+// libOrder is the order of the lib files: each uses only those before it.
+// statusLib stands for the tables statusTable renders.
+var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+
+const statusLib = "(status table)"
+
+// baseLibs are the lib files every script gets.
+var baseLibs = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status"}
+
+// scriptLibs names the lib files beyond baseLibs that each script needs.
+var scriptLibs = map[string][]string{
+	"create_run":   {"lib_run"},
+	"create_part":  nil,
+	"claim":        {"lib_claim"},
+	"finish":       {"lib_run", "lib_cancel", "lib_finish"},
+	"finish_claim": {"lib_run", "lib_cancel", "lib_finish", "lib_claim"},
+	"extend":       nil,
+	"sweep":        {"lib_run", "lib_cancel", "lib_finish"},
+	"cancel_run":   {"lib_run", "lib_cancel"},
+}
+
 var (
 	scriptCreateRun   = newScript("create_run")
 	scriptCreatePart  = newScript("create_part")
@@ -90,6 +128,9 @@ var (
 var library, libraryName = buildLibrary()
 
 func luaFile(name string) string {
+	if name == statusLib {
+		return statusTable()
+	}
 	b, err := luaFS.ReadFile("lua/" + name + ".lua")
 	if err != nil {
 		panic(err)
@@ -97,22 +138,40 @@ func luaFile(name string) string {
 	return string(b)
 }
 
+// libSource is the lib files named in libs (and baseLibs), in libOrder.
+func libSource(libs ...string) string {
+	want := map[string]bool{}
+	for _, l := range baseLibs {
+		want[l] = true
+	}
+	for _, l := range libs {
+		want[l] = true
+	}
+	var b strings.Builder
+	for _, l := range libOrder {
+		if want[l] {
+			b.WriteString(luaFile(l))
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
 // body wraps a transition's file into a local function of KEYS and ARGV.
 func body(name string) string {
 	return "local function s_" + name + "(KEYS, ARGV)\n" + luaFile(name) + "\nend\n"
 }
 
-// newScript builds the EVALSHA form of a script: the common helpers, then
-// the transition's own file.
+// newScript builds the EVALSHA form of a script: the lib files it needs,
+// then its own file.
 func newScript(name string) *script {
-	src := "-- plait " + name + "\n" + luaFile("common") + "\n" + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
+	src := "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
 	return &script{name: name, eval: redis.NewScript(src)}
 }
 
 func buildLibrary() (string, string) {
 	var b strings.Builder
-	b.WriteString(luaFile("common"))
-	b.WriteString("\n")
+	b.WriteString(libSource(libOrder...))
 	for _, n := range scriptNames {
 		b.WriteString(body(n))
 	}
@@ -127,6 +186,120 @@ func buildLibrary() (string, string) {
 }
 
 func (sc *script) function() string { return libraryName + "_" + sc.name }
+
+// taskLetters maps the letters of a task's state field to plait's task
+// statuses. P and W are both pending: W is a pending task waiting in the
+// delayed set for its run-at time, P one waiting for its parents.
+var taskLetters = []struct {
+	letter string
+	status plait.TaskStatus
+}{
+	{"P", plait.TaskPending}, {"W", plait.TaskPending}, {"R", plait.TaskReady},
+	{"U", plait.TaskRunning}, {"Y", plait.TaskRetrying}, {"S", plait.TaskSucceeded},
+	{"F", plait.TaskFailed}, {"K", plait.TaskSkipped}, {"C", plait.TaskCancelled},
+	{"D", plait.TaskDead},
+}
+
+// runLetters maps the letters of a run's meta field to plait's run
+// statuses.
+var runLetters = []struct {
+	letter string
+	status plait.RunStatus
+}{
+	{"P", plait.RunPending}, {"U", plait.RunRunning}, {"S", plait.RunCompleted},
+	{"F", plait.RunFailed}, {"C", plait.RunCancelled},
+}
+
+// taskLetterMoves is plait's task table in letters: from letter ("" for a
+// task being created) to the letters it may move to. A move between two
+// letters of one status (P and W) is no status change and allowed.
+func taskLetterMoves() map[string][]string {
+	status := func(l string) plait.TaskStatus {
+		for _, x := range taskLetters {
+			if x.letter == l {
+				return x.status
+			}
+		}
+		return ""
+	}
+	out := map[string][]string{}
+	for _, from := range append([]string{""}, letterList(len(taskLetters), func(i int) string { return taskLetters[i].letter })...) {
+		fs := status(from)
+		out[from] = []string{}
+		for _, to := range taskLetters {
+			if fs.CanBecome(to.status) || (from != "" && fs == to.status && from != to.letter) {
+				out[from] = append(out[from], to.letter)
+			}
+		}
+	}
+	return out
+}
+
+// runLetterMoves is plait's run table in letters, "" for a run being
+// created.
+func runLetterMoves() map[string][]string {
+	out := map[string][]string{}
+	froms := append([]struct {
+		letter string
+		status plait.RunStatus
+	}{{"", ""}}, runLetters...)
+	for _, from := range froms {
+		out[from.letter] = []string{}
+		for _, to := range runLetters {
+			if from.status.CanBecome(to.status) {
+				out[from.letter] = append(out[from.letter], to.letter)
+			}
+		}
+	}
+	return out
+}
+
+func letterList(n int, at func(int) string) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = at(i)
+	}
+	return out
+}
+
+// statusTable renders plait's status machine into the Lua tables that
+// task_to and run_to check (lua/lib_status.lua): task_moves and run_moves
+// (from letter -> set of letters), task_final and run_final (the letters
+// that lead nowhere), and code_illegal, the reply code of a refused move.
+func statusTable() string {
+	var b strings.Builder
+	b.WriteString("-- Rendered by scripts.go from plait's status machine (transition.go).\n")
+	write := func(name string, moves map[string][]string, order []string) {
+		b.WriteString("local " + name + " = {\n")
+		for _, from := range append([]string{""}, order...) {
+			b.WriteString("  [" + strconv.Quote(from) + "] = {")
+			for i, to := range moves[from] {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(to + " = true")
+			}
+			b.WriteString("},\n")
+		}
+		b.WriteString("}\n")
+		b.WriteString("local " + strings.TrimSuffix(name, "_moves") + "_final = {")
+		n := 0
+		for _, l := range order {
+			if len(moves[l]) == 0 {
+				if n > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString(l + " = true")
+				n++
+			}
+		}
+		b.WriteString("}\n")
+	}
+	write("task_moves", taskLetterMoves(), letterList(len(taskLetters), func(i int) string { return taskLetters[i].letter }))
+	write("run_moves", runLetterMoves(), letterList(len(runLetters), func(i int) string { return runLetters[i].letter }))
+	b.WriteString("local code_illegal = " + strconv.Itoa(codeIllegal) + "\n")
+	return b.String()
+}
 
 // loadLibrary loads the function library on every master; a library of
 // this very source already loaded counts as loaded.
@@ -151,6 +324,7 @@ const (
 	codeStale    = 2
 	codeInvalid  = 3
 	codeCorrupt  = 4
+	codeIllegal  = 5 // a status move plait's status machine does not allow
 )
 
 // codeErrors is the one table mapping script return codes to sentinels.
@@ -159,6 +333,7 @@ var codeErrors = map[int64]error{
 	codeStale:    plait.ErrStaleEpoch,
 	codeInvalid:  plait.ErrInvalidArgument,
 	codeCorrupt:  errCorrupt,
+	codeIllegal:  plait.ErrIllegalTransition,
 }
 
 // codeErr returns the error of a script return code, nil for codeOK.

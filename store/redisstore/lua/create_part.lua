@@ -6,7 +6,15 @@
 -- ARGV[1]  time to live of the uncommitted hash in ms
 -- ARGV[2..]  field/value pairs (d:<task>, s:<task>, u:<task>, c:<task> ...)
 --
--- Returns 0. A part repeated after its run was committed writes nothing.
+-- Transition: none; the tasks' states are written as the Go side encoded
+-- them (P), and the commit makes the moves.
+--
+-- Returns 0.
+--
+-- Retried: before the commit it writes the same fields again and restarts
+-- the time to live; after the commit it writes nothing.
+-- Out of memory: the first write is the HSET, which Redis refuses: nothing
+-- of this part is written; parts written before it expire.
 
 local rk = KEYS[1]
 if redis.call('HEXISTS', rk, 'm') == 1 then return 0 end

@@ -17,22 +17,37 @@
 --          d:<task>, s:<task>, u:<task>, c:<task> ...), then np pairs
 --          task, payload
 --
+-- Transition: run (new) -> P; root tasks P -> R (due now) or P -> W (due
+-- later: run-at time or delay); the other tasks stay P as the Go side
+-- encoded them.
+--
 -- Returns {0, createdMs} when created (also when this very id was created by
 -- an earlier try of the same call), {1, existingRunId} when the key is taken
 -- (the parts of this id are deleted), {4, ''} when parts are missing (they
--- expired before the commit; whatever is left is deleted).
+-- expired before the commit; whatever is left is deleted) or a root's state
+-- is unreadable, {code_illegal, ''} when a move is refused (before any
+-- write on the common path).
+--
+-- Retried: the run exists (field m), so the retry answers {0, createdMs} of
+-- the first try and changes nothing; a keyed retry finds its own id in the
+-- key index and answers the same.
+-- Out of memory: the first write is the HSET of the run's fields, which
+-- Redis refuses: nothing is written (parts of a large run stay until their
+-- time to live ends). Deleting the parts of a taken key or of a broken
+-- commit frees memory and is allowed.
 
 local rk = KEYS[1]
 local id = ARGV[3]
 local prior = tonumber(ARGV[6])
 
 -- The common case, an unkeyed run sent whole that does not exist yet, is
--- written straight from ARGV: the root tasks' states are set in the field
--- list before its one HSET (the first write), so no field is written twice
--- or read back.
+-- written straight from ARGV: the moves of the run and of its root tasks are
+-- made packed, into the field list, before its one HSET (the first write),
+-- so no field is written twice or read back.
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
-  local now = now_ms(ARGV[1])
   local base = ARGV[2]
+  local now = now_ms(ARGV[1])
+  local ctx = {base = base, now = now, wake = {}}
   local nroots = tonumber(ARGV[8])
   local nf = tonumber(ARGV[7])
   local np = tonumber(ARGV[9])
@@ -40,38 +55,50 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   local last = first + 2 * nf - 1
   local rootd, roots = {}, {}
   for a = 10, first - 1 do
-    local t = {name = ARGV[a]}
-    roots[#roots + 1] = t
-    rootd['d:' .. t.name] = t
-    rootd['s:' .. t.name] = t
+    local root = {name = ARGV[a]}
+    roots[#roots + 1] = root
+    rootd['d:' .. root.name] = root
+    rootd['s:' .. root.name] = root
   end
-  local args = {'m', 'P,' .. tonumber(ARGV[5]) .. ',0,0,0,0,' .. now .. ',,,' .. ARGV[4]}
+  -- the run's record in the scanned form (see meta_scan), digit strings
+  -- where they are at hand: they go into the packed meta as they are.
+  local r = scan_r
+  r.st, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat = '', ARGV[5], '0', '0,0,0', now,
+    nil, nil, ARGV[4]
+  local m = run_to(ctx, rk, id, r, 'P', true)
+  if not m then return {code_illegal, ''} end
+  local args = {'m', m}
   for a = first, last, 2 do
     local f = ARGV[a]
     local i = #args
     args[i + 1] = f
     args[i + 2] = ARGV[a + 1]
-    local t = rootd[f]
-    if t then
-      if string.byte(f, 1) == 100 then t.d = i + 2 else t.s = i + 2 end
+    local root = rootd[f]
+    if root then
+      if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
     end
   end
-  local owed, lists, order = {}, {}, {}
-  for _, t in ipairs(roots) do
-    local queue, prio, runat, delay = string.match(args[t.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
+  local lists, order = {}, {}
+  for _, root in ipairs(roots) do
+    local queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
     local due = now
     runat, delay = tonumber(runat), tonumber(delay)
     if runat > 0 and runat > due then due = runat end
     if delay > 0 and now + delay > due then due = now + delay end
-    local e = id .. ' ' .. t.name
-    if due <= now then
-      args[t.s] = 'R' .. string.sub(args[t.s], 2)
+    local t = state_scan(args[root.s], scan_t)
+    if not t then return {4, ''} end
+    local e = entry(id, root.name)
+    local to = 'R'
+    if due > now then to = 'W' end
+    local s = task_to(ctx, rk, id, r, root.name, t, to, nil, true)
+    if not s then return {code_illegal, ''} end
+    args[root.s] = s
+    if to == 'R' then
       buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
     else
-      args[t.s] = 'W' .. string.sub(args[t.s], 2)
-      t.zk, t.due, t.e = base .. 'z:' .. queue, due, e
+      root.zk, root.due, root.e = base .. 'z:' .. queue, due, e
     end
-    owed[queue] = (owed[queue] or 0) + 1
+    owe(ctx, queue, 1)
   end
   -- first write: the fields, in chunks that stay under Lua's unpack limit.
   for i = 1, #args, 1000 do
@@ -80,8 +107,8 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   for a = last + 1, last + 2 * np, 2 do
     redis.call('SET', base .. 'p:' .. id .. ':' .. ARGV[a], ARGV[a + 1])
   end
-  for _, t in ipairs(roots) do
-    if t.zk then redis.call('ZADD', t.zk, t.due, t.e) end
+  for _, root in ipairs(roots) do
+    if root.zk then redis.call('ZADD', root.zk, root.due, root.e) end
   end
   for _, lk in ipairs(order) do
     local es = lists[lk]
@@ -89,7 +116,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
       redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
     end
   end
-  wake({base = base, wake = owed})
+  wake(ctx)
   return {0, now}
 end
 if KEYS[2] then
@@ -111,11 +138,13 @@ if prior > 0 and redis.call('HLEN', rk) ~= prior then
 end
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
-local n = tonumber(ARGV[5])
 local nf = tonumber(ARGV[7])
 local nroots = tonumber(ARGV[8])
 local np = tonumber(ARGV[9])
 local first = 10 + nroots
+r = {st = '', total = tonumber(ARGV[5]), succ = 0, failed = 0, skipped = 0, cancelled = 0,
+  created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
+if not run_can(r.st, 'P') then return {code_illegal, ''} end
 
 -- first write: the fields, in chunks that stay under Lua's unpack limit.
 local i = first
@@ -128,9 +157,7 @@ while i <= last do
   i = j + 1
 end
 if prior > 0 then redis.call('PERSIST', rk) end
-r = {st = 'P', total = n, succ = 0, failed = 0, skipped = 0, cancelled = 0,
-  created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
-meta_put(rk, r)
+run_to(ctx, rk, id, r, 'P')
 if KEYS[2] then redis.call('SET', KEYS[2], id) end
 for a = last + 1, last + 2 * np, 2 do
   redis.call('SET', key(ctx.base, 'p', id, ARGV[a]), ARGV[a + 1])
@@ -144,4 +171,5 @@ for a = 10, first - 1 do
 end
 flush()
 wake(ctx)
+if ctx.refused then return {code_illegal, ''} end
 return {0, int(ctx.now)}

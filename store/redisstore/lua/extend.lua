@@ -7,8 +7,14 @@
 -- ARGV[3]  number of leases n
 -- ARGV[4+3(i-1) ..]  per lease: run id, task, epoch
 --
+-- Transition: none; the task stays U, only its lease deadline moves.
+--
 -- Returns {untilMs, then n codes: 0 extended, 1 not found, 2 stale epoch,
--- 4 corrupt record}. Repeating the call extends again to the same deadline.
+-- 4 corrupt record}.
+--
+-- Retried: extends again, to now + duration as of the retry.
+-- Out of memory: the only writes are ZADDs updating the lease zset, which
+-- Redis refuses at the first one: the call fails and nothing changes.
 
 local now = now_ms(ARGV[1])
 local until_ms = now + tonumber(ARGV[2])

@@ -1,4 +1,5 @@
--- finish.lua: record the outcomes of attempts, each applied on its own.
+-- finish.lua: record the outcomes of attempts, each applied on its own
+-- (finish_batch in lib_finish.lua).
 --
 -- KEYS[1]    <prefix>:{s}:active       lease zset
 -- KEYS[1+i]  <prefix>:{s}:r:<run i>    run hash of the i-th outcome
@@ -11,11 +12,23 @@
 --          2 retry, 3 failed, 4 released, 5 returned), result (flag byte + bytes, or ""),
 --          error, retry delay in ms
 --
+-- Transition: task U -> S, U -> Y (retry with a delay), U -> R (retry
+-- without one, released, returned), U -> F; children P -> R, P -> W or
+-- P -> K; under strategy stop, every unfinished task -> C and the run
+-- U -> F; run U -> S or U -> F when its last task ends.
+--
 -- Returns 2n values: per outcome a code (0 applied, 1 not found, 2 stale
--- epoch, 4 corrupt record) and the run's status letter after it ('' when
--- the run is gone). A repeated call finds the epoch moved on and answers 2.
--- Pushes one wake-up token per task made ready or delayed, to its queue's
--- wake list.
+-- epoch, 4 corrupt record, code_illegal a refused move) and the run's
+-- status letter after it ('' when the run is gone). Pushes one wake-up
+-- token per task made ready or delayed, to its queue's wake list.
+--
+-- Retried: every outcome the first call applied finds the epoch moved on
+-- and answers 2 (stale epoch), changing nothing.
+-- Out of memory: the first write is the removal of a lease entry, which
+-- Redis allows, and the call then runs whole; only when the first outcome
+-- applied is a retry with a delay or a failure does a write that needs
+-- memory come first (its delayed or dead-letter entry), and Redis refuses
+-- the call before it has written anything.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local n = tonumber(ARGV[4])

@@ -17,9 +17,18 @@
 -- ARGV[9]  number of outcomes n
 -- ARGV[10+7(j-1) ..]  per outcome, as in finish.lua
 --
+-- Transition: those of finish.lua, then those of claim.lua.
+--
 -- Returns the 2n values of finish.lua, then, when the limit is at least 1,
 -- the reply of claim.lua. Wake-up tokens are pushed only for tasks made
 -- ready or delayed by the finish that the claim did not take.
+--
+-- Retried: the finish part answers stale epoch for every outcome the first
+-- call applied, changing nothing; the claim part claims another batch,
+-- which leaves the first batch leased until its leases expire (the known
+-- problem of claim.lua).
+-- Out of memory: as finish.lua, then as claim.lua; a call with no outcome
+-- to apply behaves as claim.lua.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local limit = tonumber(ARGV[5])

@@ -8,11 +8,21 @@
 -- ARGV[4]  limit (entries)
 -- ARGV[5]  crash limit
 --
+-- Transition: task U -> R (requeued: crashes + 1, epoch + 1), or U -> D
+-- past the crash limit, with what a failure brings (lib_finish.lua:
+-- children, strategy stop, the run's end: run U -> S, U -> F).
+--
 -- Returns {more (0/1), n, then per entry: kind ('q' requeued, 'd' dead,
--- 'c' corrupt), run id, task, old epoch or reason}.
--- Each entry is handled on its own; one that cannot be read is removed from
--- the lease zset and reported, never aborting the batch. Pushes one wake-up
--- token per requeued task, to its queue's wake list.
+-- 'c' corrupt or refused move), run id, task, old epoch or reason}.
+-- Each entry is handled on its own; one that cannot be read, or whose move
+-- is refused, is removed from the lease zset and reported, never aborting
+-- the batch. Pushes one wake-up token per requeued task, to its queue's
+-- wake list.
+--
+-- Retried: the entries the first call handled are gone from the lease
+-- zset; a retry handles the next expired ones, if any, once each.
+-- Out of memory: the first write is the removal of the first expired lease
+-- entry, which Redis allows, and the call then runs whole.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local active = KEYS[1]
@@ -27,9 +37,8 @@ local out = {}
 local n = 0
 
 local function sweep_one(e)
-  local sp = string.find(e, ' ', 1, true)
-  if not sp then return 'c', e, '', 'bad lease entry' end
-  local id, name = string.sub(e, 1, sp - 1), string.sub(e, sp + 1)
+  local id, name = parse_entry(e)
+  if not id then return 'c', e, '', 'bad lease entry' end
   local rk = key(ctx.base, 'r', id)
   local r = meta_get(rk)
   if not r then return 'c', id, name, 'run record missing or unreadable' end
@@ -38,26 +47,30 @@ local function sweep_one(e)
   local h = def_get(rk, name)
   if not h then return 'c', id, name, 'task definition unreadable' end
   if t.st ~= 'U' then return nil end
+  local to = 'R'
+  if t.crashes + 1 > crash_limit then to = 'D' end
+  if not task_can(t.st, to) then return 'c', id, name, 'illegal status transition U -> ' .. to end
   -- validated: writes start here.
+  ctx.refused = nil
   local old = t.epoch
   t.crashes = t.crashes + 1
   attempt(rk, name, t, r, ctx.now, 'c', '')
   t.epoch = t.epoch + 1
   local kind
-  if t.crashes > crash_limit then
+  if to == 'D' then
     kind = 'd'
     redis.call('HSET', rk, 'e:' .. name, dead_error)
     fail_task(ctx, rk, id, r, name, t, 'D', h)
   else
     kind = 'q'
-    t.st = 'R'
+    task_to(ctx, rk, id, r, name, t, 'R', h)
     push_ready(ctx, id, name, h)
-    state_put(rk, name, t)
   end
   if not run_terminal(r) then
     meta_put(rk, r)
     finish_run(ctx, rk, id, r)
   end
+  if ctx.refused then return 'c', id, name, 'illegal status transition' end
   return kind, id, name, int(old)
 end
 

@@ -1,0 +1,218 @@
+-- lib_buffers.lua: the per-call cache of hash fields and the write buffers.
+--
+-- Hash reads and writes of one call go through a cache: a field is read
+-- from Redis at most once (hmget fetches several in one call), and writes
+-- are buffered and sent by flush() as one HSET per hash; ready entries are
+-- buffered too and sent as one RPUSH per list, then deleted keys. Every
+-- script calls flush() before it returns (and claim_tasks before it pops).
+-- The order flush() writes in is what the scripts' "Out of memory" notes
+-- rely on: lease removals first, then hashes, lists, deletions.
+
+local hcache = {}
+local hdirty = {}
+local pushes = {}
+local push_order = {}
+local fronts = {}
+local front_order = {}
+local dels = {}
+local unleased = {}
+local unleased_key = nil
+local wrote = false
+
+-- reset empties the buffers above; a function library keeps its locals
+-- between calls, so every function call starts with it.
+local function reset()
+  hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
+  fronts, front_order = {}, {}
+  wrote = false
+end
+
+local function hfields(rk)
+  local c = hcache[rk]
+  if not c then
+    c = {}
+    hcache[rk] = c
+  end
+  return c
+end
+
+local function hget(rk, f)
+  local c = hfields(rk)
+  local v = c[f]
+  if v == nil then
+    v = redis.call('HGET', rk, f) or false
+    c[f] = v
+  end
+  return v or nil
+end
+
+-- hmget loads the fields in fs that are not cached yet, in one HMGET.
+local function hmget(rk, fs)
+  local c = hfields(rk)
+  local want = {}
+  for _, f in ipairs(fs) do
+    if c[f] == nil then want[#want + 1] = f end
+  end
+  for i = 1, #want, 1000 do
+    local j = math.min(i + 999, #want)
+    local vs = redis.call('HMGET', rk, unpack(want, i, j))
+    for k = i, j do c[want[k]] = vs[k - i + 1] or false end
+  end
+end
+
+local function hset(rk, f, v)
+  hfields(rk)[f] = v
+  local d = hdirty[rk]
+  if not d then
+    d = {}
+    hdirty[rk] = d
+  end
+  d[f] = true
+end
+
+local function hdel(rk, f)
+  hfields(rk)[f] = false
+  local d = hdirty[rk]
+  if d then d[f] = nil end
+  redis.call('HDEL', rk, f)
+end
+
+-- buffer appends e to the entries buffered for list lk, remembering the
+-- order in which lists were first touched.
+local function buffer(lists, order, lk, e)
+  local es = lists[lk]
+  if not es then
+    es = {}
+    lists[lk] = es
+    order[#order + 1] = lk
+  end
+  es[#es + 1] = e
+end
+
+local function rpush(lk, e) buffer(pushes, push_order, lk, e) end
+
+-- lpush puts e back at the head of list lk at the next flush; entries
+-- returned to one list keep the order they were returned in.
+local function lpush(lk, e) buffer(fronts, front_order, lk, e) end
+
+-- unlease removes a lease entry at the next flush, before the buffered
+-- writes: a finish's first write stays the removal of its lease, which
+-- Redis allows when out of memory.
+local function unlease(active, e)
+  unleased_key = active
+  unleased[#unleased + 1] = e
+end
+
+-- unlease_now is unlease for a step that writes at once instead of through
+-- the buffers: the first such step of a call removes the lease entries
+-- buffered so far and its own right away, so the call's first write is still
+-- the removal of a lease; later ones are buffered as usual.
+local function unlease_now(active, e)
+  if wrote then
+    unlease(active, e)
+    return
+  end
+  unleased_key = active
+  unleased[#unleased + 1] = e
+  for i = 1, #unleased, 1000 do
+    redis.call('ZREM', active, unpack(unleased, i, math.min(i + 999, #unleased)))
+  end
+  unleased = {}
+  wrote = true
+end
+
+-- del deletes a key at the next flush, after the buffered writes.
+local function del(k)
+  dels[#dels + 1] = k
+end
+
+local function flush()
+  for i = 1, #unleased, 1000 do
+    redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
+  end
+  unleased = {}
+  for rk, d in pairs(hdirty) do
+    local c = hcache[rk]
+    local args = {}
+    for f in pairs(d) do
+      args[#args + 1] = f
+      args[#args + 1] = c[f]
+      if #args >= 1000 then
+        redis.call('HSET', rk, unpack(args))
+        args = {}
+      end
+    end
+    if #args > 0 then redis.call('HSET', rk, unpack(args)) end
+  end
+  hdirty = {}
+  for _, lk in ipairs(push_order) do
+    local es = pushes[lk]
+    for i = 1, #es, 1000 do
+      redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
+    end
+  end
+  pushes = {}
+  push_order = {}
+  for _, lk in ipairs(front_order) do
+    local es = fronts[lk]
+    for i = #es, 1, -1 do redis.call('LPUSH', lk, es[i]) end
+  end
+  fronts = {}
+  front_order = {}
+  for i = 1, #dels, 1000 do
+    redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
+  end
+  dels = {}
+end
+
+-- ctx carries what the transition helpers need: ctx.base, ctx.now,
+-- ctx.retention (ms), ctx.wake (queue -> tasks readied or delayed by this
+-- call, the wake-up tokens owed) and ctx.readied (ready entries pushed by
+-- this call -> queue, so a claim in the same call takes their token back).
+local function new_ctx(base, now, retention)
+  return {base = base, now = now, retention = retention or 0, wake = {}, readied = {}}
+end
+
+local function owe(ctx, queue, n)
+  ctx.wake[queue] = (ctx.wake[queue] or 0) + n
+end
+
+local function push_ready(ctx, id, name, h)
+  local e = entry(id, name)
+  rpush(key(ctx.base, 'q', h.queue, h.prio), e)
+  owe(ctx, h.queue, 1)
+  ctx.readied[e] = h.queue
+end
+
+-- push_front is push_ready to the head of the list: a claim given back
+-- unstarted goes back to where it was claimed from.
+local function push_front(ctx, id, name, h)
+  local e = entry(id, name)
+  lpush(key(ctx.base, 'q', h.queue, h.prio), e)
+  owe(ctx, h.queue, 1)
+  ctx.readied[e] = h.queue
+end
+
+local function push_delayed(ctx, id, name, h, due)
+  redis.call('ZADD', key(ctx.base, 'z', h.queue), due, entry(id, name))
+  owe(ctx, h.queue, 1)
+end
+
+-- wake leaves, per queue, min(LLEN + owed, 64) tokens in the queue's wake
+-- list n:<queue>: it pushes only what the list lacks (the tokens are all
+-- alike), so a full list, the usual state while nobody waits, costs one
+-- LLEN.
+local function wake(ctx)
+  for q, n in pairs(ctx.wake) do
+    if n > 0 then
+      local wk = key(ctx.base, 'n', q)
+      local room = 64 - redis.call('LLEN', wk)
+      if n > room then n = room end
+      if n > 0 then
+        local tokens = {}
+        for i = 1, n do tokens[i] = '1' end
+        redis.call('RPUSH', wk, unpack(tokens))
+      end
+    end
+  end
+end

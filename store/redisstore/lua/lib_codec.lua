@@ -1,0 +1,153 @@
+-- lib_codec.lua: the packed fields of a run hash, parsed and written.
+--
+-- Encodings (mirrored by codec*.go):
+--   run hash field m    "st,total,succ,failed,skipped,cancelled,createdMs,startedOff,endedOff,strategy"
+--                        st: P pending U running S completed F failed C cancelled
+--                        strategy: c continue, s stop, k skip; offsets are ms after createdMs
+--   run hash field o    task names in definition order, separated by ' '
+--   run hash field k    idempotency key (only for keyed runs)
+--   field s:<task>      "st,attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker"
+--                        st: P pending (waiting for deps) W pending (due, in the delayed set)
+--                            R ready U running Y retrying S succeeded F failed
+--                            K skipped C cancelled D dead
+--   field d:<task>      "queue,prio,runAtMs,delayMs,join,deps,apart\n" .. Go-encoded spec
+--                        deps: number of parents; apart: 1 when the payload is
+--                        in its own key p:<run>:<task> (deleted when the task ends)
+--   field u:<task>      parents "name:cond name:cond" (tasks with dependencies only)
+--   field c:<task>      children "name:cond name:cond" (tasks with dependents only)
+--   field r:<task>      result: a flag byte (0 raw, 1 deflate) and the bytes
+--   field e:<task>      last error text
+--   field a:<task>      attempt records, each "attempt,epoch,startOff,durMs,outcome,wlen,elen;" .. worker .. error
+--
+-- The packed fields are parsed with one string.match each and written with
+-- one concatenation: far cheaper in Lua than splitting or string.format. A
+-- record table's numbers may be numbers or the digit strings a fast path
+-- scanned (an empty string or nil for an unset offset); the packers write
+-- both alike, and Lua's arithmetic takes digit strings as numbers. The status letter of either record is set only by task_to and
+-- run_to (lib_status.lua); meta_put and state_put write the other fields.
+
+local function meta_parse(m)
+  local st, total, succ, failed, skipped, cancelled, created, started, ended, strat = string.match(m,
+    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+  if not st then return false end
+  return {st = st, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
+    skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created),
+    started = tonumber(started), ended = tonumber(ended), strat = strat}
+end
+
+-- meta_scan and state_scan fill r or t with the fields of a packed record
+-- as the strings they are in it, for the fast paths: no number conversion
+-- and no new table per record (a fast path reuses one), which the claim
+-- and finish loops would otherwise pay per task. The three counts no fast
+-- move changes stay packed in mid ("failed,skipped,cancelled" of a run,
+-- "crashes,resolved,satisfied" of a task), so a scanned record can make
+-- only the fast moves: a task to running or succeeded, a run to running or
+-- its end. They return nil when the record is malformed.
+--
+-- scan_r and scan_t are the tables the fast paths scan into (a Lua table
+-- costs more to make than a move); a fast path is done with them before
+-- the next one starts, and whatever fills one by hand sets every field of
+-- the scanned form.
+local scan_r, scan_t = {}, {}
+
+local function meta_scan(m, r)
+  local st, total, succ, mid, created, started, ended, strat = string.match(m,
+    '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+  if not st then return nil end
+  r.st, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat =
+    st, total, succ, mid, created, started, ended, strat
+  return r
+end
+
+local function meta_get(rk)
+  local m = hget(rk, 'm')
+  if not m then return nil end
+  return meta_parse(m)
+end
+
+local function meta_pack(r)
+  local mid = r.mid or (r.failed .. ',' .. r.skipped .. ',' .. r.cancelled)
+  return r.st .. ',' .. r.total .. ',' .. r.succ .. ',' .. mid .. ',' .. r.created .. ',' ..
+    (r.started or '') .. ',' .. (r.ended or '') .. ',' .. r.strat
+end
+
+-- meta_counts returns a run's failed count and the count of its tasks
+-- ended otherwise than succeeded, from a parsed or a scanned record.
+local function meta_counts(r)
+  local mid = r.mid
+  if not mid then return r.failed, r.failed + r.skipped + r.cancelled end
+  if mid == '0,0,0' then return 0, 0 end
+  local f, k, c = string.match(mid, '^(%d+),(%d+),(%d+)$')
+  f = tonumber(f)
+  return f, f + k + c
+end
+
+local function meta_put(rk, r) hset(rk, 'm', meta_pack(r)) end
+
+local function state_parse(s)
+  local st, attempt, epoch, crashes, resolved, satisfied, first, claim, ended, worker = string.match(s,
+    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+  if not st then return false end
+  return {st = st, attempt = tonumber(attempt), epoch = tonumber(epoch), crashes = tonumber(crashes),
+    resolved = tonumber(resolved), satisfied = tonumber(satisfied), first = tonumber(first),
+    claim = tonumber(claim), ended = tonumber(ended), worker = worker}
+end
+
+local function state_scan(s, t)
+  local st, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
+    '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+  if not st then return nil end
+  t.st, t.attempt, t.epoch, t.mid, t.first, t.claim, t.ended, t.worker =
+    st, attempt, epoch, mid, first, claim, ended, worker
+  return t
+end
+
+local function state_get(rk, name)
+  local s = hget(rk, 's:' .. name)
+  if not s then return nil end
+  return state_parse(s)
+end
+
+local function state_pack(t)
+  local mid = t.mid or (t.crashes .. ',' .. t.resolved .. ',' .. t.satisfied)
+  return t.st .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. mid .. ',' .. (t.first or '') .. ',' ..
+    (t.claim or '') .. ',' .. (t.ended or '') .. ',' .. t.worker
+end
+
+local function state_put(rk, name, t) hset(rk, 's:' .. name, state_pack(t)) end
+
+-- def_get parses the Lua-readable header of a task definition; the second
+-- result is the whole field. The header carries the number of parents, so
+-- no edge list is read here.
+local function def_get(rk, name)
+  local d = hget(rk, 'd:' .. name)
+  if not d then return nil end
+  local queue, prio, runat, delay, join, deps, apart = string.match(d,
+    '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),(%d),(%d+),([01])\n')
+  if not queue then return false end
+  return {queue = queue, prio = prio, runat = tonumber(runat), delay = tonumber(delay), join = join,
+    deps = tonumber(deps), apart = apart == '1'}, d
+end
+
+-- edges parses an edge list "name:cond name:cond" into {name, cond} pairs.
+local function edges(s)
+  local out = {}
+  for name, cond in string.gmatch(s, '([^ :]+):(%d)') do
+    out[#out + 1] = {name = name, cond = cond}
+  end
+  return out
+end
+
+-- attempt appends one attempt record for the task's current claim. The
+-- field grows with the attempts of this one task only (bounded by its retry
+-- policy, crash limit and releases).
+local function attempt(rk, name, t, r, now, outcome, err)
+  err = err or ''
+  local claim = t.claim or 0
+  local rec = string.format('%d,%d,%d,%d,%s,%d,%d;%s%s', t.attempt, t.epoch, claim,
+    now - r.created - claim, outcome, #t.worker, #err, t.worker, err)
+  local f = 'a:' .. name
+  local old = hget(rk, f)
+  if old then rec = old .. rec end
+  hset(rk, f, rec)
+end

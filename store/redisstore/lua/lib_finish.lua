@@ -1,0 +1,248 @@
+-- lib_finish.lua: the finish step, shared by finish.lua and
+-- finish_claim.lua, and sweep.lua's failure path: an attempt's outcome
+-- applied to its task, the edges out of a task that ended, and the run's
+-- end.
+--
+-- Per-event work is bounded by the task's own edges: a finishing task reads
+-- its children (c:), each pending child's state and definition header; the
+-- parents list (u:) is read only when the task is claimed. No step reads a
+-- list whose length grows with the run.
+
+-- met mirrors plait.Condition.Met: cond '0' OnSuccess, '1' OnCompletion,
+-- '2' OnFailure; under strategy skip a failed or dead parent counts as skipped.
+local function met(cond, ps, strat)
+  if strat == 'k' and (ps == 'F' or ps == 'D') then ps = 'K' end
+  if cond == '0' then return ps == 'S' end
+  if cond == '2' then return ps == 'F' or ps == 'D' end
+  if cond == '1' then return ps == 'S' or ps == 'F' or ps == 'D' or ps == 'K' end
+  return false
+end
+
+-- release_children resolves the edges out of a task that just ended, and of
+-- every task skipped as a consequence, with a worklist (no recursion).
+-- Returns false when a record on the way cannot be read or a move is
+-- refused.
+local function release_children(ctx, rk, id, r, name, st)
+  local work = {{name = name, st = st}}
+  while #work > 0 do
+    local p = table.remove(work)
+    local cs = hget(rk, 'c:' .. p.name)
+    if cs then
+      local es = edges(cs)
+      local fs = {}
+      for _, e in ipairs(es) do
+        fs[#fs + 1] = 's:' .. e.name
+        fs[#fs + 1] = 'd:' .. e.name
+      end
+      hmget(rk, fs)
+      for _, e in ipairs(es) do
+        local c = state_get(rk, e.name)
+        if not c then return false end
+        if c.st == 'P' then
+          local ch = def_get(rk, e.name)
+          if not ch then return false end
+          c.resolved = c.resolved + 1
+          if met(e.cond, p.st, r.strat) then c.satisfied = c.satisfied + 1 end
+          local due, skip
+          if ch.join == '1' then
+            due = c.satisfied >= 1
+            skip = (not due) and c.resolved == ch.deps
+          else
+            due = c.satisfied == ch.deps
+            skip = (not due) and c.resolved > c.satisfied
+          end
+          if due then
+            if not make_due(ctx, rk, id, r, e.name, c, ch) then return false end
+          elseif skip then
+            if not task_to(ctx, rk, id, r, e.name, c, 'K', ch) then return false end
+            work[#work + 1] = {name = e.name, st = 'K'}
+          else
+            state_put(rk, e.name, c)
+          end
+        end
+      end
+    end
+  end
+  return true
+end
+
+-- fail_task ends t as failed or dead, dead-letters it (RPUSH to the run's
+-- dead-letter list x:<run>) and applies the run's error strategy.
+local function fail_task(ctx, rk, id, r, name, t, st, h)
+  if not task_to(ctx, rk, id, r, name, t, st, h) then return false end
+  redis.call('RPUSH', key(ctx.base, 'x', id), name)
+  if r.strat == 's' then return stop_run(ctx, rk, id, r, 'F', '') end
+  return release_children(ctx, rk, id, r, name, st)
+end
+
+-- fast_h is finish_fast's definition header, reused like scan_r.
+local fast_h = {}
+
+-- finish_fast applies outcome succeeded to a running task of the current
+-- epoch in a run that is not over. It returns nil, having written nothing,
+-- for every other case; the fields it read are then in the cache for
+-- finish_one.
+--
+-- When this call has not cached the run hash yet and the task has no
+-- children, what it reads (one HMGET) is current: both moves are made
+-- packed, on the scanned records, before the first write, and it writes at
+-- once, one HSET. Otherwise it reads and writes through the cache, and a
+-- task with children releases them with release_children.
+local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
+  local sf, df, af, ef, cf = 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name
+  local ch = hcache[rk]
+  local m, s, d, a, e, c, k
+  if ch then
+    hmget(rk, {'m', sf, df, af, ef, cf, 'k'})
+    m, s, d, a, e, c, k = ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k
+  else
+    local v = redis.call('HMGET', rk, 'm', sf, df, af, ef, cf, 'k')
+    m, s, d, a, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    if c then
+      ch = hfields(rk)
+      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m, s, d, a, e, c, k
+    end
+  end
+  local r = m and meta_scan(m, scan_r)
+  local t = s and state_scan(s, scan_t)
+  local hend, _
+  if r and t and d and (r.st == 'P' or r.st == 'U') and t.st == 'U' and tonumber(t.epoch) == epoch then
+    _, hend = string.find(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,%d+,[01]\n')
+  end
+  if not hend then
+    if not ch then
+      ch = hfields(rk)
+      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
+        a or false, e or false, c or false, k or false
+    end
+    return nil
+  end
+  if ch then
+    -- through the cache, where later steps of this call find the records.
+    r, t = meta_parse(m), state_parse(s)
+  end
+
+  -- The moves, before the first write: a refused one writes nothing.
+  local h = fast_h
+  h.apart = string.byte(d, hend - 1) == 49
+  local claim = t.claim
+  if claim == nil or claim == '' then claim = 0 end
+  local ns = task_to(ctx, rk, id, r, name, t, 'S', h, not ch)
+  if not ns then return code_illegal, r.st end
+  local nm, ended
+  if not ch then
+    local to = run_done(r)
+    if to then
+      nm = run_to(ctx, rk, id, r, to, true)
+      if not nm then return code_illegal, r.st end
+      ended = true
+    else
+      nm = meta_pack(r)
+    end
+  end
+
+  -- validated: writes start here, with the lease entry.
+  unlease_now(active, entry(id, name))
+  err = err or ''
+  local rec = t.attempt .. ',' .. t.epoch .. ',' .. claim .. ',' .. (t.ended - claim) .. ',s,' .. #t.worker ..
+    ',' .. #err .. ';' .. t.worker .. err
+  if a then rec = a .. rec end
+
+  if ch then
+    -- through the cache: the task's fields, its children, then the meta.
+    hset(rk, af, rec)
+    if result ~= '' then hset(rk, 'r:' .. name, result) end
+    if e then hdel(rk, ef) end
+    release_children(ctx, rk, id, r, name, 'S')
+    if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
+    if ctx.refused then return code_illegal, r.st end
+    return 0, r.st
+  end
+
+  if result ~= '' then
+    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm, 'r:' .. name, result)
+  else
+    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
+  end
+  if e then redis.call('HDEL', rk, ef) end
+  if ended then run_ended(ctx, rk, id, r, k) end
+  return 0, r.st
+end
+
+-- finish_one applies one outcome (1 succeeded, 2 retry, 3 failed,
+-- 4 released, 5 returned) and returns a code (0 applied, 1 not found, 2 stale epoch,
+-- 4 corrupt record, code_illegal refused move) and the run's status letter
+-- after it.
+local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay)
+  ctx.refused = nil
+  if outcome == 1 then
+    local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
+    if code then return code, st end
+  end
+  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
+  local r = meta_get(rk)
+  if r == nil then return 1, '' end
+  if r == false then return 4, '' end
+  local t = state_get(rk, name)
+  if t == nil then return 1, r.st end
+  if t == false then return 4, r.st end
+  if t.st ~= 'U' or t.epoch ~= epoch then return 2, r.st end
+  local h = def_get(rk, name)
+  if not h then return 4, r.st end
+  local to = 'R'
+  if outcome == 1 then to = 'S'
+  elseif outcome == 3 then to = 'F'
+  elseif outcome == 2 and delay > 0 then to = 'Y' end
+  if not task_can(t.st, to) then return code_illegal, r.st end
+
+  -- validated: writes start here (the lease entry goes first, at the flush).
+  unlease(active, entry(id, name))
+  if outcome == 1 then
+    attempt(rk, name, t, r, ctx.now, 's', err)
+    if result ~= '' then hset(rk, 'r:' .. name, result) end
+    if hget(rk, 'e:' .. name) then hdel(rk, 'e:' .. name) end
+    task_to(ctx, rk, id, r, name, t, 'S', h)
+    release_children(ctx, rk, id, r, name, 'S')
+  elseif outcome == 2 then
+    attempt(rk, name, t, r, ctx.now, 'r', err)
+    hset(rk, 'e:' .. name, err)
+    t.attempt = t.attempt + 1
+    task_to(ctx, rk, id, r, name, t, to, h)
+    if to == 'Y' then push_delayed(ctx, id, name, h, ctx.now + delay) else push_ready(ctx, id, name, h) end
+  elseif outcome == 3 then
+    attempt(rk, name, t, r, ctx.now, 'f', err)
+    hset(rk, 'e:' .. name, err)
+    fail_task(ctx, rk, id, r, name, t, 'F', h)
+  elseif outcome == 4 then
+    attempt(rk, name, t, r, ctx.now, 'l', err)
+    t.epoch = t.epoch + 1
+    task_to(ctx, rk, id, r, name, t, 'R', h)
+    push_ready(ctx, id, name, h)
+  else
+    -- returned unstarted: no record; a first claim is undone.
+    t.epoch = t.epoch + 1
+    if not hget(rk, 'a:' .. name) then
+      t.attempt = 0
+      t.first = nil
+    end
+    task_to(ctx, rk, id, r, name, t, 'R', h)
+    push_front(ctx, id, name, h)
+  end
+  if not run_terminal(r) and not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
+  if ctx.refused then return code_illegal, r.st end
+  return 0, r.st
+end
+
+-- finish_batch applies n outcomes, each on its own; rks[i] is the run hash
+-- of the i-th outcome and its arguments start at ARGV[first + 7(i-1)]: run
+-- id, task, epoch, outcome, result, error, retry delay in ms. It appends
+-- two values per outcome to out: the code and the run's status letter.
+local function finish_batch(ctx, active, rks, ARGV, first, n, out)
+  for i = 1, n do
+    local a = first + 7 * (i - 1)
+    local code, st = finish_one(ctx, active, rks[i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]),
+      tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]) or 0)
+    out[#out + 1] = code
+    out[#out + 1] = st
+  end
+end

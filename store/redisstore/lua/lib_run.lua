@@ -1,0 +1,54 @@
+-- lib_run.lua: what every writer of a run shares: a pending task made due,
+-- and a run that ends, by its last task or by a stop.
+
+-- make_due schedules a task whose dependencies are met: due at
+-- max(now, runAt, created + delay); ready at once when due <= now, else
+-- pending in the delayed set (W). Returns false, having written nothing,
+-- when the move is refused.
+local function make_due(ctx, rk, id, r, name, t, h)
+  local due = ctx.now
+  if h.runat > 0 and h.runat > due then due = h.runat end
+  if h.delay > 0 and r.created + h.delay > due then due = r.created + h.delay end
+  if due <= ctx.now then
+    if not task_to(ctx, rk, id, r, name, t, 'R', h) then return false end
+    push_ready(ctx, id, name, h)
+  else
+    if not task_to(ctx, rk, id, r, name, t, 'W', h) then return false end
+    push_delayed(ctx, id, name, h, due)
+  end
+  return true
+end
+
+-- run_ended is sent once when a run has reached a terminal status, after
+-- the writes of the step that ended it: its keys start their retention and
+-- RunWait callers, subscribed to the run's channel, wake up. Nothing is
+-- stored per finished run for the waiters. k is the run's idempotency key
+-- (false: none), or nil to read it.
+local function run_ended(ctx, rk, id, r, k)
+  redis.call('PUBLISH', key(ctx.base, 'w', id), r.st)
+  if ctx.retention > 0 then
+    redis.call('PEXPIRE', rk, ctx.retention)
+    if meta_counts(r) > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ctx.retention) end
+    if k == nil then k = hget(rk, 'k') end
+    if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ctx.retention) end
+  end
+end
+
+-- run_done reports whether every task of r is terminal, and the status the
+-- run then ends in: failed when a task failed, unless the strategy is skip.
+local function run_done(r)
+  local failed, other = meta_counts(r)
+  if r.succ + other < r.total + 0 then return nil end
+  if failed > 0 and r.strat ~= 'k' then return 'F' end
+  return 'S'
+end
+
+-- finish_run ends the run once every task is terminal; it returns true
+-- when it did (and wrote m).
+local function finish_run(ctx, rk, id, r)
+  if run_terminal(r) then return false end
+  local to = run_done(r)
+  if not to or not run_to(ctx, rk, id, r, to) then return false end
+  run_ended(ctx, rk, id, r)
+  return true
+end
