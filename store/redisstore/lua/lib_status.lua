@@ -95,8 +95,9 @@ end
 -- terminal status). It returns the packed meta and writes it through the
 -- cache unless packed is true, like task_to. A run reaching a terminal
 -- status owes run_ended (lib_run.lua), which its caller sends after its
--- writes: those two calls need no memory, and a write before the first one
--- that does would let a script refused for memory run on.
+-- writes, not from here: its PEXPIRE is a write that needs no memory, and
+-- sent before a script's first write that does, it would let Redis run
+-- through a script it should refuse whole.
 local function run_to(ctx, rk, id, r, to, packed)
   local ok = run_moves[r.st]
   if not (ok and ok[to]) then
