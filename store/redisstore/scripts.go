@@ -187,79 +187,42 @@ func buildLibrary() (string, string) {
 
 func (sc *script) function() string { return libraryName + "_" + sc.name }
 
-// taskLetters maps the letters of a task's state field to plait's task
-// statuses. P and W are both pending: W is a pending task waiting in the
-// delayed set for its run-at time, P one waiting for its parents.
-var taskLetters = []struct {
-	letter string
-	status plait.TaskStatus
-}{
-	{"P", plait.TaskPending}, {"W", plait.TaskPending}, {"R", plait.TaskReady},
-	{"U", plait.TaskRunning}, {"Y", plait.TaskRetrying}, {"S", plait.TaskSucceeded},
-	{"F", plait.TaskFailed}, {"K", plait.TaskSkipped}, {"C", plait.TaskCancelled},
-	{"D", plait.TaskDead},
+// letterStatus is a status letter of the store's records and the plait
+// status it stands for.
+type letterStatus struct{ letter, status string }
+
+// taskLetters are the letters of a task's state field. P and W are both
+// pending: W is a pending task waiting in the delayed set for its run-at
+// time, P one waiting for its parents.
+var taskLetters = []letterStatus{
+	{"P", string(plait.TaskPending)}, {"W", string(plait.TaskPending)}, {"R", string(plait.TaskReady)},
+	{"U", string(plait.TaskRunning)}, {"Y", string(plait.TaskRetrying)}, {"S", string(plait.TaskSucceeded)},
+	{"F", string(plait.TaskFailed)}, {"K", string(plait.TaskSkipped)}, {"C", string(plait.TaskCancelled)},
+	{"D", string(plait.TaskDead)},
 }
 
-// runLetters maps the letters of a run's meta field to plait's run
-// statuses.
-var runLetters = []struct {
-	letter string
-	status plait.RunStatus
-}{
-	{"P", plait.RunPending}, {"U", plait.RunRunning}, {"S", plait.RunCompleted},
-	{"F", plait.RunFailed}, {"C", plait.RunCancelled},
+// runLetters are the letters of a run's meta field.
+var runLetters = []letterStatus{
+	{"P", string(plait.RunPending)}, {"U", string(plait.RunRunning)}, {"S", string(plait.RunCompleted)},
+	{"F", string(plait.RunFailed)}, {"C", string(plait.RunCancelled)},
 }
 
-// taskLetterMoves is plait's task table in letters: from letter ("" for a
-// task being created) to the letters it may move to. A move between two
-// letters of one status (P and W) is no status change and allowed.
-func taskLetterMoves() map[string][]string {
-	status := func(l string) plait.TaskStatus {
-		for _, x := range taskLetters {
-			if x.letter == l {
-				return x.status
-			}
-		}
-		return ""
-	}
-	out := map[string][]string{}
-	for _, from := range append([]string{""}, letterList(len(taskLetters), func(i int) string { return taskLetters[i].letter })...) {
-		fs := status(from)
-		out[from] = []string{}
-		for _, to := range taskLetters {
-			if fs.CanBecome(to.status) || (from != "" && fs == to.status && from != to.letter) {
-				out[from] = append(out[from], to.letter)
+// letterMoves is a status table in letters: from "" (a record being
+// created) and from each letter, the letters that plait's check can allows
+// moving to. A move between two letters of one status (task P and W) is no
+// status change and allowed.
+func letterMoves(ls []letterStatus, can func(from, to string) bool) (froms []string, moves map[string][]string) {
+	moves = map[string][]string{}
+	for _, f := range append([]letterStatus{{"", ""}}, ls...) {
+		froms = append(froms, f.letter)
+		moves[f.letter] = []string{}
+		for _, t := range ls {
+			if can(f.status, t.status) || (f.letter != "" && f.status == t.status && f.letter != t.letter) {
+				moves[f.letter] = append(moves[f.letter], t.letter)
 			}
 		}
 	}
-	return out
-}
-
-// runLetterMoves is plait's run table in letters, "" for a run being
-// created.
-func runLetterMoves() map[string][]string {
-	out := map[string][]string{}
-	froms := append([]struct {
-		letter string
-		status plait.RunStatus
-	}{{"", ""}}, runLetters...)
-	for _, from := range froms {
-		out[from.letter] = []string{}
-		for _, to := range runLetters {
-			if from.status.CanBecome(to.status) {
-				out[from.letter] = append(out[from.letter], to.letter)
-			}
-		}
-	}
-	return out
-}
-
-func letterList(n int, at func(int) string) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = at(i)
-	}
-	return out
+	return froms, moves
 }
 
 // statusTable renders plait's status machine into the Lua tables that
@@ -269,36 +232,38 @@ func letterList(n int, at func(int) string) []string {
 func statusTable() string {
 	var b strings.Builder
 	b.WriteString("-- Rendered by scripts.go from plait's status machine (transition.go).\n")
-	write := func(name string, moves map[string][]string, order []string) {
-		b.WriteString("local " + name + " = {\n")
-		for _, from := range append([]string{""}, order...) {
-			b.WriteString("  [" + strconv.Quote(from) + "] = {")
-			for i, to := range moves[from] {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(to + " = true")
-			}
-			b.WriteString("},\n")
+	write := func(kind string, ls []letterStatus, can func(from, to string) bool) {
+		froms, moves := letterMoves(ls, can)
+		b.WriteString("local " + kind + "_moves = {\n")
+		for _, from := range froms {
+			b.WriteString("  [" + strconv.Quote(from) + "] = {" + luaSet(moves[from]) + "},\n")
 		}
 		b.WriteString("}\n")
-		b.WriteString("local " + strings.TrimSuffix(name, "_moves") + "_final = {")
-		n := 0
-		for _, l := range order {
-			if len(moves[l]) == 0 {
-				if n > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString(l + " = true")
-				n++
+		var final []string
+		for _, l := range ls {
+			if len(moves[l.letter]) == 0 {
+				final = append(final, l.letter)
 			}
 		}
-		b.WriteString("}\n")
+		b.WriteString("local " + kind + "_final = {" + luaSet(final) + "}\n")
 	}
-	write("task_moves", taskLetterMoves(), letterList(len(taskLetters), func(i int) string { return taskLetters[i].letter }))
-	write("run_moves", runLetterMoves(), letterList(len(runLetters), func(i int) string { return runLetters[i].letter }))
+	write("task", taskLetters, func(from, to string) bool {
+		return plait.TaskStatus(from).CanBecome(plait.TaskStatus(to))
+	})
+	write("run", runLetters, func(from, to string) bool {
+		return plait.RunStatus(from).CanBecome(plait.RunStatus(to))
+	})
 	b.WriteString("local code_illegal = " + strconv.Itoa(codeIllegal) + "\n")
 	return b.String()
+}
+
+// luaSet writes the body of a Lua table holding each of ls as a key.
+func luaSet(ls []string) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l + " = true"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // loadLibrary loads the function library on every master; a library of
