@@ -34,12 +34,16 @@ var (
 	// its run was cancelled or stopped by a failure elsewhere.
 	ErrRunCancelled = errors.New("plait: run cancelled")
 	// ErrTimeout is the cause of a handler's context cancellation when the
-	// task's timeout passed.
+	// task's timeout passed, and is wrapped by the error recorded for the
+	// attempt.
 	ErrTimeout = errors.New("plait: task timed out")
 	// ErrShutdown is the cause of a handler's context cancellation when Run
 	// is stopping and the shutdown timeout passed.
 	ErrShutdown = errors.New("plait: scheduler shutting down")
-	// ErrUnknownHandler: a task names a handler that is not registered.
+	// ErrUnknownHandler: Submit got a task naming a handler this process
+	// has not registered (see WithRemoteHandlers). A worker that claims
+	// such a task does not fail it: it hands the task back for a process
+	// that has the handler.
 	ErrUnknownHandler = errors.New("plait: unknown handler")
 	// ErrPanic marks the error recorded when a handler panicked.
 	ErrPanic = errors.New("plait: handler panicked")

@@ -21,7 +21,8 @@ type execution struct {
 	cancel    context.CancelCauseFunc
 
 	// settled is set by whoever decides the attempt's outcome first: the
-	// handler's return, the shutdown release, or a lost lease.
+	// handler's return, the shutdown release, a lost lease, or the timeout
+	// guard giving up on a handler that ignores its context.
 	settled atomic.Bool
 	// begun is set by whoever decides first whether a task claimed ahead
 	// starts: the worker about to run it, or Run's stop withdrawing it.
@@ -32,11 +33,26 @@ type execution struct {
 	// to hold: the send time of the last successful claim or extension plus
 	// the lease duration.
 	deadline time.Time
+	// leaseTimer cancels the handler at deadline minus the lease margin,
+	// whatever the lease keeper's store call is doing; see watchLease.
+	leaseTimer Timer
+	// over is set once the attempt left this process (its outcome written
+	// or given up): its timers must not fire any more.
+	over bool
+	// guard is the timeout timer, then the grace timer after it; returned
+	// is set when the handler returned, and abandoned when the grace
+	// passed first and the attempt was finished without it.
+	guard     Timer
+	returned  bool
+	abandoned bool
 }
 
 // settle claims the right to report the attempt's outcome.
 func (e *execution) settle() bool { return e.settled.CompareAndSwap(false, true) }
 
+// setDeadline moves the known lease deadline out. The lease timer is not
+// touched here: when it fires it finds the later deadline and re-arms
+// itself, which costs an extension nothing on the hot path.
 func (e *execution) setDeadline(t time.Time) {
 	e.mu.Lock()
 	if t.After(e.deadline) {
@@ -51,6 +67,17 @@ func (e *execution) leaseDeadline() time.Time {
 	return e.deadline
 }
 
+// end stops the attempt's timers once it left this process.
+func (e *execution) end() {
+	e.mu.Lock()
+	e.over = true
+	if e.leaseTimer != nil {
+		e.leaseTimer.Stop()
+		e.leaseTimer = nil
+	}
+	e.mu.Unlock()
+}
+
 // startAll hands claimed tasks to the worker goroutines. sent is the local
 // time the claim was sent, the conservative start of the lease. Tasks whose
 // claim returned after Run began stopping go straight back to their queues,
@@ -58,11 +85,18 @@ func (e *execution) leaseDeadline() time.Time {
 func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time) {
 	var late []finishReq
 	now := p.cfg.clock.Now()
+	// A claim that took half the lease to come back leaves less than the
+	// keeper's round before the margin: its attempts get their lease
+	// timers now (see watchLease).
+	slow := now.Sub(sent) >= p.cfg.leaseDuration/2
 	p.startMu.Lock()
 	for _, ct := range res.Tasks {
 		ectx, cancel := context.WithCancelCause(context.Background())
 		e := &execution{ct: ct, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
 		p.track(e)
+		if slow {
+			p.watchLease(e, now)
+		}
 		if p.cancelled.has(ct.Lease.RunID, now) {
 			cancel(ErrRunCancelled) // its worker skips it
 		}
@@ -89,24 +123,35 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 	}
 }
 
-// worker runs attempts until the work channel is closed.
+// worker runs attempts until the work channel is closed. A worker whose
+// handler was abandoned past its timeout exits once the handler returns:
+// a new worker took its place when the attempt was given up.
 func (p *pool) worker() {
 	for e := range p.work {
-		p.execute(e)
+		if p.execute(e) {
+			return
+		}
 		p.handlers.Done()
 	}
 }
 
-func (p *pool) execute(e *execution) {
+// execute runs one attempt and reports whether its handler was abandoned
+// (see abandon), in which case the caller's place is taken already.
+func (p *pool) execute(e *execution) (abandoned bool) {
 	ct := e.ct
 	defer e.cancel(context.Canceled)
 	if !e.begun.CompareAndSwap(false, true) {
 		p.slots.release(1)
-		return // withdrawn unstarted by Run's stop, which wrote the release
+		return false // withdrawn unstarted by Run's stop, which wrote the release
 	}
 	if p.stopping.Load() || e.ctx.Err() != nil {
 		p.skip(e)
-		return
+		return false
+	}
+	fn, ok := p.s.handler(ct.Spec.Handler)
+	if !ok {
+		p.handBack(e)
+		return false
 	}
 	task := &Task{
 		RunID:   ct.Lease.RunID,
@@ -120,23 +165,17 @@ func (p *pool) execute(e *execution) {
 	}
 	p.s.emit(Event{Type: EventTaskStarted, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch})
 	started := p.cfg.clock.Now()
-
-	var result any
-	var err error
-	fn, ok := p.s.handler(ct.Spec.Handler)
-	if !ok {
-		err = Permanent(fmt.Errorf("%w %s", ErrUnknownHandler, quote(ct.Spec.Handler)))
-	} else {
-		if ct.Spec.Timeout > 0 {
-			t := p.cfg.clock.AfterFunc(ct.Spec.Timeout, func() { e.cancel(ErrTimeout) })
-			defer t.Stop()
-		}
-		result, err = call(e.ctx, fn, task)
-		p.pace.observeHandler(p.cfg.clock.Now().Sub(started))
+	if ct.Spec.Timeout > 0 {
+		p.guardTimeout(e, started)
 	}
+	result, err := call(e.ctx, fn, task)
+	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
+		return true
+	}
+	p.pace.observeHandler(p.cfg.clock.Now().Sub(started))
 	if !e.settle() {
 		p.slots.release(1)
-		return // released by the shutdown path already
+		return false // released by the shutdown path already
 	}
 	cause := context.Cause(e.ctx)
 	if e.ctx.Err() != nil {
@@ -146,13 +185,13 @@ func (p *pool) execute(e *execution) {
 			p.untrack(e)
 			p.slots.release(1)
 			p.s.emit(Event{Type: EventTaskLeaseLost, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch, Err: cause})
-			return
+			return false
 		case errors.Is(cause, ErrShutdown):
 			p.slots.add(1)
 			p.fin.submit(e, p.shutdownOutcome(e))
-			return
+			return false
 		case errors.Is(cause, ErrTimeout):
-			err = fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
+			err = p.timeoutErr(ct)
 		}
 	}
 	// The slot is free once the handler returned. It is handed over
@@ -160,6 +199,7 @@ func (p *pool) execute(e *execution) {
 	// outcome releases in the same store call.
 	p.slots.add(1)
 	p.fin.submit(e, p.outcome(e, started, result, err))
+	return false
 }
 
 // skip disposes of a task claimed ahead that will not start here: its run

@@ -3,16 +3,26 @@ package plait
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
+	"time"
 )
 
 // finishBatchMax bounds how many outcomes go to the store in one call.
 const finishBatchMax = 64
 
-// finishAttempts is how often a failed finish call is tried before the
-// outcomes are given up; their leases then expire and the sweep recovers the
-// tasks (at-least-once).
-const finishAttempts = 3
+// finishRetryMin and finishRetryMax bound the pause between tries of a
+// finish call that failed; it doubles from the one to the other (and never
+// beyond the lease margin, so several tries fit while a lease still holds).
+// Outcomes are retried for as long as their leases are vouched for, which
+// the lease keeper keeps doing while they wait: a store outage shorter than
+// the lease costs no re-run. Only an outcome whose lease can no longer be
+// vouched for, or Run's shutdown deadline, ends the tries; its task then
+// runs again once the lease expires and the sweep recovers it.
+const (
+	finishRetryMin = 10 * time.Millisecond
+	finishRetryMax = time.Second
+)
 
 type finishReq struct {
 	e *execution
@@ -36,6 +46,7 @@ func (f *finisher) submit(e *execution, o TaskOutcome) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
+		f.p.untrack(e)
 		f.p.cfg.logger.Warn("plait: outcome after shutdown dropped; the lease will expire", "run", o.Lease.RunID, "task", o.Lease.Task)
 		return
 	}
@@ -86,39 +97,112 @@ func (f *finisher) drained() bool {
 }
 
 // write records a batch of outcomes and claims up to claim.Limit tasks in
-// the same call. It returns the claim's answer (nil when none).
+// the same call. It returns the claim's answer (nil when none). A failed
+// call is tried again, without the claim, while the outcomes' leases hold;
+// see finishRetryMin.
 func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClaimParams) *TaskClaimResult {
 	p := f.p
-	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: make([]TaskOutcome, len(batch))}}
-	for i, r := range batch {
-		params.Finish.Outcomes[i] = r.o
-	}
+	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
-	var res *TaskFinishClaimResult
-	var err error
-	for try := 0; try < finishAttempts; try++ {
-		res, err = p.store.TaskFinishClaim(ctx, params)
+	delay, maxDelay := finishRetryMin, min(finishRetryMax, p.leaseMargin())
+	for failures := 0; ; failures++ {
+		cctx, done := p.writeCtx(ctx)
+		res, err := p.store.TaskFinishClaim(cctx, params)
+		done()
 		if err == nil && len(res.Finished) == len(batch) {
-			break
+			if failures > 0 {
+				p.cfg.logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
+			}
+			for i, r := range batch {
+				p.untrack(r.e)
+				f.report(r, res.Finished[i])
+			}
+			return res.Claimed
+		}
+		if err == nil {
+			// The store broke its contract; asking again will not mend it.
+			f.giveUp(batch, fmt.Errorf("plait: the store answered %d results for %d outcomes", len(res.Finished), len(batch)))
+			return nil
+		}
+		if errors.Is(err, ErrInvalidArgument) {
+			f.giveUp(batch, err)
+			return nil
+		}
+		if failures == 0 {
+			p.cfg.logger.Warn("plait: recording outcomes failed; retrying while their leases hold", "err", err, "count", len(batch))
 		}
 		// The first call may have applied: a retry must not claim tasks
 		// this process would never hear about.
 		params.Claim = TaskClaimParams{}
-	}
-	if err != nil || len(res.Finished) != len(batch) {
-		p.cfg.logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(batch))
-		for _, r := range batch {
-			p.untrack(r.e)
+		if !p.retryWait(delay) {
+			f.giveUp(batch, fmt.Errorf("plait: shutdown deadline passed: %w", err))
+			return nil
 		}
-		return nil
+		delay = min(2*delay, maxDelay)
+		now := p.cfg.clock.Now()
+		var keep, lost []finishReq
+		for _, r := range batch {
+			if p.vouched(r.e, now) {
+				keep = append(keep, r)
+			} else {
+				lost = append(lost, r)
+			}
+		}
+		if len(lost) > 0 {
+			f.giveUp(lost, fmt.Errorf("plait: lease no longer vouched for: %w", err))
+		}
+		if len(keep) == 0 {
+			return nil
+		}
+		batch = keep
+		params.Finish.Outcomes = outcomesOf(batch)
 	}
+}
+
+func outcomesOf(batch []finishReq) []TaskOutcome {
+	out := make([]TaskOutcome, len(batch))
 	for i, r := range batch {
-		p.untrack(r.e)
-		f.report(r, res.Finished[i])
+		out[i] = r.o
 	}
-	return res.Claimed
+	return out
+}
+
+// giveUp drops outcomes that could not be recorded: their leases expire
+// and the sweep recovers the tasks, which run again (at-least-once).
+func (f *finisher) giveUp(batch []finishReq, err error) {
+	f.p.cfg.logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(batch))
+	for _, r := range batch {
+		f.p.untrack(r.e)
+	}
+}
+
+// retryWait pauses d on the scheduler's clock before a write is tried
+// again, or less once Run is stopping and its deadline comes first. It
+// reports false when the shutdown deadline has passed.
+func (p *pool) retryWait(d time.Duration) bool {
+	t := p.cfg.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+	case <-p.stopped:
+		rest := p.stopBy.Load().Sub(p.cfg.clock.Now())
+		if rest <= 0 {
+			return false
+		}
+		if rest < d {
+			dl := p.cfg.clock.NewTimer(rest)
+			defer dl.Stop()
+			select {
+			case <-t.C():
+			case <-dl.C():
+			}
+		} else {
+			<-t.C()
+		}
+	}
+	return !p.pastDeadline()
 }
 
 func (f *finisher) report(r finishReq, res TaskFinishResult) {

@@ -30,6 +30,7 @@ const (
 	SweepLimitDefault      = 500
 	IdleWaitDefault        = time.Second
 	PrefetchDefault        = 64
+	TimeoutGraceDefault    = 5 * time.Second
 
 	// ConcurrencyMax bounds WithConcurrency: each handler slot is a
 	// goroutine started by Run, so the bound keeps a typo from starting
@@ -74,6 +75,11 @@ type config struct {
 	// meaningful, so set tells it from unset.
 	crashLimit    int
 	crashLimitSet bool
+	// timeoutGrace is how long a handler may run past its task's Timeout
+	// before its attempt is finished without it. Zero is meaningful, so set
+	// tells it from unset.
+	timeoutGrace    time.Duration
+	timeoutGraceSet bool
 	// idleWait caps one blocking wait for work. Zero until given.
 	idleWait time.Duration
 	// prefetch is how many claimed tasks may wait for a free handler slot.
@@ -129,6 +135,9 @@ func (c *config) withDefaults() {
 	}
 	if !c.crashLimitSet {
 		c.crashLimit = CrashLimitDefault
+	}
+	if !c.timeoutGraceSet {
+		c.timeoutGrace = TimeoutGraceDefault
 	}
 	if c.idleWait == 0 {
 		c.idleWait = IdleWaitDefault
@@ -243,6 +252,27 @@ func WithShutdownTimeout(d time.Duration) Option {
 			return
 		}
 		c.shutdownTimeout, c.shutdownTimeoutSet = d, true
+	}
+}
+
+// WithTimeoutGrace sets how long a handler may keep running after its
+// task's Timeout cancelled its context. A handler that honours its context
+// returns within it and its attempt is recorded as usual. One still running
+// when the grace has passed is given up on: its attempt is finished as
+// timed out (retried or failed as the task's retry policy says, with an
+// error wrapping [ErrTimeout]), its lease is no longer extended, and its
+// slot goes to other work. Go cannot stop a goroutine, so the handler runs
+// on until it returns, and whatever it returns is ignored; it is logged,
+// and counted by [Scheduler.AbandonedHandlers] meanwhile. Defaults to
+// TimeoutGraceDefault. Zero gives up on the handler at the timeout itself;
+// negative d is an error.
+func WithTimeoutGrace(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithTimeoutGrace", d.String(), "must not be negative")
+			return
+		}
+		c.timeoutGrace, c.timeoutGraceSet = d, true
 	}
 }
 

@@ -24,6 +24,15 @@ type pool struct {
 	// orders it against startAll.
 	stopping atomic.Bool
 	startMu  sync.Mutex
+	// stopBy is the shutdown deadline on the scheduler's clock, set before
+	// stopping: every write from then on must be done by it, and what is
+	// not is left to the lease and the sweep. stopped is closed with it, to
+	// wake writes waiting to retry.
+	stopBy  atomic.Pointer[time.Time]
+	stopped chan struct{}
+	// claimsPaused stops the drivers claiming after a task came back for
+	// want of its handler; see handBack.
+	claimsPaused atomic.Bool
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
@@ -48,7 +57,8 @@ type pool struct {
 func newPool(s *Scheduler) *pool {
 	capacity := s.cfg.concurrency + s.cfg.prefetch
 	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{}, pace: newPace(),
-		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity)}
+		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity),
+		stopped: make(chan struct{})}
 	p.slots = newSlots(capacity, p.wake)
 	p.cancelled = newCancelledRuns(s.cfg.leaseDuration)
 	p.held = make(chan struct{}, 1)
@@ -66,7 +76,8 @@ func (p *pool) wake() {
 
 func (p *pool) run(ctx context.Context) error {
 	// Writes made while shutting down (releases, last outcomes) must not be
-	// cut off by the cancelled Run context.
+	// cut off by the cancelled Run context; they run under the shutdown
+	// deadline instead (see writeCtx).
 	bg := context.WithoutCancel(ctx)
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
@@ -85,6 +96,9 @@ func (p *pool) run(ctx context.Context) error {
 	}
 
 	<-ctx.Done()
+	stopBy := p.cfg.clock.Now().Add(p.cfg.shutdownTimeout + shutdownWriteWindow)
+	p.stopBy.Store(&stopBy)
+	close(p.stopped)
 	// Under startMu, so a claim either started before (and is withdrawn or
 	// drained below) or sees stopping and goes back at once.
 	p.startMu.Lock()
@@ -97,10 +111,76 @@ func (p *pool) run(ctx context.Context) error {
 	// returns; Run does not wait for them.
 	close(p.work)
 	p.fin.close()
-	drivers.Wait()
+	if !p.waitUntil(&drivers, stopBy) {
+		p.cfg.logger.Warn("plait: shutdown deadline passed with outcomes still being written; their leases will expire and the sweep will recover the tasks",
+			"deadline", p.cfg.shutdownTimeout+shutdownWriteWindow)
+	}
 	stopLoops()
-	wg.Wait()
+	// The loops stop at once unless a store call of theirs hangs; it is
+	// not waited for past the deadline either.
+	if !p.waitUntil(&wg, maxTime(stopBy, p.cfg.clock.Now().Add(shutdownLoopWait))) {
+		p.cfg.logger.Warn("plait: shutdown deadline passed with a store call still in flight; Run returns without it")
+	}
 	return nil
+}
+
+// shutdownWriteWindow is how long, past the shutdown timeout, the last
+// writes of a stopping Run may take: the releases of handlers cut short
+// and the outcomes still queued. On a healthy store they take one round
+// trip; on a hanging one Run gives up on them then, and their tasks come
+// back when their leases expire.
+const shutdownWriteWindow = 500 * time.Millisecond
+
+// shutdownLoopWait is how long Run waits for its background loops to see
+// that it stopped when the shutdown deadline has passed already.
+const shutdownLoopWait = 50 * time.Millisecond
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// waitUntil waits for wg until the deadline on the scheduler's clock and
+// reports whether wg finished. A goroutine blocked in a store call that
+// ignores its context may outlive Run this way; it exits once the call
+// returns.
+func (p *pool) waitUntil(wg *sync.WaitGroup, deadline time.Time) bool {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	default:
+	}
+	t := p.cfg.clock.NewTimer(deadline.Sub(p.cfg.clock.Now()))
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C():
+		return false
+	}
+}
+
+// writeCtx returns the context for a write on behalf of attempts: base
+// while Run is working, and under the shutdown deadline once it is
+// stopping, so no final write can hold Run up. The deadline is measured on
+// the scheduler's clock at the call. done releases the context.
+func (p *pool) writeCtx(base context.Context) (ctx context.Context, done func()) {
+	stopBy := p.stopBy.Load()
+	if stopBy == nil {
+		return base, func() {}
+	}
+	return context.WithTimeout(base, stopBy.Sub(p.cfg.clock.Now()))
+}
+
+// pastDeadline reports whether Run is stopping and its shutdown deadline
+// has passed.
+func (p *pool) pastDeadline() bool {
+	stopBy := p.stopBy.Load()
+	return stopBy != nil && !p.cfg.clock.Now().Before(*stopBy)
 }
 
 // driverCount is how many drive loops run at once. Two let the store work
@@ -121,7 +201,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 		batch := p.fin.take(finishBatchMax)
 		claiming := ctx.Err() == nil
 		free := 0
-		if claiming {
+		if claiming && !p.claimsPaused.Load() {
 			reserve := p.cfg.prefetch
 			if p.pace.ahead() {
 				reserve = 0
@@ -244,12 +324,15 @@ func (p *pool) track(e *execution) {
 	p.mu.Unlock()
 }
 
+// untrack forgets an attempt that left this process: its outcome was
+// written or given up, or its lease is gone.
 func (p *pool) untrack(e *execution) {
 	p.mu.Lock()
 	if p.execs[e.ct.Lease] == e {
 		delete(p.execs, e.ct.Lease)
 	}
 	p.mu.Unlock()
+	e.end()
 }
 
 func (p *pool) snapshot() []*execution {

@@ -21,6 +21,13 @@ type Scheduler struct {
 
 	running atomic.Bool
 	pool    atomic.Pointer[pool]
+
+	// abandoned counts handlers still running after their attempts were
+	// finished as timed out; see AbandonedHandlers.
+	abandoned atomic.Int64
+	// unknown holds the handler names a claimed task named and this
+	// process lacked, so each is logged once.
+	unknown sync.Map
 }
 
 // New returns a scheduler over store. Every option is checked: each one out

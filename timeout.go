@@ -1,0 +1,87 @@
+package plait
+
+import (
+	"fmt"
+	"time"
+)
+
+// A task's Timeout is enforced in two steps. At the timeout the handler's
+// context is cancelled with ErrTimeout; a handler that honours it returns,
+// and its attempt is finished as usual. A handler still running a grace
+// period later ignores its context: the attempt is finished as timed out
+// without it, the lease is no longer extended, the slot goes to other work,
+// and whatever the handler returns later is dropped. Go cannot stop a
+// goroutine, so the handler's keeps running until it returns; it is logged
+// and counted by Scheduler.AbandonedHandlers meanwhile.
+
+// guardTimeout arms the attempt's timeout, which arms the grace after it.
+func (p *pool) guardTimeout(e *execution, started time.Time) {
+	e.mu.Lock()
+	e.guard = p.cfg.clock.AfterFunc(e.ct.Spec.Timeout, func() { p.timedOut(e, started) })
+	e.mu.Unlock()
+}
+
+// timedOut cancels the handler and gives it the grace to return.
+func (p *pool) timedOut(e *execution, started time.Time) {
+	e.cancel(ErrTimeout)
+	e.mu.Lock()
+	if !e.returned {
+		e.guard = p.cfg.clock.AfterFunc(p.cfg.timeoutGrace, func() { p.abandon(e, started) })
+	}
+	e.mu.Unlock()
+}
+
+// handlerReturned stops the attempt's timeout guard and reports whether
+// the attempt was abandoned before the handler returned.
+func (p *pool) handlerReturned(e *execution) (abandoned bool) {
+	e.mu.Lock()
+	e.returned = true
+	if e.guard != nil {
+		e.guard.Stop()
+	}
+	abandoned = e.abandoned
+	e.mu.Unlock()
+	if abandoned {
+		n := p.s.abandoned.Add(-1)
+		ct := e.ct
+		p.cfg.logger.Info("plait: abandoned handler returned; its result is ignored",
+			"run", ct.Lease.RunID, "task", ct.Spec.Name, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch, "abandoned", n)
+	}
+	return abandoned
+}
+
+// abandon finishes the attempt as timed out without waiting for its
+// handler, which ignored its context for the whole grace. The worker stuck
+// in the handler is replaced, so the pool keeps its concurrency.
+func (p *pool) abandon(e *execution, started time.Time) {
+	e.mu.Lock()
+	if e.returned || !e.settle() {
+		// The handler returned after all, or shutdown or a lost lease
+		// decided the attempt's outcome first.
+		e.mu.Unlock()
+		return
+	}
+	e.abandoned = true
+	e.mu.Unlock()
+	ct := e.ct
+	n := p.s.abandoned.Add(1)
+	p.cfg.logger.Warn("plait: handler ignored its context past the timeout and grace; the attempt is finished as timed out and the handler left running",
+		"run", ct.Lease.RunID, "task", ct.Spec.Name, "handler", ct.Spec.Handler, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch,
+		"timeout", ct.Spec.Timeout, "grace", p.cfg.timeoutGrace, "abandoned", n)
+	p.handlers.Done()
+	go p.worker()
+	p.slots.add(1)
+	p.fin.submit(e, p.outcome(e, started, nil, p.timeoutErr(ct)))
+}
+
+// timeoutErr is the error of an attempt that ran past its timeout.
+func (p *pool) timeoutErr(ct *ClaimedTask) error {
+	return fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
+}
+
+// AbandonedHandlers reports how many handlers, over every Run of this
+// scheduler, are still running after their attempts were finished as timed
+// out: each ignored its context for [WithTimeoutGrace] past its task's
+// Timeout. Their results will be ignored; a count that keeps growing names
+// handlers that need to honour their context.
+func (s *Scheduler) AbandonedHandlers() int { return int(s.abandoned.Load()) }
