@@ -220,7 +220,7 @@ func TestShutdownReturnsInTimeWhileRedisHangs(t *testing.T) {
 	const shutdown, lease = 200 * time.Millisecond, time.Second
 	// The window the engine gives its last writes past the shutdown
 	// timeout, and slack for a loaded machine.
-	const writeWindow, slack = 500 * time.Millisecond, 300 * time.Millisecond
+	const writeWindow, slack = plait.ShutdownWriteWindow, 300 * time.Millisecond
 	nf := newNetFault(t, nil)
 	run := submitTo(t, nf.direct, plait.NewWorkflow("stop").
 		Task("slow", "slow", nil).

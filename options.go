@@ -242,9 +242,12 @@ func WithSweepInterval(d time.Duration) Option {
 // WithShutdownTimeout bounds how long Run lets running handlers finish once
 // its context is done; handlers still running then have their context
 // cancelled with [ErrShutdown], and their tasks go back to ready with an
-// attempt record that says so. Defaults to ShutdownTimeoutDefault. Zero
-// gives no grace: running handlers are cancelled as soon as Run stops.
-// Negative d is an error.
+// attempt record that says so. Those releases and any outcomes still
+// queued are written under a deadline half a second past d, so Run returns
+// by then even when the store hangs; what could not be written is left to
+// the leases and the sweep. Defaults to ShutdownTimeoutDefault. Zero gives
+// no grace: running handlers are cancelled as soon as Run stops. Negative d
+// is an error.
 func WithShutdownTimeout(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {

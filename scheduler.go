@@ -186,6 +186,10 @@ func (s *Scheduler) Cancel(ctx context.Context, runID string) (*Run, error) {
 // alive and recovers expired leases of crashed workers. Once ctx is done it
 // stops claiming, lets running handlers finish for up to the shutdown
 // timeout, then cancels the rest and puts their tasks back to ready at once.
+// Its last writes get half a second past the shutdown timeout; on a store
+// that hangs, Run returns then all the same, and the tasks whose outcomes
+// it could not write come back when their leases expire. A handler that
+// ignores its context is not waited for.
 // It returns nil after a shutdown, or ErrAlreadyRunning.
 func (s *Scheduler) Run(ctx context.Context) error {
 	if !s.running.CompareAndSwap(false, true) {
