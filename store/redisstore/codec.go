@@ -11,7 +11,7 @@ import (
 // Lua scripts read and write too: the run meta m, the task order o, the key
 // k, and per task the state s:, the header line of the definition d:, the
 // edge lists u: and c:, the result r:, the error e: and the attempt records
-// a: (lua/common.lua spells them out; codec_run.go and codec_task.go are
+// a: (lua/lib_codec.lua spells them out; codec_run.go and codec_task.go are
 // their Go mirror). Two parts only Go reads are a small binary format
 // (codec_binary.go): the run info i, and the body of d: after its header
 // line. Payloads and results are values with a flag byte (value.go).

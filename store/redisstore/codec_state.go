@@ -9,7 +9,7 @@ import (
 )
 
 // The fields of a task the scripts change as it runs: the state s: and
-// the attempt records a:, text laid out in lua/common.lua. Go writes only
+// the attempt records a:, text laid out in lua/lib_codec.lua. Go writes only
 // the state of a new task, at create, and reads both.
 
 // newTaskState is field s:<task> of a task just created: pending, no

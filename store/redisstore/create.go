@@ -236,6 +236,9 @@ func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*pla
 		return s.existing(ctx, val)
 	case codeCorrupt:
 		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", req.id)
+	case codeOK:
+	default:
+		return nil, fmt.Errorf("redisstore: create run %s: %w", req.id, codeErr(code))
 	}
 	created, err := strconv.ParseInt(val, 10, 64)
 	if err != nil {
