@@ -2,6 +2,7 @@ package plait
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -164,6 +165,16 @@ type TaskClaimParams struct {
 	Limit int
 	// LeaseDuration is how long the claim holds without an extension.
 	LeaseDuration time.Duration
+	// RequestID, when set, makes the claim safe to send again: for as long
+	// as the lease lasts, a claim (or a TaskFinishClaim) with the same
+	// RequestID claims nothing new and answers the tasks the first one
+	// claimed that are still held under its leases, and a TaskFinishClaim
+	// answers its outcomes as the first call applied them. A caller whose
+	// call failed without an answer sends it again with the same RequestID
+	// to learn what it holds, so a lost reply never leaves tasks held by
+	// nobody. Each new claim needs a new RequestID (at most 64 bytes of
+	// [A-Za-z0-9._-]); empty means no such memory.
+	RequestID string
 }
 
 // TaskClaimResult is the answer of [Store.TaskClaim].
@@ -259,6 +270,12 @@ type TaskOutcome struct {
 	RetryDelay time.Duration
 }
 
+// ErrResultTooLarge is answered for one outcome of [Store.TaskFinish] (or
+// [Store.TaskFinishClaim]) whose result is larger than the store keeps: that
+// outcome changes nothing, its lease still holds, and the other outcomes of
+// the batch apply as usual. The Scheduler then fails the attempt with it.
+var ErrResultTooLarge = errors.New("plait: result too large")
+
 // TaskFinishParams are the arguments of [Store.TaskFinish].
 type TaskFinishParams struct {
 	WorkerID string
@@ -268,7 +285,8 @@ type TaskFinishParams struct {
 // TaskFinishResult is the answer for one outcome of [Store.TaskFinish].
 type TaskFinishResult struct {
 	// Err is nil when the outcome applied, ErrStaleEpoch when the lease had
-	// moved on, ErrNotFound when the run is gone.
+	// moved on, ErrNotFound when the run is gone, ErrResultTooLarge when
+	// the result is over the store's limit (nothing applied).
 	Err error
 	// RunStatus is the run's status after the outcome applied.
 	RunStatus RunStatus
