@@ -27,7 +27,13 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.claimAllLocked(params, names, s.clock.Now()), nil
+	now := s.clock.Now()
+	if m := s.recallLocked(params.RequestID, now); m != nil {
+		return s.replayLocked(m, now), nil
+	}
+	res := s.claimAllLocked(params, names, now)
+	s.rememberLocked(params.RequestID, now.Add(params.LeaseDuration), res, nil)
+	return res, nil
 }
 
 // validClaim checks a claim's arguments.
@@ -35,7 +41,7 @@ func validClaim(params *plait.TaskClaimParams) error {
 	if params.Limit < 1 || params.LeaseDuration <= 0 {
 		return fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
 	}
-	return nil
+	return checkRequestID(params.RequestID)
 }
 
 // claimAllLocked is TaskClaim's step, with the lock held.
@@ -99,7 +105,13 @@ func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait
 	if r.rec.Status == plait.RunPending {
 		_ = s.setRunStatusLocked(r, plait.RunRunning, now)
 	}
+	return s.claimedLocked(t, until)
+}
 
+// claimedLocked builds the answer for a task t holds under its current
+// lease.
+func (s *Store) claimedLocked(t *task, until time.Time) *plait.ClaimedTask {
+	r := t.run
 	spec := t.spec()
 	ct := &plait.ClaimedTask{
 		Lease:          plait.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},

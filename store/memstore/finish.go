@@ -37,11 +37,20 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
+	if m := s.recallLocked(params.Claim.RequestID, now); claim && m != nil {
+		// Sent again: the outcomes applied the first time are answered as
+		// they were, and the claim answers what it holds.
+		copy(res.Finished, m.finished)
+		res.Claimed = s.replayLocked(m, now)
+		return res, nil
+	}
 	for i := range params.Finish.Outcomes {
 		res.Finished[i] = s.finishLocked(&params.Finish.Outcomes[i], now)
 	}
 	if claim {
 		res.Claimed = s.claimAllLocked(&params.Claim, names, now)
+		s.rememberLocked(params.Claim.RequestID, now.Add(params.Claim.LeaseDuration), res.Claimed,
+			append([]plait.TaskFinishResult(nil), res.Finished...))
 	}
 	return res, nil
 }

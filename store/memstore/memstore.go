@@ -44,6 +44,12 @@ type Store struct {
 	// finished runs in order of the time they are freed.
 	retention time.Duration
 	expiries  []expiry
+
+	// memos remembers claims sent with a RequestID for their lease;
+	// memoOrder holds them in the order they were made, and its front is
+	// dropped once its lease is over.
+	memos     map[string]*memo
+	memoOrder []*memo
 }
 
 // Option configures a [Store].

@@ -75,6 +75,8 @@ type claimOpts struct {
 	Limit  int
 	Lease  time.Duration
 	Worker string
+	// RequestID makes the claim safe to send again.
+	RequestID string
 }
 
 // claim claims with defaults (limit 100, lease 30s, worker-1).
@@ -83,7 +85,7 @@ func claim(t *testing.T, h *Harness, o *claimOpts) *plait.TaskClaimResult {
 	if o == nil {
 		o = &claimOpts{}
 	}
-	p := &plait.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease}
+	p := &plait.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease, RequestID: o.RequestID}
 	if p.WorkerID == "" {
 		p.WorkerID = defaultWorker
 	}

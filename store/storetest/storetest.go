@@ -85,6 +85,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Cancel", testCancel},
 		{"Wait", testWait},
 		{"Statuses", testStatuses},
+		{"Requests", testRequests},
 		{"Retention", testRetention},
 		{"Concurrency", testConcurrency},
 	}

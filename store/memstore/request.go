@@ -1,0 +1,89 @@
+package memstore
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+// requestIDMax bounds a claim's RequestID.
+const requestIDMax = 64
+
+// memo is what one claim with a RequestID did, kept for its lease so the
+// same call sent again answers the same.
+type memo struct {
+	id       string
+	until    time.Time
+	leases   []plait.Lease
+	finished []plait.TaskFinishResult
+}
+
+// checkRequestID validates a claim's RequestID; empty is allowed.
+func checkRequestID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if len(id) > requestIDMax || ids.Check(id) != nil {
+		return fmt.Errorf("memstore: claim request id of %d bytes, want at most %d of [A-Za-z0-9._-]: %w", len(id), requestIDMax, plait.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// recallLocked returns the memo of a RequestID still within its lease,
+// forgetting memos whose lease is over.
+func (s *Store) recallLocked(id string, now time.Time) *memo {
+	for len(s.memoOrder) > 0 {
+		m := s.memoOrder[0]
+		if m.until.After(now) {
+			break
+		}
+		if s.memos[m.id] == m {
+			delete(s.memos, m.id)
+		}
+		s.memoOrder[0] = nil
+		s.memoOrder = s.memoOrder[1:]
+	}
+	if id == "" {
+		return nil
+	}
+	m := s.memos[id]
+	if m != nil && !m.until.After(now) {
+		return nil
+	}
+	return m
+}
+
+// rememberLocked keeps what a claim with a RequestID did until its lease
+// ends.
+func (s *Store) rememberLocked(id string, until time.Time, claimed *plait.TaskClaimResult, finished []plait.TaskFinishResult) {
+	if id == "" {
+		return
+	}
+	m := &memo{id: id, until: until, finished: finished}
+	if claimed != nil {
+		for _, ct := range claimed.Tasks {
+			m.leases = append(m.leases, ct.Lease)
+		}
+	}
+	if s.memos == nil {
+		s.memos = map[string]*memo{}
+	}
+	s.memos[id] = m
+	s.memoOrder = append(s.memoOrder, m)
+}
+
+// replayLocked answers a claim sent again: the tasks of the first answer
+// that its leases still hold, as they are now, and nothing claimed anew.
+func (s *Store) replayLocked(m *memo, now time.Time) *plait.TaskClaimResult {
+	res := &plait.TaskClaimResult{Now: now}
+	for _, l := range m.leases {
+		t, err := s.leasedLocked(l)
+		if err != nil {
+			continue
+		}
+		res.Tasks = append(res.Tasks, s.claimedLocked(t, t.leaseUntil))
+	}
+	return res
+}

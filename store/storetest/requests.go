@@ -1,0 +1,96 @@
+package storetest
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// leasesOf lists the leases of a claim's answer, by task name.
+func leasesOf(res *plait.TaskClaimResult) map[string]plait.Lease {
+	out := map[string]plait.Lease{}
+	for _, ct := range res.Tasks {
+		out[ct.Lease.Task] = ct.Lease
+	}
+	return out
+}
+
+func testRequests(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "ClaimSentAgain",
+			rule: "a claim sent again with the same RequestID answers the tasks the first one claimed, with the same leases and payloads, and claims nothing new",
+			run: func(t *testing.T, h *Harness, rule string) {
+				wf := spec(plait.StrategyContinue, task("a"), task("b"), task("c"))
+				wf.Tasks[0].Payload = []byte("pa")
+				createRun(t, h, &runOpts{Workflow: wf})
+				first := claim(t, h, &claimOpts{Limit: 2, RequestID: "req-1"})
+				require.Len(t, first.Tasks, 2, rule)
+				again := claim(t, h, &claimOpts{Limit: 2, RequestID: "req-1"})
+				require.Equal(t, leasesOf(first), leasesOf(again), rule)
+				for _, ct := range again.Tasks {
+					if ct.Lease.Task == "a" {
+						require.Equal(t, []byte("pa"), ct.Spec.Payload, rule)
+					}
+					require.Equal(t, 1, ct.Attempt, rule)
+				}
+				rest := claim(t, h, &claimOpts{RequestID: "req-2"})
+				require.Len(t, rest.Tasks, 1, rule)
+				require.NotContains(t, leasesOf(first), rest.Tasks[0].Lease.Task, rule)
+			},
+		},
+		{
+			name: "ClaimSentAgainAfterAFinish",
+			rule: "a claim sent again answers only the tasks its leases still hold",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				first := leasesOf(claim(t, h, &claimOpts{RequestID: "req-1"}))
+				require.Len(t, first, 2, rule)
+				succeed(t, h, first["a"], "ok", rule)
+				again := leasesOf(claim(t, h, &claimOpts{RequestID: "req-1"}))
+				require.Equal(t, map[string]plait.Lease{"b": first["b"]}, again, rule)
+			},
+		},
+		{
+			name: "FinishClaimSentAgain",
+			rule: "a TaskFinishClaim sent again with the same RequestID answers its outcomes as first applied, not as stale, and the same claimed tasks",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
+				a := claimOne(t, h, "a", rule)
+				params := &plait.TaskFinishClaimParams{
+					Finish: plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{{Lease: a.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("ra")}}},
+					Claim:  plait.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: "req-fc"},
+				}
+				first, err := h.Store.TaskFinishClaim(bg, params)
+				require.NoError(t, err, rule)
+				require.NoError(t, first.Finished[0].Err, rule)
+				require.Len(t, first.Claimed.Tasks, 1, rule)
+				again, err := h.Store.TaskFinishClaim(bg, params)
+				require.NoError(t, err, rule)
+				require.Len(t, again.Finished, 1, rule)
+				require.NoError(t, again.Finished[0].Err, rule)
+				require.Equal(t, first.Finished[0].RunStatus, again.Finished[0].RunStatus, rule)
+				require.Equal(t, leasesOf(first.Claimed), leasesOf(again.Claimed), rule)
+				require.Equal(t, map[string][]byte{"a": []byte("ra")}, again.Claimed.Tasks[0].ParentResults, rule)
+				ta := taskOf(t, h, r.ID, "a")
+				require.Len(t, ta.Attempts, 1, rule)
+				require.Len(t, claim(t, h, nil).Tasks, 1, rule)
+			},
+		},
+		{
+			name: "InvalidRequestID",
+			rule: "a RequestID longer than 64 bytes or outside [A-Za-z0-9._-] is an invalid argument",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, nil)
+				for _, id := range []string{"has space", "brace{", strings.Repeat("x", 65)} {
+					_, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: id})
+					require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+				}
+				require.Len(t, claim(t, h, &claimOpts{RequestID: strings.Repeat("x", 64)}).Tasks, 1, rule)
+			},
+		},
+	})
+}
