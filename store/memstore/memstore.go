@@ -50,6 +50,9 @@ type Store struct {
 	// dropped once its lease is over.
 	memos     map[string]*memo
 	memoOrder []*memo
+
+	// maxResult is the largest result a finish stores.
+	maxResult int
 }
 
 // Option configures a [Store].
@@ -74,6 +77,7 @@ func New(opts ...Option) *Store {
 		queues:    make(map[string]*queue),
 		wake:      make(chan struct{}),
 		retention: RetentionDefault,
+		maxResult: MaxResultBytesDefault,
 	}
 	for _, o := range opts {
 		o(s)

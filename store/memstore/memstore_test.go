@@ -25,10 +25,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *storetest.Harness {
 		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		return &storetest.Harness{
-			Store:   memstore.New(memstore.WithClock(clk), memstore.WithRetention(time.Hour)),
+			Store:   memstore.New(memstore.WithClock(clk), memstore.WithRetention(time.Hour), memstore.WithMaxResultBytes(1<<10)),
 			Now:     clk.Now,
 			Advance: clk.Advance,
-			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour},
+			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour, MaxResultBytes: 1 << 10},
 		}
 	})
 }

@@ -94,3 +94,34 @@ func testRequests(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 	})
 }
+
+func testResultLimit(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "OversizeResultRefusedAlone",
+			rule: "a result over the store's limit is refused for its outcome alone with ErrResultTooLarge, its lease still holding, and the rest of the batch applies",
+			run: func(t *testing.T, h *Harness, rule string) {
+				if h.Caps.MaxResultBytes <= 0 {
+					t.Skip("needs Caps.MaxResultBytes")
+				}
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"))})
+				got := claimNames(t, h)
+				require.Len(t, got, 3, rule)
+				res, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{
+					{Lease: got["a"].Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("small")},
+					{Lease: got["b"].Lease, Outcome: plait.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes+1)},
+					{Lease: got["c"].Lease, Outcome: plait.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes)},
+				}})
+				require.NoError(t, err, rule)
+				require.NoError(t, res[0].Err, rule)
+				require.ErrorIs(t, res[1].Err, plait.ErrResultTooLarge, rule)
+				require.NoError(t, res[2].Err, rule)
+				require.Equal(t, map[string]plait.TaskStatus{"a": plait.TaskSucceeded, "b": plait.TaskRunning, "c": plait.TaskSucceeded}, statuses(t, h, r.ID), rule)
+				ext, err := h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{WorkerID: defaultWorker, Leases: []plait.Lease{got["b"].Lease}, Duration: defaultLease})
+				require.NoError(t, err, rule)
+				require.NoError(t, ext[0].Err, rule)
+				failTask(t, h, got["b"].Lease, "result too large", rule)
+			},
+		},
+	})
+}

@@ -68,6 +68,9 @@ type Caps struct {
 	// finished run stays readable. Cases about retention need ExpiresKeys
 	// and a positive Retention.
 	Retention time.Duration
+	// MaxResultBytes is the largest result the store keeps, as it was
+	// built; the case about larger results needs it.
+	MaxResultBytes int
 }
 
 // Run runs every conformance case as a parallel subtest of t. newHarness is
@@ -86,6 +89,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Wait", testWait},
 		{"Statuses", testStatuses},
 		{"Requests", testRequests},
+		{"ResultLimit", testResultLimit},
 		{"Retention", testRetention},
 		{"Concurrency", testConcurrency},
 	}
