@@ -183,15 +183,13 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 	if params.Key != "" {
 		want = shard
 	}
-	seq, err := s.ids.take(ctx, s.client, s.keys.seq(), s.cfg.shards, want)
+	id, shard, err := s.ids.take(ctx, s.client, s.keys.seq(), s.cfg.shards, want)
 	if err != nil {
 		return nil, nil, mapErr(err)
 	}
-	if seq < 1 {
-		return nil, nil, fmt.Errorf("redisstore: unexpected run id %d", seq)
+	if _, ok := shardOf(id, s.cfg.shards); !ok {
+		return nil, nil, fmt.Errorf("redisstore: unexpected run id %q", id)
 	}
-	shard = int(seq % int64(s.cfg.shards))
-	id := strconv.FormatInt(seq, 10)
 
 	// Small runs: every field in the commit. Large runs: task fields in
 	// parts of createChunk tasks, the run's own fields in the commit.

@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Key layout. Every key but the id sequence lives under one shard's hash tag:
@@ -18,9 +19,12 @@ import (
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
+//	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
 //
-// The shard is a decimal number and a run id is a decimal sequence number
-// whose remainder modulo the shard count is its shard; queue names, run keys and task names are
+// The shard is a decimal number and a run id is "<n>-<nonce>" (ids.go; a
+// plain "<n>" from stores before the nonce), where n is a sequence number
+// whose remainder modulo the shard count is its shard and the nonce is of
+// [a-z0-9]; queue names, run keys and task names are
 // restricted to [A-Za-z0-9._-] by internal/ids, so no component can contain
 // ':', '{' or '}' and the layout is injective without escaping.
 //
@@ -70,18 +74,36 @@ func (k keys) delayed(s int, queue string) string { return k.base(s) + "z:" + qu
 // active is the lease zset of a shard.
 func (k keys) active(s int) string { return k.base(s) + "active" }
 
+// claimMemo remembers what a claim sent with request id rid did on shard s.
+func (k keys) claimMemo(s int, rid string) string { return k.base(s) + "c:" + rid }
+
 // wake is the wake-up list of one queue of a shard.
 func (k keys) wake(s int, queue string) string { return k.base(s) + "n:" + queue }
 
-// shardOf returns the shard of a run id: the id's sequence number modulo
-// the shard count. It reports false for an id this store cannot have issued.
+// shardOf returns the shard of a run id: its sequence number modulo the
+// shard count. Ids are "<n>-<nonce>" (see ids.go), or a plain "<n>" as
+// stores before the nonce wrote them. It reports false for an id this store
+// cannot have issued.
 func shardOf(id string, shards int) (int, bool) {
+	num := id
+	if dash := strings.IndexByte(id, '-'); dash >= 0 {
+		num = id[:dash]
+		nonce := id[dash+1:]
+		if len(nonce) != nonceLen {
+			return 0, false
+		}
+		for i := 0; i < len(nonce); i++ {
+			if c := nonce[i]; (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+				return 0, false
+			}
+		}
+	}
 	// ParseUint refuses signs and anything but digits; a leading zero
 	// would give one run two ids.
-	if id == "" || id[0] == '0' {
+	if num == "" || num[0] == '0' {
 		return 0, false
 	}
-	n, err := strconv.ParseUint(id, 10, 63)
+	n, err := strconv.ParseUint(num, 10, 63)
 	if err != nil {
 		return 0, false
 	}

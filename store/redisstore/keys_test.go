@@ -57,6 +57,7 @@ func shardKeys(k keys, shard int, run, queue, key string) map[string]string {
 		"wake":    k.wake(shard, queue),
 		"payload": k.payload(shard, run, key),
 		"dead":    k.deadLetters(shard, run),
+		"memo":    k.claimMemo(shard, key),
 	}
 }
 
@@ -91,16 +92,18 @@ func TestScriptKeysShareSlot(t *testing.T) {
 	s := &Store{keys: keys{prefix: "p"}, cfg: config{shards: 4}}
 	for shard := 0; shard < 4; shard++ {
 		sets := map[string][]string{
-			"create_run":   {s.keys.run(shard, "8"), s.keys.keyIndex(shard, "k")},
-			"create_part":  {s.keys.run(shard, "8")},
-			"claim":        append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
-			"finish":       {s.keys.active(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
-			"finish_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu"})...), s.keys.run(shard, "4")),
-			"extend":       {s.keys.active(shard), s.keys.run(shard, "4")},
-			"sweep":        {s.keys.active(shard)},
-			"cancel_run":   {s.keys.run(shard, "4")},
-			"ready_wait":   s.wakeKeys(shard, []string{"default", "gpu"}),
-			"run_wait":     {s.keys.done(shard, "4")},
+			"create_run":  {s.keys.run(shard, "8"), s.keys.keyIndex(shard, "k")},
+			"create_part": {s.keys.run(shard, "8")},
+			"claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
+				s.keys.claimMemo(shard, "req-1")),
+			"finish": {s.keys.active(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
+			"finish_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu"})...),
+				s.keys.run(shard, "4"), s.keys.claimMemo(shard, "req-1")),
+			"extend":     {s.keys.active(shard), s.keys.run(shard, "4")},
+			"sweep":      {s.keys.active(shard)},
+			"cancel_run": {s.keys.run(shard, "4")},
+			"ready_wait": s.wakeKeys(shard, []string{"default", "gpu"}),
+			"run_wait":   {s.keys.done(shard, "4")},
 			// keys the scripts build from the shard base
 			"lua-built": {s.keys.base(shard) + "r:99", s.keys.base(shard) + "w:99", s.keys.base(shard) + "q:x:2", s.keys.base(shard) + "z:x",
 				s.keys.base(shard) + "n:x", s.keys.base(shard) + "p:99:t", s.keys.base(shard) + "x:99", s.keys.base(shard) + "k:y"},
@@ -172,6 +175,7 @@ func TestKeysInjective(t *testing.T) {
 			add("run "+n, k.run(shard, n))
 			add("done "+n, k.done(shard, n))
 			add("key "+n, k.keyIndex(shard, n))
+			add("memo "+n, k.claimMemo(shard, n))
 			add("delayed "+n, k.delayed(shard, n))
 			for p := 0; p < 4; p++ {
 				add("ready "+n, k.ready(shard, n, p))
@@ -217,6 +221,7 @@ func FuzzKeys(f *testing.F) {
 			"ready0": s1 == s2 && q1 == q2, "ready3": s1 == s2 && q1 == q2, "delayed": s1 == s2 && q1 == q2,
 			"active": s1 == s2, "wake": s1 == s2 && q1 == q2,
 			"payload": s1 == s2 && n1 == n2 && k1 == k2, "dead": s1 == s2 && n1 == n2,
+			"memo": s1 == s2 && k1 == k2,
 		}
 		for kind, key := range b {
 			prev, ok := all[key]

@@ -35,7 +35,7 @@ func TestShards(t *testing.T) {
 		{Name: "b", Handler: "h", Queue: plait.DefaultQueue, Deps: []plait.Dep{{Task: "a"}}},
 	}}
 	var ids []string
-	prev := int64(0)
+	prev := ""
 	for i := 0; i < 9; i++ {
 		p := &plait.RunCreateParams{Workflow: wf}
 		if i%3 == 0 {
@@ -43,11 +43,11 @@ func TestShards(t *testing.T) {
 		}
 		res, err := s.RunCreate(ctx, p)
 		require.NoError(t, err)
-		n, err := strconv.ParseInt(res.Run.ID, 10, 64)
-		require.NoError(t, err, "run ids are decimal")
-		require.Greater(t, n, prev, "run ids increase")
-		prev = n
-		ids = append(ids, res.Run.ID)
+		id := res.Run.ID
+		require.Regexp(t, `^[1-9][0-9]*-[a-z0-9]{10}$`, id, "run ids are <n>-<nonce>")
+		require.True(t, len(id) > len(prev) || (len(id) == len(prev) && id > prev), "run ids increase: %q then %q", prev, id)
+		prev = id
+		ids = append(ids, id)
 	}
 	again, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: "key-3"})
 	require.NoError(t, err)
