@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // TaskClaim claims ready tasks. See [plait.Store.TaskClaim]. One script
@@ -16,27 +17,64 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 		return nil, err
 	}
 	res := &plait.TaskClaimResult{}
-	if err := s.claimShards(ctx, params, queues, res, nil, true); err != nil {
+	if _, err := s.claimShards(ctx, params, queues, res, nil, true, 0); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
+
+// maxRequestID bounds TaskClaimParams.RequestID, which goes into a key.
+const maxRequestID = 64
 
 // checkClaim validates claim arguments and returns the queues to claim from.
 func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
 	if params.Limit < 1 || params.LeaseDuration <= 0 {
 		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
 	}
+	if err := checkRequestID(params.RequestID); err != nil {
+		return nil, err
+	}
 	return checkQueues(params.Queues)
 }
 
-// claimShards claims on the shards not in skip, in rotating order, until
-// params.Limit tasks are in res. first reports whether res.Now is still to
-// be set. A failure after some tasks were claimed keeps them.
-func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, queues []string, res *plait.TaskClaimResult, skip map[int]bool, first bool) error {
+func checkRequestID(rid string) error {
+	if rid == "" {
+		return nil
+	}
+	if len(rid) > maxRequestID || ids.Check(rid) != nil {
+		return fmt.Errorf("redisstore: request id %q: want 1..%d bytes of [A-Za-z0-9._-]: %w", clip(rid), maxRequestID, plait.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// claimOrder is the order a claim visits the shards in: rotating, or, for a
+// claim with a request id, starting at the shard its id hashes to, so that
+// the same claim sent again visits them in the same order and finds the
+// memory of each shard the first one claimed on.
+func (s *Store) claimOrder(rid string) []int {
+	if rid == "" || s.cfg.shards == 1 {
+		return s.shardOrder()
+	}
+	n := s.cfg.shards
+	start := int(keyHash(rid) % uint32(n))
+	out := make([]int, n)
+	for i := range out {
+		out[i] = (start + i) % n
+	}
+	return out
+}
+
+// claimShards claims on the shards not in skip, in claimOrder, until
+// params.Limit tasks are taken; taken counts those taken before, and the
+// new count is returned. A replayed claim counts what the first call took
+// (see claim.lua), so a claim sent again visits the shards the first one
+// did. first reports whether res.Now is still to be set. A failure after
+// some tasks were claimed keeps them.
+func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, queues []string, res *plait.TaskClaimResult, skip map[int]bool, first bool, taken int) (int, error) {
 	leaseMs := ceilDurMillis(params.LeaseDuration)
-	for _, shard := range s.shardOrder() {
-		left := params.Limit - len(res.Tasks)
+	order := s.claimOrder(params.RequestID)
+	for i, shard := range order {
+		left := params.Limit - taken
 		if left <= 0 {
 			break
 		}
@@ -44,26 +82,38 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			continue
 		}
 		keys := append([]string{s.keys.active(shard)}, s.queueKeys(shard, queues)...)
+		more := 0
+		if params.RequestID != "" {
+			keys = append(keys, s.keys.claimMemo(shard, params.RequestID))
+			for _, later := range order[i+1:] {
+				if !skip[later] {
+					more = 1
+				}
+			}
+		}
 		v, err := s.runScript(ctx, scriptClaim, keys,
-			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound)
+			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more)
 		if err != nil {
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim
 			}
-			return err
+			return taken, err
 		}
-		if err := s.readClaim(&reply{v: v}, res, first); err != nil {
-			return err
+		n, err := s.readClaim(&reply{v: v}, res, first)
+		if err != nil {
+			return taken, err
 		}
+		taken += n
 		first = false
 	}
-	return nil
+	return taken, nil
 }
 
 // readClaim reads the claim part of a script reply (see claim.lua) into
-// res; first sets res.Now.
-func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) error {
-	now, next, n := r.int(), r.int(), r.int()
+// res and returns how many tasks the claim took (a replay took more than
+// it answers when some have moved on since); first sets res.Now.
+func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int, error) {
+	now, next, n, taken := r.int(), r.int(), r.int(), r.int()
 	if first {
 		res.Now = msTime(now)
 	}
@@ -108,5 +158,5 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) erro
 		ct.Spec = spec
 		res.Tasks = append(res.Tasks, ct)
 	}
-	return r.err
+	return int(taken), r.err
 }

@@ -90,8 +90,8 @@ func TestEvictionAndOOM(t *testing.T) {
 	t.Cleanup(func() { c.ConfigSet(ctx, "maxmemory", "0") })
 	_, err = s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
 	require.ErrorIs(t, err, plait.ErrStoreFull, "a create refused for memory is ErrStoreFull")
-	_, err = s.RunCancel(ctx, &plait.RunCancelParams{ID: created.Run.ID, Reason: "stop"})
-	require.ErrorIs(t, err, plait.ErrStoreFull, "a cancel refused for memory is ErrStoreFull")
+	_, err = s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	require.ErrorIs(t, err, plait.ErrStoreFull, "a claim refused for memory is ErrStoreFull")
 	after, err := s.RunGet(ctx, &plait.RunGetParams{ID: created.Run.ID})
 	require.NoError(t, err)
 	require.Equal(t, before, after, "nothing was half-written")
@@ -99,9 +99,8 @@ func TestEvictionAndOOM(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, keysBefore, keysAfter, "no key was added")
 
-	// A finish starts by removing its lease entry, which Redis allows while
-	// out of memory; the script then runs to its end: in-flight work keeps
-	// completing, whole.
+	// A finish is declared allow-oom: in-flight work keeps completing,
+	// whole.
 	res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{
 		{Lease: claimed.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("r")},
 	}})

@@ -2,7 +2,9 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
@@ -35,21 +37,45 @@ func (s *Store) groupByShard(n int, runID func(i int) string, bad func(i int, er
 }
 
 // checkOutcomes answers the outcomes no script needs to see and reports
-// which are to be sent.
-func checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishResult, []bool) {
+// which are to be sent, with the stored form of each result: an outcome
+// whose result is over the store's limit is answered ErrResultTooLarge
+// here, so that it neither applies nor makes Redis refuse the whole batch.
+func (s *Store) checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishResult, []bool, []string) {
 	out := make([]plait.TaskFinishResult, len(outcomes))
 	valid := make([]bool, len(outcomes))
+	results := make([]string, len(outcomes))
+	enc := s.values()
 	for i, o := range outcomes {
 		switch {
 		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReturned:
 			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)
+			continue
 		case ids.Check(o.Lease.Task) != nil:
 			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, plait.ErrNotFound)
-		default:
-			valid[i] = true
+			continue
 		}
+		if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > 0 {
+			// Compression can only help from the threshold on; below it the
+			// stored form is one byte longer than the result.
+			if enc.threshold == 0 && len(o.Result) >= s.cfg.maxResult {
+				out[i].Err = s.tooLarge(o, len(o.Result)+1)
+				continue
+			}
+			results[i] = enc.encode(o.Result)
+			if len(results[i]) > s.cfg.maxResult {
+				out[i].Err = s.tooLarge(o, len(results[i]))
+				results[i] = ""
+				continue
+			}
+		}
+		valid[i] = true
 	}
-	return out, valid
+	return out, valid, results
+}
+
+func (s *Store) tooLarge(o plait.TaskOutcome, size int) error {
+	return fmt.Errorf("redisstore: finish %s/%s: result of %d bytes stored, the limit is %d: %w",
+		o.Lease.RunID, o.Lease.Task, size, s.cfg.maxResult, plait.ErrResultTooLarge)
 }
 
 // finishBatches groups the valid outcomes by shard; outcomes whose run id
@@ -76,8 +102,7 @@ func (s *Store) finishBatches(outcomes []plait.TaskOutcome, out []plait.TaskFini
 
 // outcomeArgs appends the run hash keys and the 7 arguments per outcome of
 // one shard's batch (see finish.lua).
-func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, keys []string, args []any) ([]string, []any) {
-	enc := s.values()
+func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, results []string, keys []string, args []any) ([]string, []any) {
 	for _, i := range b.idx {
 		o := &outcomes[i]
 		keys = append(keys, s.keys.run(b.shard, o.Lease.RunID))
@@ -85,11 +110,7 @@ func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, keys []s
 		if o.Outcome == plait.OutcomeRetry {
 			delay = ceilDurMillis(o.RetryDelay)
 		}
-		result := ""
-		if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > 0 {
-			result = enc.encode(o.Result)
-		}
-		args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), result, o.Error, delay)
+		args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), results[i], o.Error, delay)
 	}
 	return keys, args
 }
@@ -114,30 +135,41 @@ func readFinish(r *reply, b shardBatch, outcomes []plait.TaskOutcome, out []plai
 // TaskFinish applies outcomes. See [plait.Store.TaskFinish]. One script
 // call per shard touched by the batch.
 func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
-	out, valid := checkOutcomes(params.Outcomes)
+	out, valid, results := s.checkOutcomes(params.Outcomes)
 	for _, b := range s.finishBatches(params.Outcomes, out, valid) {
 		if len(b.idx) == 0 {
 			continue
 		}
-		keys, args := s.outcomeArgs(b, params.Outcomes,
-			[]string{s.keys.active(b.shard)},
-			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), len(b.idx)})
-		v, err := s.runScript(ctx, scriptFinish, keys, args...)
-		if err != nil {
-			return nil, err
-		}
-		if err := readFinish(&reply{v: v}, b, params.Outcomes, out); err != nil {
+		if err := s.finishShard(ctx, b, params.Outcomes, results, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
+// finishShard applies one shard's outcomes with finish.lua.
+func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []plait.TaskOutcome, results []string, out []plait.TaskFinishResult) error {
+	keys, args := s.outcomeArgs(b, outcomes, results,
+		[]string{s.keys.active(b.shard)},
+		[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), len(b.idx)})
+	v, err := s.runScript(ctx, scriptFinish, keys, args...)
+	if err != nil {
+		return err
+	}
+	return readFinish(&reply{v: v}, b, outcomes, out)
+}
+
+// memoTTL is how long the memory of a finish-only TaskFinishClaim with a
+// request id is kept when it gives no lease duration.
+const memoTTL = time.Minute
+
 // TaskFinishClaim finishes, then claims. See [plait.Store.TaskFinishClaim].
 // One script call (finish_claim.lua) per shard touched by the outcomes,
 // each finishing that shard's outcomes and claiming what is still wanted
 // there (where the released children are); then, while the limit is not
-// met, claims on the other shards. With one shard: one round trip.
+// met, claims on the other shards. With one shard: one round trip. When
+// Redis refuses finish_claim.lua for memory, the outcomes are applied with
+// finish.lua, which Redis runs, and nothing is claimed.
 func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
 	cp := &params.Claim
 	claim := cp.Limit > 0
@@ -147,23 +179,36 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 		if queues, err = checkClaim(cp); err != nil {
 			return nil, err
 		}
+	} else if err := checkRequestID(cp.RequestID); err != nil {
+		return nil, err
 	}
 	outcomes := params.Finish.Outcomes
-	out, valid := checkOutcomes(outcomes)
+	out, valid, results := s.checkOutcomes(outcomes)
 	res := &plait.TaskFinishClaimResult{Finished: out}
 	if claim {
 		res.Claimed = &plait.TaskClaimResult{}
 	}
 	leaseMs := ceilDurMillis(cp.LeaseDuration)
+	if leaseMs <= 0 {
+		leaseMs = memoTTL.Milliseconds()
+	}
 	first := true
+	full := false
+	taken := 0
 	done := map[int]bool{}
 	for _, b := range s.finishBatches(outcomes, out, valid) {
 		if len(b.idx) == 0 {
 			continue
 		}
+		if full {
+			if err := s.finishShard(ctx, b, outcomes, results, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		limit := 0
 		if claim {
-			limit = cp.Limit - len(res.Claimed.Tasks)
+			limit = cp.Limit - taken
 		}
 		keys := []string{s.keys.active(b.shard)}
 		nq := 0
@@ -171,9 +216,19 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 			keys = append(keys, s.queueKeys(b.shard, queues)...)
 			nq = len(queues)
 		}
-		keys, args := s.outcomeArgs(b, outcomes, keys,
+		keys, args := s.outcomeArgs(b, outcomes, results, keys,
 			[]any{s.nowArg(), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx)})
+		if cp.RequestID != "" {
+			keys = append(keys, s.keys.claimMemo(b.shard, cp.RequestID))
+		}
 		v, err := s.runScript(ctx, scriptFinishClaim, keys, args...)
+		if errors.Is(err, plait.ErrStoreFull) {
+			full = true
+			if err := s.finishShard(ctx, b, outcomes, results, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -182,15 +237,17 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 			return nil, err
 		}
 		if limit > 0 {
-			if err := s.readClaim(r, res.Claimed, first); err != nil {
+			n, err := s.readClaim(r, res.Claimed, first)
+			if err != nil {
 				return nil, err
 			}
+			taken += n
 			first = false
 			done[b.shard] = true
 		}
 	}
-	if claim && len(res.Claimed.Tasks) < cp.Limit {
-		if err := s.claimShards(ctx, cp, queues, res.Claimed, done, first); err != nil {
+	if claim && !full && taken < cp.Limit {
+		if _, err := s.claimShards(ctx, cp, queues, res.Claimed, done, first, taken); err != nil {
 			return nil, err
 		}
 	}

@@ -24,6 +24,13 @@ const (
 	// RetentionMin is the shortest WithRetention accepts: Redis expires
 	// keys in ms.
 	RetentionMin = time.Millisecond
+	// MaxResultBytesDefault is the largest stored result, flag byte
+	// included: far above what a result handed between tasks should be,
+	// and far below what Redis accepts in one argument.
+	MaxResultBytesDefault = 32 << 20
+	// MaxResultBytesMax bounds WithMaxResultBytes: Redis's default
+	// proto-max-bulk-len, the largest argument it accepts.
+	MaxResultBytesMax = 512 << 20
 )
 
 // Option configures a [Store].
@@ -54,6 +61,8 @@ type config struct {
 	// compress is the size from which payloads and results are compressed;
 	// 0 turns compression off.
 	compress int
+	// maxResult is the largest stored result, flag byte included.
+	maxResult int
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }
@@ -77,6 +86,9 @@ func (c *config) withDefaults() {
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
+	}
+	if c.maxResult == 0 {
+		c.maxResult = MaxResultBytesDefault
 	}
 }
 
@@ -154,5 +166,23 @@ func WithCompression(thresholdBytes int) Option {
 			return
 		}
 		c.compress = thresholdBytes
+	}
+}
+
+// WithMaxResultBytes sets the largest result the store keeps, in bytes as
+// stored (one flag byte, then the result, compressed when WithCompression
+// makes it smaller). A finish outcome with a larger result is answered
+// [plait.ErrResultTooLarge] on its own, before anything is sent: nothing
+// applies for it, its lease still holds, and the rest of the batch applies
+// as usual (a result Redis refuses would fail the whole call). Defaults to
+// MaxResultBytesDefault; below 1 or above MaxResultBytesMax is an error,
+// and a server whose proto-max-bulk-len is lower needs a value below it.
+func WithMaxResultBytes(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > MaxResultBytesMax {
+			c.reject("WithMaxResultBytes", strconv.Itoa(n), "want 1.."+strconv.Itoa(MaxResultBytesMax))
+			return
+		}
+		c.maxResult = n
 	}
 }

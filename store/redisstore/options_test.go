@@ -46,6 +46,9 @@ func TestOptionsRejected(t *testing.T) {
 		{WithRetention(-time.Second), "redisstore.WithRetention(-1s): want at least 1ms"},
 		{WithRetention(time.Microsecond), "redisstore.WithRetention(1µs): want at least 1ms"},
 		{WithCompression(-1), "redisstore.WithCompression(-1): must not be negative"},
+		{WithMaxResultBytes(0), "redisstore.WithMaxResultBytes(0): want 1..536870912"},
+		{WithMaxResultBytes(-1), "redisstore.WithMaxResultBytes(-1): want 1..536870912"},
+		{WithMaxResultBytes(MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870913): want 1..536870912"},
 	} {
 		s, err := New(context.Background(), c, tc.opt, WithLogger(discardLogger()))
 		require.Nil(t, s, tc.message)
@@ -79,6 +82,7 @@ func TestOptionsAccepted(t *testing.T) {
 	require.Equal(t, RetentionDefault, s.cfg.retention)
 	require.Zero(t, s.cfg.compress, "compression is off by default")
 	require.Nil(t, s.cfg.clock, "Redis TIME by default")
+	require.Equal(t, MaxResultBytesDefault, s.cfg.maxResult)
 
 	clk := fakeclock.New(goldenStart)
 	s, err = New(ctx, c, WithPrefix(strings.Repeat("p", 128)), WithShards(MaxShards), WithRetention(RetentionMin),
@@ -89,11 +93,15 @@ func TestOptionsAccepted(t *testing.T) {
 		require.NotErrorIs(t, err, plait.ErrInvalidOption)
 	}
 	s, err = New(ctx, c, WithPrefix("a.b_c-1"), WithShards(1), WithRetention(1500*time.Microsecond), WithCompression(1),
-		WithLogger(discardLogger()))
+		WithMaxResultBytes(1), WithLogger(discardLogger()))
 	require.NoError(t, err)
+	require.Equal(t, 1, s.cfg.maxResult)
 	require.Equal(t, "a.b_c-1", s.cfg.prefix)
 	require.Equal(t, int64(1), s.retentionMs(), "retention is kept in ms, rounded down")
 	require.Equal(t, 1, s.cfg.compress)
+	s, err = New(ctx, c, WithMaxResultBytes(MaxResultBytesMax), WithLogger(discardLogger()))
+	require.NoError(t, err)
+	require.Equal(t, MaxResultBytesMax, s.cfg.maxResult)
 
 	var cfg config
 	for _, o := range []Option{WithClock(clk), WithClock(nil), WithLogger(nil)} {

@@ -72,11 +72,14 @@ import (
 //     the finish and claim steps on every call.
 //
 // A function call that finds no function (a restarted server without
-// persistence) loads the library again and retries. Functions are declared
-// without flags, so Redis refuses a function call up front when it is out of
-// memory; such a call is sent again as EVALSHA, which Redis refuses only at
-// its first write that needs memory (see runScript), so both paths answer
-// alike when memory is short.
+// persistence) loads the library again and retries. When Redis is out of
+// memory, the functions declared allow-oom (extend, finish, sweep, cancel:
+// see allowOOM) run whole, and the others (creates, claims) are refused up
+// front, whole; TaskFinishClaim then applies its outcomes with finish and
+// claims nothing. On the EVALSHA path (no functions) Redis refuses a
+// script only at its first write that needs memory, so there a claim,
+// whose first write is a removal, still runs, and an extend, whose first
+// write is a ZADD, is refused.
 
 //go:embed lua/*.lua
 var luaFS embed.FS
@@ -87,6 +90,15 @@ type script struct {
 	eval *redis.Script
 	fn   string
 }
+
+// allowOOM names the functions Redis runs whole when it is out of memory:
+// those that only move work a worker holds forward or give memory back
+// (extend, finish, sweep, cancel). The others, which bring new work into
+// Redis or lease more of it (creates and claims), are declared without
+// flags, so Redis refuses them up front when it is out of memory, before
+// any write: nothing is half written and the call answers
+// plait.ErrStoreFull.
+var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true}
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
 
@@ -180,7 +192,12 @@ func buildLibrary() (string, string) {
 	name := "plait_" + hex.EncodeToString(sum[:6])
 	var reg strings.Builder
 	for _, n := range scriptNames {
-		reg.WriteString("redis.register_function('" + name + "_" + n + "', function(k, a) reset() return s_" + n + "(k, a) end)\n")
+		flags := "{}"
+		if allowOOM[n] {
+			flags = "{'allow-oom'}"
+		}
+		reg.WriteString("redis.register_function{function_name='" + name + "_" + n +
+			"', callback=function(k, a) reset() return s_" + n + "(k, a) end, flags=" + flags + "}\n")
 	}
 	return "#!lua name=" + name + "\n" + src + reg.String(), name
 }
@@ -313,13 +330,12 @@ func codeErr(code int64) error {
 }
 
 // runScript runs sc and maps Redis's OOM refusal to plait.ErrStoreFull.
-// Redis refuses only a script's first write that needs memory when the
-// script started out of memory (later writes of a script that already wrote
-// go through), and the scripts validate before their first write, so a
-// refused script has written nothing; one whose first write frees memory (a
-// finish removing its lease entry) runs whole. A function call refused for
-// memory up front is sent again as EVALSHA, so that the same holds on the
-// function path.
+// On the function path the refusal is up front and whole (see allowOOM);
+// a function call that finds no function (a restarted server without
+// persistence) loads the library again, and when even that fails (the
+// load is refused for memory) runs the same source as EVALSHA, whose
+// scripts order their writes so that Redis refuses only a first write (see
+// each script's "Out of memory" line).
 func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
 	var v any
 	var err error
@@ -328,10 +344,9 @@ func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args .
 		if err != nil && strings.Contains(err.Error(), "Function not found") {
 			if lerr := s.loadLibrary(ctx); lerr == nil {
 				v, err = s.client.FCall(ctx, sc.function(), keys, args...).Result()
+			} else {
+				v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()
 			}
-		}
-		if isOOM(err) {
-			v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()
 		}
 	} else {
 		v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()

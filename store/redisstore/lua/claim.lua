@@ -6,37 +6,58 @@
 -- KEYS[1]          <prefix>:{s}:active          lease zset
 -- KEYS[1+5(i-1)+1] <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
 -- KEYS[1+5(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
+-- KEYS[2+5q]       <prefix>:{s}:c:<request>     claim memory (only with a request id)
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes and payload keys of popped entries)
 -- ARGV[3]  worker id
 -- ARGV[4]  limit (tasks)
 -- ARGV[5]  lease duration in ms
--- ARGV[6]  number of queues
+-- ARGV[6]  number of queues q
 -- ARGV[7]  most due delayed tasks moved per queue
+-- ARGV[8]  1: remember a claim that found nothing too (the caller goes on
+--          to another shard), else 0
 --
 -- Transition: task W -> R and Y -> R (due delayed tasks), task R -> U
 -- (claimed: epoch + 1, lease in the active zset); run P -> U on its first
 -- claim.
 --
--- Returns {nowMs, nextDueMs (0: none), n, then per task:
+-- Returns {nowMs, nextDueMs (0: none), n, claimed, then per task:
 --   runId, task, epoch, leaseUntilMs, definition, parents, payload,
 --   attempt, firstStartMs, k (parents that succeeded), then k pairs
---   parentName, result}.
+--   parentName, result}; claimed is n, except in a replay (below).
 -- Entries whose task is no longer ready (cancelled or stopped runs, expired
 -- runs), or whose move is refused, are dropped on the way: lazy deletion.
+-- With a request id, the claimed tasks and their epochs are kept in the
+-- claim memory for the lease duration (lib_claim.lua), one SET.
 --
--- Retried: claims another batch. The batch of a call whose reply was lost
--- stays leased to the worker, which does not know it holds it, until the
--- leases expire and a sweep requeues those tasks (counting a crash each).
--- This is a known problem.
--- Out of memory: the first write is a removal (the ZREM of a due delayed
--- entry, else the LPOP of a ready entry), which Redis allows, and a script
--- that has written is let through to its end: a claim runs whole.
+-- Retried: with a request id, the memory is found first: the call claims
+-- nothing and answers the tasks the first call claimed that are still
+-- running under its epochs (read again, payloads and parents' results
+-- included), with claimed = how many the first call claimed. Without one it
+-- claims another batch, and the batch of a call whose reply was lost stays
+-- leased to nobody who knows it until the leases expire and a sweep
+-- requeues it, counting a crash each.
+-- Out of memory: the function is declared without allow-oom, so Redis
+-- refuses the call up front, whole, and the store answers ErrStoreFull (a
+-- claim leases more work and grows the shard's memory). On the EVALSHA
+-- path the first write is a removal (the ZREM of a due delayed entry, else
+-- the LPOP of a ready entry), which Redis allows, and the call runs whole.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
 local nq = tonumber(ARGV[6])
 local qkeys = {}
 for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
 local out = {}
-claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out)
+local mk = KEYS[2 + 5 * nq]
+local memo
+if mk then
+  local mem = redis.call('GET', mk)
+  if mem then
+    replay_claim(ctx, KEYS[1], qkeys, nq, mem, out)
+    return out
+  end
+  memo = {}
+end
+claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo)
+if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, tonumber(ARGV[5])) end
 return out

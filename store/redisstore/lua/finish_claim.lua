@@ -6,12 +6,13 @@
 -- KEYS[1+5(i-1)+1]     <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
 -- KEYS[1+5(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
 -- KEYS[1+5q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
+-- KEYS[2+5q+n]         <prefix>:{s}:c:<request>     claim memory (only with a request id)
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  worker id
 -- ARGV[5]  claim limit (0: finish only)
--- ARGV[6]  lease duration in ms
+-- ARGV[6]  lease duration in ms (also how long the claim memory is kept)
 -- ARGV[7]  number of queues q
 -- ARGV[8]  most due delayed tasks moved per queue
 -- ARGV[9]  number of outcomes n
@@ -21,14 +22,21 @@
 --
 -- Returns the 2n values of finish.lua, then, when the limit is at least 1,
 -- the reply of claim.lua. Wake-up tokens are pushed only for tasks made
--- ready or delayed by the finish that the claim did not take.
+-- ready or delayed by the finish that the claim did not take. With a
+-- request id, the outcome codes and the claimed tasks are kept in the claim
+-- memory (lib_claim.lua), one SET.
 --
--- Retried: the finish part answers stale epoch for every outcome the first
--- call applied, changing nothing; the claim part claims another batch,
--- which leaves the first batch leased until its leases expire (the known
--- problem of claim.lua).
--- Out of memory: as finish.lua, then as claim.lua; a call with no outcome
--- to apply behaves as claim.lua.
+-- Retried: with a request id, the memory is found first: the call applies
+-- nothing and claims nothing, and answers the codes the first call's
+-- outcomes got and, as claim.lua does, the tasks it claimed that are still
+-- held. Without one, the finish part answers stale epoch for every outcome
+-- the first call applied, changing nothing, and the claim part claims
+-- another batch, which leaves the first batch leased until its leases
+-- expire (see claim.lua).
+-- Out of memory: the function is declared without allow-oom, so Redis
+-- refuses the call up front, whole; the store then applies the outcomes
+-- with finish.lua, which Redis runs, and answers an empty claim. On the
+-- EVALSHA path: as finish.lua, then as claim.lua.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local limit = tonumber(ARGV[5])
@@ -39,10 +47,22 @@ for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
 local rks = {}
 for j = 1, n do rks[j] = KEYS[1 + 5 * nq + j] end
 local out = {}
+local mk = KEYS[2 + 5 * nq + n]
+local memo
+if mk then
+  local mem = redis.call('GET', mk)
+  if mem then
+    replay_finish(mem, out)
+    if limit > 0 then replay_claim(ctx, KEYS[1], qkeys, nq, mem, out) end
+    return out
+  end
+  memo = {}
+end
 finish_batch(ctx, KEYS[1], rks, ARGV, 10, n, out)
 if limit > 0 then
-  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out)
+  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out, memo)
 end
 flush()
 wake(ctx)
+if mk then remember(mk, out, n, memo or {}, tonumber(ARGV[6])) end
 return out

@@ -1,16 +1,71 @@
 -- lib_claim.lua: the claim step, shared by claim.lua and finish_claim.lua.
 
+-- parent_results appends, after position at of got, a pair parentName,
+-- result per parent in ps (a task's u: field) that succeeded, and returns
+-- how many: their states and results are read with one HMGET per 500
+-- parents, and a parent succeeded when its state starts with S.
+local function parent_results(rk, ps, got, at)
+  local pn = {}
+  for pname in string.gmatch(ps, '([^ :]+):%d') do pn[#pn + 1] = pname end
+  local k = 0
+  for i = 1, #pn, 500 do
+    local j = math.min(i + 499, #pn)
+    local fs = {}
+    for x = i, j do
+      local pname = pn[x]
+      fs[#fs + 1] = 's:' .. pname
+      fs[#fs + 1] = 'r:' .. pname
+    end
+    local vs = redis.call('HMGET', rk, unpack(fs))
+    for x = 1, #fs, 2 do
+      local pst = vs[x]
+      if pst and string.byte(pst, 1) == 83 then
+        k = k + 1
+        got[at + 1] = pn[i + (x - 1) / 2]
+        got[at + 2] = vs[x + 1] or ''
+        at = at + 2
+      end
+    end
+  end
+  return k
+end
+
+-- next_due returns the earliest due time of a live delayed task on the
+-- queues of qkeys (0: none), dropping the stale entries it meets first (at
+-- most 16 per queue).
+local function next_due(ctx, qkeys, nq)
+  local next_ms = 0
+  for qi = 1, nq do
+    local zk = qkeys[5 * (qi - 1) + 1]
+    for _ = 1, 16 do
+      local first = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')
+      if #first == 0 then break end
+      local id, name = parse_entry(first[1])
+      local t = id and state_get(key(ctx.base, 'r', id), name)
+      if t and (t.st == 'W' or t.st == 'Y') then
+        local due = tonumber(first[2])
+        if next_ms == 0 or due < next_ms then next_ms = due end
+        break
+      end
+      redis.call('ZREM', zk, first[1])
+    end
+  end
+  return next_ms
+end
+
 -- claim_tasks moves due delayed tasks to ready, then claims up to limit
 -- ready tasks, highest priority first, FIFO within one (queue, priority),
 -- queue order as given across queues of one priority. qkeys holds, per
 -- queue, its delayed zset and its four ready lists (urgent first). It
--- appends to out: nowMs, nextDueMs (0: none), n, then per task: runId,
+-- appends to out: nowMs, nextDueMs (0: none), n, n again (the count a
+-- replay answers apart, see replay_claim), then per task: runId,
 -- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key,
 -- '' when inline), attempt, firstStartMs, k (parents that succeeded), then k
 -- pairs parentName, result. A task claimed here that this very call made
 -- ready takes its wake-up token back. An entry whose move is refused is
--- dropped like one whose task is no longer ready.
-local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out)
+-- dropped like one whose task is no longer ready. When memo is a table,
+-- "<run>:<task>:<epoch>" of each claimed task is appended to it.
+local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo)
   local until_ms = ctx.now + lease
 
   -- 1. promote due delayed tasks.
@@ -38,10 +93,10 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- buffered writes are sent first, so the records read below come straight
   -- from Redis and are current; each claimed task's fields are read with one
   -- HMGET, its moves made packed and written with one HSET. Tasks go
-  -- straight into out after the three head values, filled in at the end.
+  -- straight into out after the four head values, filled in at the end.
   flush()
   local head = #out
-  out[head + 1], out[head + 2], out[head + 3] = 0, 0, 0
+  out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
   local got = out
   local leased = {}
   local payload_at, payload_keys = {}, {}
@@ -113,37 +168,12 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             got[g + 8] = tonumber(t.attempt)
             got[g + 9] = r.created + t.first
             if deps ~= '0' then
-              ps = ps or ''
-              -- parents: their states and results in one HMGET per 500; a parent
-              -- succeeded when its state starts with S.
-              local pn = {}
-              for pname in string.gmatch(ps, '([^ :]+):%d') do pn[#pn + 1] = pname end
-              local k = 0
-              local at = g + 10
-              for i = 1, #pn, 500 do
-                local j = math.min(i + 499, #pn)
-                local fs = {}
-                for x = i, j do
-                  local pname = pn[x]
-                  fs[#fs + 1] = 's:' .. pname
-                  fs[#fs + 1] = 'r:' .. pname
-                end
-                local vs = redis.call('HMGET', rk, unpack(fs))
-                for x = 1, #fs, 2 do
-                  local pst = vs[x]
-                  if pst and string.byte(pst, 1) == 83 then
-                    k = k + 1
-                    got[at + 1] = pn[i + (x - 1) / 2]
-                    got[at + 2] = vs[x + 1] or ''
-                    at = at + 2
-                  end
-                end
-              end
-              got[g + 10] = k
+              got[g + 10] = parent_results(rk, ps or '', got, g + 10)
             else
               got[g + 6] = ''
               got[g + 10] = 0
             end
+            if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
           end
         end
       end
@@ -160,24 +190,73 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   flush()
 
   -- 3. the earliest live delayed due time on these queues.
-  local next_due = 0
-  for qi = 1, nq do
-    local zk = qkeys[5 * (qi - 1) + 1]
-    for _ = 1, 16 do
-      local first = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')
-      if #first == 0 then break end
-      local id, name = parse_entry(first[1])
-      local t = id and state_get(key(ctx.base, 'r', id), name)
-      if t and (t.st == 'W' or t.st == 'Y') then
-        local due = tonumber(first[2])
-        if next_due == 0 or due < next_due then next_due = due end
-        break
-      end
-      redis.call('ZREM', zk, first[1])
-    end
-  end
+  local next_ms = next_due(ctx, qkeys, nq)
 
   out[head + 1] = ctx.now
-  out[head + 2] = next_due
+  out[head + 2] = next_ms
   out[head + 3] = n
+  out[head + 4] = n
+end
+
+-- The claim memory c:<request> (claim.lua, finish_claim.lua) keeps what a
+-- call sent with a request id did, for as long as its leases last, so that
+-- the same call sent again (its reply was lost) answers it instead of
+-- claiming again. One string: per finish outcome "<code><run status
+-- letter>,", then "|", then "<run>:<task>:<epoch>" per claimed task, space
+-- separated (run ids, task names and epochs hold neither ':' nor ' ').
+
+-- remember writes the memory of a call: the codes of its n outcomes, the
+-- first 2n values of out, and the tasks in memo, for lease ms.
+local function remember(mk, out, n, memo, lease)
+  local codes = {}
+  for i = 1, n do codes[i] = out[2 * i - 1] .. out[2 * i] .. ',' end
+  redis.call('SET', mk, table.concat(codes) .. '|' .. table.concat(memo, ' '), 'PX', lease)
+end
+
+-- replay_finish appends the outcome codes of a remembered call to out.
+local function replay_finish(mem, out)
+  for code, st in string.gmatch(string.match(mem, '^[^|]*'), '(%d+)(%a*),') do
+    out[#out + 1] = tonumber(code)
+    out[#out + 1] = st
+  end
+end
+
+-- replay_claim appends a claim reply to out for a remembered call, claiming
+-- nothing: the tasks it claimed that are still running under the epoch it
+-- gave them, read again as claim_tasks answers them (with the lease
+-- deadline as it stands), and, as the fourth head value, how many it
+-- claimed in all, so that a caller claiming on several shards counts them
+-- as the first call did.
+local function replay_claim(ctx, active, qkeys, nq, mem, out)
+  local head = #out
+  out[head + 1], out[head + 2], out[head + 3], out[head + 4] = ctx.now, 0, 0, 0
+  local n, all = 0, 0
+  for id, name, epoch in string.gmatch(string.match(mem, '|(.*)$') or '', '([^ :]+):([^ :]+):(%d+)') do
+    all = all + 1
+    local rk = ctx.base .. 'r:' .. id
+    local v = redis.call('HMGET', rk, 'm', 's:' .. name, 'd:' .. name, 'u:' .. name)
+    local d, ps = v[3], v[4]
+    local r = v[1] and meta_scan(v[1], scan_r)
+    local t = v[2] and state_scan(v[2], scan_t)
+    local deps, apart
+    if d then deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n') end
+    local until_ms = redis.call('ZSCORE', active, entry(id, name))
+    if r and t and deps and until_ms and t.st == 'U' and t.epoch == epoch then
+      n = n + 1
+      local g = #out
+      out[g + 1], out[g + 2], out[g + 3], out[g + 4] = id, name, tonumber(epoch), tonumber(until_ms)
+      out[g + 5], out[g + 6], out[g + 7] = d, '', ''
+      if apart == '1' then out[g + 7] = redis.call('GET', ctx.base .. 'p:' .. id .. ':' .. name) or '' end
+      out[g + 8], out[g + 9] = tonumber(t.attempt), r.created + t.first
+      if deps ~= '0' then
+        out[g + 6] = ps or ''
+        out[g + 10] = parent_results(rk, ps or '', out, g + 10)
+      else
+        out[g + 10] = 0
+      end
+    end
+  end
+  out[head + 2] = next_due(ctx, qkeys, nq)
+  out[head + 3] = n
+  out[head + 4] = all
 end
