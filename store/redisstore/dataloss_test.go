@@ -1,0 +1,84 @@
+package redisstore_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// TestRunIDsAfterDataLoss empties a real redis-server (FLUSHALL: what a
+// restart without persistence or a failover to a lagging replica does to
+// the id sequence) under a store value holding part of its id block, then
+// creates runs from it and from a new store value: every id is handed out
+// once, and every create answers the run it wrote itself.
+func TestRunIDsAfterDataLoss(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := context.Background()
+	newStore := func() *redisstore.Store {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		t.Cleanup(func() { _ = c.Close() })
+		s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+		require.NoError(t, err)
+		return s
+	}
+	old := newStore()
+	created := map[string]string{} // run id -> workflow name its creator submitted
+	create := func(s *redisstore.Store, name, key string) {
+		t.Helper()
+		wf := &plait.WorkflowSpec{Name: name, Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue}}}
+		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: key})
+		require.NoError(t, err)
+		require.False(t, res.Existing)
+		_, seen := created[res.Run.ID]
+		require.False(t, seen, "run id %s handed out twice", res.Run.ID)
+		created[res.Run.ID] = name
+	}
+	for i := 0; i < 3; i++ {
+		create(old, "before-"+strconv.Itoa(i), "")
+	}
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+
+	fresh := newStore()
+	for i := 0; i < 5; i++ {
+		create(fresh, "fresh-"+strconv.Itoa(i), "")
+		create(old, "old-"+strconv.Itoa(i), "")
+	}
+	create(old, "old-keyed", "order-1")
+	create(fresh, "fresh-keyed", "order-2")
+	many, err := fresh.RunCreateMany(ctx, []*plait.RunCreateParams{
+		{Workflow: &plait.WorkflowSpec{Name: "many-0", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h"}}}},
+		{Workflow: &plait.WorkflowSpec{Name: "many-1", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h"}}}},
+	})
+	require.NoError(t, err)
+	for i, o := range many {
+		require.NoError(t, o.Err)
+		_, seen := created[o.Result.Run.ID]
+		require.False(t, seen, "run id %s handed out twice", o.Result.Run.ID)
+		created[o.Result.Run.ID] = "many-" + strconv.Itoa(i)
+	}
+
+	// Each id still names the run its creator wrote (the runs created
+	// before the loss are gone, not replaced by someone else's).
+	for id, name := range created {
+		run, err := old.RunGet(ctx, &plait.RunGetParams{ID: id})
+		if strings.HasPrefix(name, "before-") {
+			require.ErrorIs(t, err, plait.ErrNotFound, "run %s was lost, and no other run took its id", id)
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, name, run.Workflow, "run %s is the one its create answered", id)
+	}
+}
