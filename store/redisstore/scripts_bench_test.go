@@ -34,13 +34,20 @@ func BenchmarkScripts(b *testing.B) {
 		}
 	}
 	worker := "bench"
+	// Every claim carries a request id, as a worker's do, so the figures
+	// include the claim memory.
+	reqs := 0
+	rid := func() string {
+		reqs++
+		return "bench-" + strconv.Itoa(reqs)
+	}
 	drain := func() int {
 		done := 0
 		var outs []plait.TaskOutcome
 		for {
 			res, err := s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{
 				Finish: plait.TaskFinishParams{WorkerID: worker, Outcomes: outs},
-				Claim:  plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute},
+				Claim:  plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()},
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -81,7 +88,7 @@ func BenchmarkScripts(b *testing.B) {
 	claimed := 0
 	for {
 		c.ConfigResetStat(ctx)
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()})
 		if err != nil {
 			b.Fatal(err)
 		}
