@@ -30,8 +30,22 @@
 // Redis must run with maxmemory-policy noeviction: an evicting policy can
 // drop a run or a lease entry and break the guarantees. [New] warns loudly
 // when it sees another policy, and refuses to start under
-// [WithStrictEviction]. A write refused for lack of memory (OOM) returns
-// [plait.ErrStoreFull] with nothing half-written.
+// [WithStrictEviction].
+//
+// # Out of memory
+//
+// When Redis reaches maxmemory, work already leased keeps moving: lease
+// extensions, finishes, sweeps and cancels are Redis functions declared
+// allow-oom, which Redis runs whole, so no long task loses its lease to a
+// full Redis. What brings new work in or leases more of it is refused up
+// front, whole, with [plait.ErrStoreFull]: RunCreate and RunCreateMany
+// (nothing is written) and TaskClaim; a TaskFinishClaim applies its
+// outcomes and claims nothing. Nothing needs resetting: once memory is
+// freed, creates and claims work again. A result over [WithMaxResultBytes]
+// is refused for its outcome alone, with [plait.ErrResultTooLarge]. On a
+// server without functions (Redis before 7) scripts run as EVALSHA, where
+// Redis refuses only a script's first write that needs memory: there a
+// claim still runs and an extend is refused (see each script's header).
 package redisstore
 
 import (

@@ -19,9 +19,10 @@
 --
 -- Retried: the run is terminal by then: the retry answers 0 and the run's
 -- fields, changing nothing.
--- Out of memory: the run hash is written first (one HSET), before the
--- lease entries are removed, so Redis refuses the cancel at that write and
--- nothing changes.
+-- Out of memory: the function is declared allow-oom and runs whole: a
+-- cancel ends work and frees leases. On the EVALSHA path the run hash is
+-- written first (one HSET), before the lease entries are removed, so Redis
+-- refuses the cancel at that write and nothing changes.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local rk = KEYS[1]

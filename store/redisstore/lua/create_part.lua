@@ -13,8 +13,9 @@
 --
 -- Retried: before the commit it writes the same fields again and restarts
 -- the time to live; after the commit it writes nothing.
--- Out of memory: the first write is the HSET, which Redis refuses: nothing
--- of this part is written; parts written before it expire.
+-- Out of memory: parts are sent as EVALSHA in a pipeline, and the first
+-- write is the HSET, which Redis refuses: nothing of this part is written;
+-- parts written before it expire.
 
 local rk = KEYS[1]
 if redis.call('HEXISTS', rk, 'm') == 1 then return 0 end

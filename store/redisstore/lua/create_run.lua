@@ -30,11 +30,16 @@
 --
 -- Retried: the run exists (field m), so the retry answers {0, createdMs} of
 -- the first try and changes nothing; a keyed retry finds its own id in the
--- key index and answers the same.
--- Out of memory: the first write is the HSET of the run's fields, which
--- Redis refuses: nothing is written (parts of a large run stay until their
--- time to live ends). Deleting the parts of a taken key or of a broken
--- commit frees memory and is allowed.
+-- key index and answers the same. A run under this id can only be this
+-- call's: the id carries the nonce of its store value's block and is handed
+-- out once (ids.go), so even after Redis lost data no other create holds
+-- it, and no earlier run can have had it.
+-- Out of memory: the function is declared without allow-oom, so Redis
+-- refuses the call up front and nothing is written. On the EVALSHA path
+-- (and for the commit of a run sent in parts) the first write is the HSET
+-- of the run's fields, which Redis refuses: nothing is written (parts of a
+-- large run stay until their time to live ends). Deleting the parts of a
+-- taken key or of a broken commit frees memory and is allowed.
 
 local rk = KEYS[1]
 local id = ARGV[3]

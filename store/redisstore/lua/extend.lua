@@ -13,8 +13,10 @@
 -- 4 corrupt record}.
 --
 -- Retried: extends again, to now + duration as of the retry.
--- Out of memory: the only writes are ZADDs updating the lease zset, which
--- Redis refuses at the first one: the call fails and nothing changes.
+-- Out of memory: the function is declared allow-oom and runs whole: its
+-- ZADDs update members the lease zset already holds, so a held lease is
+-- never lost to a full Redis. On the EVALSHA path (no functions) Redis
+-- refuses the first ZADD: the call fails and nothing changes.
 
 local now = now_ms(ARGV[1])
 local until_ms = now + tonumber(ARGV[2])

@@ -24,11 +24,14 @@
 --
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers 2 (stale epoch), changing nothing.
--- Out of memory: the first write is the removal of a lease entry, which
--- Redis allows, and the call then runs whole; only when the first outcome
--- applied is a retry with a delay or a failure does a write that needs
--- memory come first (its delayed or dead-letter entry), and Redis refuses
--- the call before it has written anything.
+-- Out of memory: the function is declared allow-oom and runs whole, so
+-- in-flight work keeps completing: it adds only the records of attempts
+-- already leased (results are bounded by WithMaxResultBytes) and frees
+-- leases and payloads. On the EVALSHA path the first write is the removal
+-- of a lease entry, which Redis allows, and the call then runs whole; only
+-- when the first outcome applied is a retry with a delay or a failure does
+-- a write that needs memory come first (its delayed or dead-letter entry),
+-- and Redis refuses the call before it has written anything.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local n = tonumber(ARGV[4])

@@ -21,8 +21,9 @@
 --
 -- Retried: the entries the first call handled are gone from the lease
 -- zset; a retry handles the next expired ones, if any, once each.
--- Out of memory: the first write is the removal of the first expired lease
--- entry, which Redis allows, and the call then runs whole.
+-- Out of memory: the function is declared allow-oom and runs whole; on the
+-- EVALSHA path the first write is the removal of the first expired lease
+-- entry, which Redis allows, and the call then runs whole too.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local active = KEYS[1]
