@@ -55,18 +55,13 @@ func (s *Store) checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishR
 			continue
 		}
 		if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > 0 {
-			// Compression can only help from the threshold on; below it the
-			// stored form is one byte longer than the result.
-			if enc.threshold == 0 && len(o.Result) >= s.cfg.maxResult {
-				out[i].Err = s.tooLarge(o, len(o.Result)+1)
+			// The limit is on the result as given, the same on every
+			// store; its stored form is at most one flag byte longer.
+			if len(o.Result) > s.cfg.maxResult {
+				out[i].Err = s.tooLarge(o, len(o.Result))
 				continue
 			}
 			results[i] = enc.encode(o.Result)
-			if len(results[i]) > s.cfg.maxResult {
-				out[i].Err = s.tooLarge(o, len(results[i]))
-				results[i] = ""
-				continue
-			}
 		}
 		valid[i] = true
 	}
@@ -74,7 +69,7 @@ func (s *Store) checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishR
 }
 
 func (s *Store) tooLarge(o plait.TaskOutcome, size int) error {
-	return fmt.Errorf("redisstore: finish %s/%s: result of %d bytes stored, the limit is %d: %w",
+	return fmt.Errorf("redisstore: finish %s/%s: result of %d bytes, the limit is %d: %w",
 		o.Lease.RunID, o.Lease.Task, size, s.cfg.maxResult, plait.ErrResultTooLarge)
 }
 

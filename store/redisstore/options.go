@@ -24,13 +24,14 @@ const (
 	// RetentionMin is the shortest WithRetention accepts: Redis expires
 	// keys in ms.
 	RetentionMin = time.Millisecond
-	// MaxResultBytesDefault is the largest stored result, flag byte
-	// included: far above what a result handed between tasks should be,
+	// MaxResultBytesDefault is the largest result stored, in bytes as
+	// given: far above what a result handed between tasks should be,
 	// and far below what Redis accepts in one argument.
 	MaxResultBytesDefault = 32 << 20
 	// MaxResultBytesMax bounds WithMaxResultBytes: Redis's default
-	// proto-max-bulk-len, the largest argument it accepts.
-	MaxResultBytesMax = 512 << 20
+	// proto-max-bulk-len, the largest argument it accepts, less the flag byte
+	// a stored result starts with.
+	MaxResultBytesMax = 512<<20 - 1
 )
 
 // Option configures a [Store].
@@ -61,7 +62,7 @@ type config struct {
 	// compress is the size from which payloads and results are compressed;
 	// 0 turns compression off.
 	compress int
-	// maxResult is the largest stored result, flag byte included.
+	// maxResult is the largest result, in bytes as given.
 	maxResult int
 	// errs collects what the options rejected; New reports them all.
 	errs []error

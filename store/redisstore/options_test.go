@@ -46,9 +46,9 @@ func TestOptionsRejected(t *testing.T) {
 		{WithRetention(-time.Second), "redisstore.WithRetention(-1s): want at least 1ms"},
 		{WithRetention(time.Microsecond), "redisstore.WithRetention(1µs): want at least 1ms"},
 		{WithCompression(-1), "redisstore.WithCompression(-1): must not be negative"},
-		{WithMaxResultBytes(0), "redisstore.WithMaxResultBytes(0): want 1..536870912"},
-		{WithMaxResultBytes(-1), "redisstore.WithMaxResultBytes(-1): want 1..536870912"},
-		{WithMaxResultBytes(MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870913): want 1..536870912"},
+		{WithMaxResultBytes(0), "redisstore.WithMaxResultBytes(0): want 1..536870911"},
+		{WithMaxResultBytes(-1), "redisstore.WithMaxResultBytes(-1): want 1..536870911"},
+		{WithMaxResultBytes(MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870912): want 1..536870911"},
 	} {
 		s, err := New(context.Background(), c, tc.opt, WithLogger(discardLogger()))
 		require.Nil(t, s, tc.message)

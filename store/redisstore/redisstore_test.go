@@ -75,6 +75,10 @@ func runRedisServer(extra ...string) (addr string, stop func(), err error) {
 
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// maxResultBytes is the result limit of the conformance stores: small, so
+// the case about larger results sends little.
+const maxResultBytes = 1 << 10
+
 // newMiniredisHarness gives each case its own miniredis; Advance moves the
 // fake clock and miniredis's TTLs together.
 func newMiniredisHarness(t *testing.T) *storetest.Harness {
@@ -83,7 +87,8 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	clk := fakeclock.New(start)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
-	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()))
+	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
+		redisstore.WithMaxResultBytes(maxResultBytes))
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,
@@ -92,7 +97,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 			clk.Advance(d)
 			m.FastForward(d)
 		},
-		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault},
+		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, MaxResultBytes: maxResultBytes},
 	}
 }
 
@@ -116,9 +121,10 @@ func newServerHarness(t *testing.T) *storetest.Harness {
 	t.Cleanup(func() { c.Close() })
 	prefix := "t" + strconv.FormatInt(prefixes.Add(1), 10)
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
+		redisstore.WithMaxResultBytes(maxResultBytes),
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
+	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes}}
 }
 
 func TestConformance(t *testing.T) {
