@@ -98,14 +98,20 @@ func (f *finisher) drained() bool {
 
 // write records a batch of outcomes and claims up to claim.Limit tasks in
 // the same call. It returns the claim's answer (nil when none). A failed
-// call is tried again, without the claim, while the outcomes' leases hold;
-// see finishRetryMin.
+// call is sent again, unchanged, while the outcomes' leases hold (see
+// finishRetryMin) or, with a claim attached, until the claim's lease has
+// passed: the claim's RequestID makes the resend answer the tasks a lost
+// first call took, instead of leaving them held by nobody.
 func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClaimParams) *TaskClaimResult {
 	p := f.p
 	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
+	claimUntil := p.cfg.clock.Now().Add(p.cfg.leaseDuration)
+	// given marks outcomes given up on: they are still sent, since the call
+	// must not change while it may have applied, but no longer reported.
+	given := make([]bool, len(batch))
 	delay, maxDelay := finishRetryMin, min(finishRetryMax, p.leaseMargin())
 	for failures := 0; ; failures++ {
 		cctx, done := p.writeCtx(ctx)
@@ -116,6 +122,12 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClai
 				p.cfg.logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
 			}
 			for i, r := range batch {
+				if given[i] {
+					continue
+				}
+				if f.tooLarge(r, res.Finished[i]) {
+					continue
+				}
 				p.untrack(r.e)
 				f.report(r, res.Finished[i])
 			}
@@ -123,42 +135,71 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClai
 		}
 		if err == nil {
 			// The store broke its contract; asking again will not mend it.
-			f.giveUp(batch, fmt.Errorf("plait: the store answered %d results for %d outcomes", len(res.Finished), len(batch)))
+			f.giveUp(pending(batch, given), fmt.Errorf("plait: the store answered %d results for %d outcomes", len(res.Finished), len(batch)))
 			return nil
 		}
 		if errors.Is(err, ErrInvalidArgument) {
-			f.giveUp(batch, err)
+			f.giveUp(pending(batch, given), err)
 			return nil
 		}
 		if failures == 0 {
 			p.cfg.logger.Warn("plait: recording outcomes failed; retrying while their leases hold", "err", err, "count", len(batch))
 		}
-		// The first call may have applied: a retry must not claim tasks
-		// this process would never hear about.
-		params.Claim = TaskClaimParams{}
 		if !p.retryWait(delay) {
-			f.giveUp(batch, fmt.Errorf("plait: shutdown deadline passed: %w", err))
+			f.giveUp(pending(batch, given), fmt.Errorf("plait: shutdown deadline passed: %w", err))
 			return nil
 		}
 		delay = min(2*delay, maxDelay)
 		now := p.cfg.clock.Now()
-		var keep, lost []finishReq
-		for _, r := range batch {
-			if p.vouched(r.e, now) {
-				keep = append(keep, r)
-			} else {
+		var lost []finishReq
+		left := 0
+		for i, r := range batch {
+			switch {
+			case given[i]:
+			case p.vouched(r.e, now):
+				left++
+			default:
+				given[i] = true
 				lost = append(lost, r)
 			}
 		}
 		if len(lost) > 0 {
 			f.giveUp(lost, fmt.Errorf("plait: lease no longer vouched for: %w", err))
 		}
-		if len(keep) == 0 {
+		if left == 0 && (params.Claim.Limit == 0 || !now.Before(claimUntil)) {
 			return nil
 		}
-		batch = keep
-		params.Finish.Outcomes = outcomesOf(batch)
 	}
+}
+
+// pending returns the outcomes of batch not given up on.
+func pending(batch []finishReq, given []bool) []finishReq {
+	var out []finishReq
+	for i, r := range batch {
+		if !given[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// tooLarge turns a success whose result the store refused for its size
+// into a failure of the attempt, queued at once: the store changed nothing
+// for it, so its lease still holds and stays extended meanwhile. The result
+// would be as large on every attempt, so the failure is for good.
+func (f *finisher) tooLarge(r finishReq, res TaskFinishResult) bool {
+	if r.o.Outcome != OutcomeSucceeded || !errors.Is(res.Err, ErrResultTooLarge) {
+		return false
+	}
+	f.p.cfg.logger.Warn("plait: result too large for the store; the attempt fails", "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", res.Err)
+	failed := TaskOutcome{Lease: r.o.Lease, Outcome: OutcomeFailed, Error: res.Err.Error()}
+	f.mu.Lock()
+	// Queued even when the finisher is closing: the driver calling write
+	// drains the queue before it stops.
+	f.queue = append(f.queue, finishReq{e: r.e, o: failed})
+	f.mu.Unlock()
+	f.p.wake()
+	return true
 }
 
 func outcomesOf(batch []finishReq) []TaskOutcome {

@@ -40,9 +40,10 @@ func joinOn(t *testing.T, b *bundle, workerID string, opts ...plait.Option) *bun
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		plait.WithWorkerID(workerID),
 	}
-	s, err := plait.New(b.store, append(base, opts...)...)
+	calls := &callCounter{Store: b.store}
+	s, err := plait.New(calls, append(base, opts...)...)
 	require.NoError(t, err)
-	return &bundle{clock: b.clock, store: b.store, s: s, events: rec}
+	return &bundle{clock: b.clock, store: b.store, s: s, events: rec, calls: calls}
 }
 
 // TestRollingDeployHandsTaskToTheProcessWithItsHandler claims a task in a

@@ -2,6 +2,7 @@ package plait_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -48,6 +49,9 @@ type bundle struct {
 	s      *plait.Scheduler
 	events *recorder
 	stop   func() // stops Run and waits for it to return
+	// calls counts the scheduler's store calls in flight; the clock moves
+	// only between them.
+	calls *callCounter
 }
 
 // forEachStore runs fn as a parallel subtest per backend.
@@ -73,9 +77,10 @@ func setup(t *testing.T, f storeFactory, opts ...plait.Option) *bundle {
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		plait.WithWorkerID("w1"),
 	}
-	s, err := plait.New(store, append(base, opts...)...)
+	calls := &callCounter{Store: store}
+	s, err := plait.New(calls, append(base, opts...)...)
 	require.NoError(t, err, "New must accept valid options")
-	return &bundle{clock: clk, store: store, s: s, events: rec}
+	return &bundle{clock: clk, store: store, s: s, events: rec, calls: calls}
 }
 
 // start runs the scheduler until the test ends.
@@ -116,7 +121,16 @@ func (b *bundle) wait(t *testing.T, runID string) *plait.Run {
 	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
 	run, err := b.s.Wait(ctx, runID)
-	require.NoError(t, err, "run %s did not finish", runID)
+	if err != nil {
+		now, _ := b.s.Get(context.Background(), runID)
+		state := ""
+		if now != nil {
+			for _, ti := range now.Tasks {
+				state += fmt.Sprintf("%s=%s/a%d/e%d/c%d ", ti.Name, ti.Status, ti.Attempt, ti.Epoch, ti.Crashes)
+			}
+		}
+		require.NoError(t, err, "run %s did not finish; tasks: %s; events: %s", runID, state, b.events)
+	}
 	return run
 }
 
@@ -130,10 +144,14 @@ func (b *bundle) waitArmed(t *testing.T, at time.Time) {
 }
 
 // advanceAfterArmed advances the clock by d once a timer due at now+d has
-// been armed, so the advance cannot race the code that arms it.
+// been armed, so the advance cannot race the code that arms it, and once
+// no store call of the scheduler is in flight: a Redis store with a fake
+// clock reads "now" when it sends a call, so a call sent before an advance
+// and run after it would act at a time that has passed.
 func (b *bundle) advanceAfterArmed(t *testing.T, d time.Duration) {
 	t.Helper()
 	b.waitArmed(t, b.clock.Now().Add(d))
+	b.calls.waitIdle(t)
 	b.clock.Advance(d)
 }
 
@@ -200,7 +218,11 @@ func (r *recorder) String() string {
 	defer r.mu.Unlock()
 	var b strings.Builder
 	for _, e := range r.events {
-		b.WriteString(string(e.Type) + ":" + e.Task + " ")
+		b.WriteString(fmt.Sprintf("%s:%s@%s/e%d/n%d", e.Type, e.Task, e.At.Sub(epoch), e.Epoch, e.Count))
+		if e.Err != nil {
+			b.WriteString("(" + e.Err.Error() + ")")
+		}
+		b.WriteString(" ")
 	}
 	return b.String()
 }

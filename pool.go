@@ -47,6 +47,11 @@ type pool struct {
 	mu    sync.Mutex
 	execs map[Lease]*execution
 
+	// requests names this process's claims: every claim carries a fresh
+	// RequestID, so a claim whose answer was lost can be sent again and
+	// answers the tasks it took instead of taking more.
+	requests requestIDs
+
 	// work feeds claimed attempts to long-lived worker goroutines; a
 	// goroutine per attempt would pay for its creation and stack growth on
 	// every task. Its buffer holds the tasks claimed ahead.
@@ -63,6 +68,7 @@ func newPool(s *Scheduler) *pool {
 	p.cancelled = newCancelledRuns(s.cfg.leaseDuration)
 	p.held = make(chan struct{}, 1)
 	p.fin = newFinisher(p)
+	p.requests = newRequestIDs()
 	return p
 }
 
@@ -232,11 +238,12 @@ func (p *pool) drive(ctx, bg context.Context) {
 		if len(batch) > 0 {
 			claimed = p.fin.write(bg, batch, p.claimParams(free))
 		} else {
-			res, err := p.store.TaskClaim(ctx, p.claimParams(free))
-			if err != nil && ctx.Err() == nil {
-				p.cfg.logger.Warn("plait: claim failed", "err", err)
+			res, err := p.claim(ctx, p.claimParams(free))
+			if err != nil {
 				p.slots.add(free)
-				p.pause(ctx, p.cfg.idleWait)
+				if ctx.Err() == nil {
+					p.pause(ctx, p.cfg.idleWait)
+				}
 				continue
 			}
 			claimed = res
@@ -264,6 +271,7 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 		Queues:        p.cfg.queues,
 		Limit:         free,
 		LeaseDuration: p.cfg.leaseDuration,
+		RequestID:     p.requests.next(),
 	}
 }
 

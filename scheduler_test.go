@@ -393,7 +393,7 @@ func TestCrashedWorkerTaskIsRecovered(t *testing.T) {
 		final := b.wait(t, run.ID)
 		x := final.Task("x")
 		require.Equal(t, plait.TaskSucceeded, x.Status, "a crashed worker's task must run again and finish")
-		require.Equal(t, 1, x.Crashes, "the lost lease must be counted as a crash")
+		require.Equal(t, 1, x.Crashes, "the lost lease must be counted as a crash: %s", b.events)
 		require.Equal(t, 1, x.Attempt, "a crash must not use up the retry budget")
 		require.Equal(t, int32(1), calls.Load())
 		require.True(t, strings.HasPrefix(string(x.Result), `"1/`))
