@@ -37,26 +37,55 @@ func (e *TransitionError) Error() string {
 // Is matches [ErrIllegalTransition].
 func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }
 
+// The rows of the status machine. Stores check them on every move of every
+// task, so they are looked up by a switch (no hashing) and never copied on
+// the way; Next hands out copies.
+var (
+	fromNewTask  = []TaskStatus{TaskPending, TaskReady}
+	fromPending  = []TaskStatus{TaskReady, TaskSkipped, TaskCancelled}
+	fromReady    = []TaskStatus{TaskRunning, TaskCancelled}
+	fromRunning  = []TaskStatus{TaskSucceeded, TaskFailed, TaskRetrying, TaskReady, TaskDead, TaskCancelled}
+	fromRetrying = []TaskStatus{TaskReady, TaskCancelled}
+
+	fromNewRun     = []RunStatus{RunPending}
+	fromRunPending = []RunStatus{RunRunning, RunCancelled}
+	fromRunRunning = []RunStatus{RunCompleted, RunFailed, RunCancelled}
+)
+
 // taskTransitions is the task table of [TaskStatus.Next].
-var taskTransitions = map[TaskStatus][]TaskStatus{
-	"":           {TaskPending, TaskReady},
-	TaskPending:  {TaskReady, TaskSkipped, TaskCancelled},
-	TaskReady:    {TaskRunning, TaskCancelled},
-	TaskRunning:  {TaskSucceeded, TaskFailed, TaskRetrying, TaskReady, TaskDead, TaskCancelled},
-	TaskRetrying: {TaskReady, TaskCancelled},
+func taskTransitions(s TaskStatus) []TaskStatus {
+	switch s {
+	case "":
+		return fromNewTask
+	case TaskPending:
+		return fromPending
+	case TaskReady:
+		return fromReady
+	case TaskRunning:
+		return fromRunning
+	case TaskRetrying:
+		return fromRetrying
+	}
+	return nil
 }
 
 // runTransitions is the run table of [RunStatus.Next].
-var runTransitions = map[RunStatus][]RunStatus{
-	"":         {RunPending},
-	RunPending: {RunRunning, RunCancelled},
-	RunRunning: {RunCompleted, RunFailed, RunCancelled},
+func runTransitions(s RunStatus) []RunStatus {
+	switch s {
+	case "":
+		return fromNewRun
+	case RunPending:
+		return fromRunPending
+	case RunRunning:
+		return fromRunRunning
+	}
+	return nil
 }
 
 // CanBecome reports whether [TaskStatus.Next] allows a task in status s to
 // move to status to.
 func (s TaskStatus) CanBecome(to TaskStatus) bool {
-	for _, t := range taskTransitions[s] {
+	for _, t := range taskTransitions(s) {
 		if t == to {
 			return true
 		}
@@ -67,7 +96,7 @@ func (s TaskStatus) CanBecome(to TaskStatus) bool {
 // CanBecome reports whether [RunStatus.Next] allows a run in status s to
 // move to status to.
 func (s RunStatus) CanBecome(to RunStatus) bool {
-	for _, t := range runTransitions[s] {
+	for _, t := range runTransitions(s) {
 		if t == to {
 			return true
 		}
@@ -99,11 +128,11 @@ func CheckRunTransition(from, to RunStatus) error {
 // (redisstore keeps a pending task that waits for its run-at time apart from
 // one that waits for its parents); moving between them is not a status
 // change.
-func (s TaskStatus) Next() []TaskStatus { return slices.Clone(taskTransitions[s]) }
+func (s TaskStatus) Next() []TaskStatus { return slices.Clone(taskTransitions(s)) }
 
 // Next returns the statuses a run in status s may move to, in the order of
 // [RunStatuses]; the empty status is a run being created.
-func (s RunStatus) Next() []RunStatus { return slices.Clone(runTransitions[s]) }
+func (s RunStatus) Next() []RunStatus { return slices.Clone(runTransitions(s)) }
 
 // TaskStatuses returns every task status, in the order of the status
 // machine.

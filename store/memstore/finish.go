@@ -71,7 +71,8 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 	if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > s.maxResult {
 		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: result of %d bytes, limit %d: %w", len(o.Result), s.maxResult, plait.ErrResultTooLarge), RunStatus: r.rec.Status}
 	}
-	if err := plait.CheckTaskTransition(t.status, outcomeStatus[o.Outcome]); err != nil {
+	if !t.status.CanBecome(outcomeStatus[o.Outcome]) {
+		err := plait.CheckTaskTransition(t.status, outcomeStatus[o.Outcome])
 		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
 	}
 	if o.Outcome != plait.OutcomeReturned {

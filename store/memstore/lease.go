@@ -33,7 +33,7 @@ func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams
 // leasedLocked returns the running task the lease still holds, or
 // ErrNotFound (no such run or task) or ErrStaleEpoch.
 func (s *Store) leasedLocked(l plait.Lease) (*task, error) {
-	r, err := s.runLocked(l.RunID)
+	r, err := s.liveRunLocked(l.RunID)
 	if err != nil {
 		return nil, err
 	}

@@ -40,10 +40,12 @@ type Store struct {
 	// dead is the global dead-letter list, oldest first.
 	dead []taskRef
 
-	// retention is how long a finished run is kept; expiries lists the
-	// finished runs in order of the time they are freed.
-	retention time.Duration
-	expiries  []expiry
+	// retention is how long a finished run is kept; the finished runs are
+	// a list from expireHead to expireTail, in order of the time they are
+	// freed.
+	retention  time.Duration
+	expireHead *run
+	expireTail *run
 
 	// memos remembers claims sent with a RequestID for their lease;
 	// memoOrder holds them in the order they were made, and its front is

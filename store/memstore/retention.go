@@ -20,42 +20,43 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
-// expiry is one finished run and the time after which it is freed.
-type expiry struct {
-	run *run
-	at  time.Time
-}
-
 // retainLocked starts the retention of r, which just ended. Runs end in the
-// order of the store's clock, so the list stays sorted by expiry.
+// order of the store's clock, so appending keeps the list in expiry order;
+// the list runs through the runs themselves, so ending a run allocates
+// nothing.
 func (s *Store) retainLocked(r *run, now time.Time) {
 	if s.retention < 0 {
 		return
 	}
-	s.expiries = append(s.expiries, expiry{run: r, at: now.Add(s.retention)})
+	r.expireAt = now.Add(s.retention)
+	if s.expireTail == nil {
+		s.expireHead = r
+	} else {
+		s.expireTail.expireNext = r
+	}
+	s.expireTail = r
 }
 
 // expireLocked frees the runs whose retention is over. It runs at the start
-// of the steps that look runs up or add them, so memory is reclaimed as the
-// store is used, with no goroutine of its own: its cost is one comparison
-// when nothing is due.
+// of the steps that look runs up for a caller or add them, so memory is
+// reclaimed as the store is used, with no goroutine of its own: its cost is
+// one comparison when nothing is due.
 func (s *Store) expireLocked(now time.Time) {
-	n := 0
-	for n < len(s.expiries) && s.expiries[n].at.Before(now) {
-		r := s.expiries[n].run
+	freed := false
+	for r := s.expireHead; r != nil && r.expireAt.Before(now); r = s.expireHead {
 		delete(s.runs, r.rec.ID)
 		if r.rec.Key != "" && s.keys[r.rec.Key] == r {
 			delete(s.keys, r.rec.Key)
 		}
-		s.expiries[n] = expiry{}
-		n++
+		s.expireHead = r.expireNext
+		r.expireNext = nil
+		freed = true
 	}
-	if n == 0 {
+	if s.expireHead == nil {
+		s.expireTail = nil
+	}
+	if !freed {
 		return
-	}
-	s.expiries = s.expiries[n:]
-	if len(s.expiries) == 0 {
-		s.expiries = nil
 	}
 	// The global dead-letter list is in order of death, which is close to
 	// the order of expiry: drop the entries of freed runs from its front.

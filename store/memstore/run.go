@@ -22,6 +22,10 @@ type run struct {
 	done chan struct{}
 	// dead lists dead-lettered task indexes, oldest first.
 	dead []int
+	// expireAt is when a finished run is freed; expireNext is the run freed
+	// after it.
+	expireAt   time.Time
+	expireNext *run
 }
 
 // edge is one dependency seen from the parent: child task index and the
@@ -230,8 +234,17 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 	return r.snapshot(), nil
 }
 
+// runLocked finds a run for a caller's read or cancel, freeing the runs
+// whose retention is over first, so a run past its retention is not found.
 func (s *Store) runLocked(id string) (*run, error) {
 	s.expireLocked(s.clock.Now())
+	return s.liveRunLocked(id)
+}
+
+// liveRunLocked finds a run for a worker's write. It frees nothing: a run
+// past its retention has no running task, so the write is refused all the
+// same, and the hot path skips reading the clock.
+func (s *Store) liveRunLocked(id string) (*run, error) {
 	r := s.runs[id]
 	if r == nil {
 		return nil, fmt.Errorf("memstore: run %q: %w", id, plait.ErrNotFound)

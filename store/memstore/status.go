@@ -15,8 +15,8 @@ import (
 // An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
-	if err := plait.CheckTaskTransition(t.status, to); err != nil {
-		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, err)
+	if !t.status.CanBecome(to) {
+		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
 	}
 	t.status = to
 	r := t.run
@@ -47,8 +47,8 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 // retention. An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
-	if err := plait.CheckRunTransition(r.rec.Status, to); err != nil {
-		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, err)
+	if !r.rec.Status.CanBecome(to) {
+		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
 	}
 	r.rec.Status = to
 	switch {
