@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -81,4 +82,49 @@ func TestRunIDsAfterDataLoss(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, name, run.Workflow, "run %s is the one its create answered", id)
 	}
+}
+
+// TestLeaseAfterDataLoss holds a lease across a FLUSHALL: every lease the
+// store hands out afterwards names another run, so the old lease is never
+// fenced in again and its writes answer ErrNotFound.
+func TestLeaseAfterDataLoss(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	// A process that starts after the loss takes its ids from a counter
+	// that starts again.
+	later, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	wf := &plait.WorkflowSpec{Name: "w", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue}}}
+	claimOne := func(s *redisstore.Store) plait.Lease {
+		t.Helper()
+		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w1", Limit: 1, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Tasks, 1)
+		return res.Tasks[0].Lease
+	}
+	held := claimOne(s)
+	require.NoError(t, srv.Client().FlushAll(ctx).Err())
+	for i := 0; i < 5; i++ {
+		for _, st := range []*redisstore.Store{later, s} {
+			l := claimOne(st)
+			require.NotEqual(t, held.RunID, l.RunID, "a lease after the loss must not name the lost run")
+		}
+	}
+	ext, err := s.LeaseExtend(ctx, &plait.LeaseExtendParams{WorkerID: "w1", Leases: []plait.Lease{held}, Duration: time.Minute})
+	require.NoError(t, err)
+	require.ErrorIs(t, ext[0].Err, plait.ErrNotFound)
+	fin, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w1", Outcomes: []plait.TaskOutcome{{Lease: held, Outcome: plait.OutcomeSucceeded}}})
+	require.NoError(t, err)
+	require.ErrorIs(t, fin[0].Err, plait.ErrNotFound)
 }
