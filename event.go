@@ -17,6 +17,20 @@ const (
 	EventTaskReleased  EventType = "task_released"
 	EventTaskLeaseLost EventType = "task_lease_lost"
 	EventLeasesSwept   EventType = "leases_swept"
+
+	// EventScheduleFired: the leader fired one instant of a schedule
+	// (Schedule, Instant, RunID).
+	EventScheduleFired EventType = "schedule_fired"
+	// EventScheduleSkipped: the leader skipped Count instants of a
+	// schedule under its catch-up or overlap policy, the latest being
+	// Instant.
+	EventScheduleSkipped EventType = "schedule_skipped"
+	// EventLeaderAcquired: this process became the schedule leader (Epoch).
+	EventLeaderAcquired EventType = "leader_acquired"
+	// EventLeaderLost: this process stopped being the schedule leader
+	// (Epoch): another took the lease, the store refused a renewal, or it
+	// gave the lease up.
+	EventLeaderLost EventType = "leader_lost"
 )
 
 // Event is one thing that happened in this process's scheduler.
@@ -34,8 +48,13 @@ type Event struct {
 	RetryIn time.Duration
 	// RunStatus is the run's status, for run events and the last task.
 	RunStatus RunStatus
-	// Count is how many leases a sweep recovered, for EventLeasesSwept.
+	// Count is how many leases a sweep recovered, for EventLeasesSwept,
+	// and how many instants were skipped, for EventScheduleSkipped.
 	Count int
+	// Schedule and Instant name the schedule and the instant, for schedule
+	// events.
+	Schedule string
+	Instant  time.Time
 	// At is the scheduler's clock when the event happened.
 	At time.Time
 }

@@ -105,6 +105,8 @@ type config struct {
 	// observers receive every scheduler event, in order, synchronously.
 	observers []func(Event)
 
+	sched scheduleConfig
+
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }

@@ -28,6 +28,9 @@ type Scheduler struct {
 	// unknown holds the handler names a claimed task named and this
 	// process lacked, so each is logged once.
 	unknown sync.Map
+
+	// sched holds the schedule Build functions and the leader state.
+	sched scheduleState
 }
 
 // New returns a scheduler over store. Every option is checked: each one out
@@ -199,6 +202,8 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	p := newPool(s)
 	s.pool.Store(p)
 	defer s.pool.Store(nil)
+	leading := s.startScheduleLeader(ctx)
+	defer leading.Wait()
 	return p.run(ctx)
 }
 

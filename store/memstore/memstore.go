@@ -55,6 +55,9 @@ type Store struct {
 
 	// maxResult is the largest result a finish stores.
 	maxResult int
+
+	// sched holds the schedules and the leader lease (schedule.go).
+	sched schedules
 }
 
 // Option configures a [Store].

@@ -13,8 +13,9 @@ import (
 )
 
 var (
-	_ plait.Store  = (*memstore.Store)(nil)
-	_ plait.Pinger = (*memstore.Store)(nil)
+	_ plait.Store         = (*memstore.Store)(nil)
+	_ plait.Pinger        = (*memstore.Store)(nil)
+	_ plait.ScheduleStore = (*memstore.Store)(nil)
 )
 
 func TestMain(m *testing.M) {

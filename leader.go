@@ -1,0 +1,355 @@
+package plait
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The schedule leader. Every process running Run competes for the store's
+// one leader lease; the holder fires due schedules. Exactly-once does not
+// rest on the lease: each instant's run is created under a key of its own,
+// so two leaders at once (a paused process that has not noticed its lease
+// expired) create one run between them. The lease keeps the work in one
+// process, and its epoch fences ScheduleRecordFire, so a deposed leader
+// cannot move a schedule's next instant backwards.
+
+// leader is one process's side of the lease. Its methods are called by one
+// goroutine at a time (mu).
+type leader struct {
+	s      *Scheduler
+	ss     ScheduleStore
+	holder string
+
+	mu sync.Mutex
+	// epoch is the lease's epoch while this process leads, else 0.
+	epoch int64
+	// validUntil is when this process stops acting as leader, on its own
+	// clock: four fifths of the TTL after the renewal was sent, so it has
+	// stopped before the store can see the lease expire.
+	validUntil time.Time
+	// renewAt is when the next pass renews the lease.
+	renewAt time.Time
+}
+
+// ScheduleFireReport is the answer of [Scheduler.ScheduleFireDue].
+type ScheduleFireReport struct {
+	// Leader reports that this process held the leader lease for the pass.
+	Leader bool
+	// Fired counts the instants fired, Skipped those skipped by policy.
+	Fired   int
+	Skipped int
+	// NextDue is the earliest next instant the pass knows of, zero when it
+	// knows none within a tick.
+	NextDue time.Time
+}
+
+func (s *Scheduler) leaderFor(ss ScheduleStore) *leader {
+	s.sched.mu.Lock()
+	defer s.sched.mu.Unlock()
+	if s.sched.lead == nil {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		s.sched.lead = &leader{s: s, ss: ss, holder: s.cfg.workerID + "." + hex.EncodeToString(b[:])}
+	}
+	return s.sched.lead
+}
+
+// ScheduleFireDue makes one pass of the schedule leader: it takes or
+// renews the leader lease and, holding it, fires every schedule due now
+// under its policies. Run does this by itself; a host that runs no Run
+// loop (a cron job, a test on a fake clock) calls it instead. A process
+// that does not get the lease fires nothing and reports Leader false.
+func (s *Scheduler) ScheduleFireDue(ctx context.Context) (*ScheduleFireReport, error) {
+	ss, err := s.scheduleStore()
+	if err != nil {
+		return nil, err
+	}
+	return s.leaderFor(ss).pass(ctx)
+}
+
+// ScheduleLeaderRelease gives the leader lease up when this process holds
+// it, so another process takes over at once instead of after the lease.
+// Run does this when it stops.
+func (s *Scheduler) ScheduleLeaderRelease(ctx context.Context) error {
+	ss, err := s.scheduleStore()
+	if err != nil {
+		return err
+	}
+	return s.leaderFor(ss).release(ctx)
+}
+
+// startScheduleLeader runs the leader loop beside Run's workers until ctx
+// is done, when the store keeps schedules and leading is not switched off.
+func (s *Scheduler) startScheduleLeader(ctx context.Context) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	ss, err := s.scheduleStore()
+	if err != nil || s.cfg.sched.off {
+		return &wg
+	}
+	l := s.leaderFor(ss)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		l.loop(ctx)
+	}()
+	return &wg
+}
+
+func (l *leader) loop(ctx context.Context) {
+	tick := l.s.cfg.sched.tickOrDefault()
+	for ctx.Err() == nil {
+		wait := tick
+		rep, err := l.pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			l.s.cfg.logger.Warn("plait: schedule pass failed", "err", err)
+		}
+		if rep != nil && !rep.NextDue.IsZero() {
+			if d := rep.NextDue.Sub(l.s.cfg.clock.Now()); d < wait {
+				wait = max(d, 0)
+			}
+		}
+		if wait > 0 {
+			t := l.s.cfg.clock.NewTimer(wait)
+			select {
+			case <-ctx.Done():
+			case <-t.C():
+			}
+			t.Stop()
+		}
+	}
+	// The lease is given up under a short deadline of its own, so the
+	// next process leads at once; if the store does not answer, the lease
+	// expires by itself.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWriteWindow)
+	defer cancel()
+	_ = l.release(rctx)
+}
+
+func (l *leader) release(ctx context.Context) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.epoch == 0 {
+		return nil
+	}
+	epoch := l.epoch
+	l.lost()
+	return l.ss.LeaderRelease(ctx, &LeaderReleaseParams{Holder: l.holder, Epoch: epoch})
+}
+
+// lost forgets the lease; called with mu held.
+func (l *leader) lost() {
+	if l.epoch != 0 {
+		l.s.emit(Event{Type: EventLeaderLost, Epoch: l.epoch})
+	}
+	l.epoch = 0
+	l.validUntil = time.Time{}
+}
+
+// valid reports whether this process may still act as leader.
+func (l *leader) valid() bool {
+	return l.epoch != 0 && l.s.cfg.clock.Now().Before(l.validUntil)
+}
+
+// ensure takes or renews the lease when due; called with mu held.
+func (l *leader) ensure(ctx context.Context) (bool, error) {
+	clk := l.s.cfg.clock
+	sent := clk.Now()
+	if l.epoch != 0 && sent.Before(l.renewAt) && l.valid() {
+		return true, nil
+	}
+	ttl := l.s.cfg.sched.leaseOrDefault()
+	res, err := l.ss.LeaderAcquire(ctx, &LeaderAcquireParams{Holder: l.holder, Epoch: l.epoch, TTL: ttl})
+	if err != nil {
+		if !l.valid() {
+			l.lost()
+		}
+		return l.valid(), err
+	}
+	if !res.Acquired {
+		l.lost()
+		return false, nil
+	}
+	if res.Lease.Epoch != l.epoch {
+		l.lost()
+		l.epoch = res.Lease.Epoch
+		l.s.emit(Event{Type: EventLeaderAcquired, Epoch: l.epoch})
+	}
+	l.validUntil = sent.Add(ttl * 4 / 5)
+	tick := l.s.cfg.sched.tickOrDefault()
+	l.renewAt = sent.Add(min(tick, ttl/3))
+	return true, nil
+}
+
+// passLimit bounds the schedules one pass fires; the rest wait for the
+// next pass, which comes at once.
+const passLimit = 256
+
+func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	rep := &ScheduleFireReport{}
+	ok, err := l.ensure(ctx)
+	if !ok {
+		return rep, err
+	}
+	rep.Leader = true
+	now := l.s.cfg.clock.Now()
+	res, err := l.ss.ScheduleList(ctx, &ScheduleListParams{DueBy: now, Limit: passLimit})
+	if err != nil {
+		return rep, err
+	}
+	var errs []error
+	for _, rec := range res.Schedules {
+		if !l.valid() {
+			break
+		}
+		if err := l.fire(ctx, rec, now, rep); err != nil {
+			if errors.Is(err, ErrStaleEpoch) {
+				l.lost()
+				return rep, nil
+			}
+			errs = append(errs, err)
+		}
+	}
+	if res.More {
+		rep.NextDue = now
+		return rep, errors.Join(errs...)
+	}
+	ahead, err := l.ss.ScheduleList(ctx, &ScheduleListParams{DueBy: now.Add(l.s.cfg.sched.tickOrDefault()), Limit: 1})
+	if err == nil && len(ahead.Schedules) > 0 {
+		rep.NextDue = ahead.Schedules[0].NextFire
+		if !rep.NextDue.After(now) {
+			// Still due: held by jitter, overlap or a missing workflow;
+			// the tick comes back to it.
+			rep.NextDue = time.Time{}
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+// jitterOf is the delay of one instant: drawn from the name and the
+// instant, so every leader computes the same.
+func jitterOf(name string, instant time.Time, jitter time.Duration) time.Duration {
+	if jitter <= 0 {
+		return 0
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(name + "@" + strconv.FormatInt(instant.UnixMilli(), 10)))
+	return time.Duration(h.Sum64() % uint64(jitter))
+}
+
+// fire handles one due schedule under its policies and records the result.
+func (l *leader) fire(ctx context.Context, rec *ScheduleRecord, now time.Time, rep *ScheduleFireReport) error {
+	s := l.s
+	var d scheduleDef
+	if err := json.Unmarshal(rec.Definition, &d); err != nil {
+		s.cfg.logger.Error("plait: schedule has an unreadable definition", "schedule", rec.Name, "err", err)
+		return nil
+	}
+	if d.Paused || rec.NextFire.IsZero() {
+		return nil
+	}
+	spec, err := s.parseDef(rec.Name, &d, now)
+	if err != nil {
+		// A spec valid when saved and refused now (a one-time spec is
+		// never refused; a cron spec whose last instant passed is): it
+		// has nothing more to fire.
+		_, err = l.ss.ScheduleRecordFire(ctx, &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version})
+		return err
+	}
+	at := func(t time.Time) time.Time { return t.Add(jitterOf(rec.Name, t, d.Jitter)) }
+	var due []time.Time
+	next := rec.NextFire
+	for len(due) < catchUpScanMax && !next.IsZero() && !at(next).After(now) {
+		due = append(due, next)
+		next = spec.Next(next)
+	}
+	if len(due) == 0 {
+		return nil
+	}
+	if len(due) == catchUpScanMax {
+		next = spec.Next(now)
+	}
+	window := d.Window
+	if window == 0 {
+		window = CatchUpWindowDefault
+	}
+	late := func(t time.Time) bool { return now.Sub(at(t)) > window }
+	last := due[len(due)-1]
+	var fire []time.Time
+	switch d.CatchUp {
+	case CatchUpEach:
+		for _, t := range due {
+			if !late(t) {
+				fire = append(fire, t)
+			}
+		}
+	case CatchUpOnce:
+		fire = []time.Time{last}
+	default:
+		if !late(last) {
+			fire = []time.Time{last}
+		}
+	}
+	if d.Overlap != OverlapAllow && rec.LastRunID != "" {
+		prev, err := s.store.RunGet(ctx, &RunGetParams{ID: rec.LastRunID})
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		busy := err == nil && !prev.Status.Terminal()
+		switch {
+		case busy && d.Overlap == OverlapSkip:
+			fire = nil
+		case busy && d.Overlap == OverlapBuffer:
+			// Held: the schedule stays due, and the pass after the
+			// previous run ends fires it.
+			return nil
+		case busy && d.Overlap == OverlapCancel && len(fire) > 0:
+			if _, err := s.Cancel(ctx, rec.LastRunID); err != nil && !errors.Is(err, ErrNotFound) {
+				return err
+			}
+		case !busy && d.Overlap == OverlapBuffer && len(fire) == 0 && err == nil && prev.EndedAt.After(due[0]):
+			// The instant was held for the previous run: it fires now
+			// however late, standing for those passed while waiting.
+			fire = []time.Time{last}
+		}
+	}
+	params := &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: next}
+	fired := 0
+	for _, t := range fire {
+		if !l.valid() {
+			params.NextFire = t
+			break
+		}
+		run, _, err := s.fireInstant(ctx, rec.Name, &d, t, "")
+		if err != nil {
+			if errors.Is(err, ErrNoWorkflow) {
+				s.cfg.logger.Warn("plait: schedule not fired here: this process has no Build for it", "schedule", rec.Name)
+				return nil
+			}
+			// The instant stays due, and the next pass tries it again.
+			params.NextFire = t
+			if fired > 0 {
+				_, _ = l.ss.ScheduleRecordFire(ctx, params)
+			}
+			return err
+		}
+		fired++
+		params.LastFire, params.LastRunID = t, run.ID
+		rep.Fired++
+		s.emit(Event{Type: EventScheduleFired, Schedule: rec.Name, Instant: t, RunID: run.ID, RunStatus: run.Status})
+	}
+	if skipped := len(due) - fired; skipped > 0 && params.NextFire.Equal(next) {
+		rep.Skipped += skipped
+		s.emit(Event{Type: EventScheduleSkipped, Schedule: rec.Name, Instant: last, Count: skipped})
+	}
+	_, err = l.ss.ScheduleRecordFire(ctx, params)
+	return err
+}

@@ -1,0 +1,184 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
+)
+
+// schedules is the store's side of [plait.ScheduleStore]: the records by
+// name and the one leader lease. The leader lists due schedules by scanning
+// them all; a memory store holds few enough for that to be cheap.
+type schedules struct {
+	byName map[string]*plait.ScheduleRecord
+	lease  plait.LeaderLease
+	// epochs is the last epoch handed out; it only grows.
+	epochs int64
+}
+
+func checkName(name string) error {
+	if err := ids.Check(name); err != nil {
+		return fmt.Errorf("memstore: schedule name %q %v: %w", name, err, plait.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// copyRecord returns a copy the caller may keep.
+func copyRecord(r *plait.ScheduleRecord) *plait.ScheduleRecord {
+	c := *r
+	c.Definition = append([]byte(nil), r.Definition...)
+	return &c
+}
+
+// ms cuts t to the millisecond, as the Redis store keeps it.
+func ms(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return time.UnixMilli(t.UnixMilli()).UTC()
+}
+
+// ScheduleSave creates or updates a schedule. See
+// [plait.ScheduleStore.ScheduleSave].
+func (s *Store) ScheduleSave(_ context.Context, params *plait.ScheduleSaveParams) (*plait.ScheduleRecord, error) {
+	if err := checkName(params.Name); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sched.byName == nil {
+		s.sched.byName = map[string]*plait.ScheduleRecord{}
+	}
+	r := s.sched.byName[params.Name]
+	if r == nil {
+		r = &plait.ScheduleRecord{Name: params.Name}
+		s.sched.byName[params.Name] = r
+	}
+	r.Definition = append([]byte(nil), params.Definition...)
+	r.NextFire = ms(params.NextFire)
+	r.Version++
+	r.UpdatedAt = ms(s.clock.Now())
+	return copyRecord(r), nil
+}
+
+// ScheduleGet returns one schedule. See [plait.ScheduleStore.ScheduleGet].
+func (s *Store) ScheduleGet(_ context.Context, params *plait.ScheduleGetParams) (*plait.ScheduleRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.sched.byName[params.Name]
+	if r == nil {
+		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+	}
+	return copyRecord(r), nil
+}
+
+// ScheduleList lists schedules by name or by next instant. See
+// [plait.ScheduleStore.ScheduleList].
+func (s *Store) ScheduleList(_ context.Context, params *plait.ScheduleListParams) (*plait.ScheduleListResult, error) {
+	if params.Limit < 1 {
+		return nil, fmt.Errorf("memstore: schedule list limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []*plait.ScheduleRecord
+	due := !params.DueBy.IsZero()
+	for _, r := range s.sched.byName {
+		switch {
+		case due && (r.NextFire.IsZero() || r.NextFire.After(params.DueBy)):
+		case !due && r.Name <= params.After:
+		default:
+			all = append(all, r)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if due && !all[i].NextFire.Equal(all[j].NextFire) {
+			return all[i].NextFire.Before(all[j].NextFire)
+		}
+		return all[i].Name < all[j].Name
+	})
+	res := &plait.ScheduleListResult{}
+	if len(all) > params.Limit {
+		all, res.More = all[:params.Limit], true
+	}
+	for _, r := range all {
+		res.Schedules = append(res.Schedules, copyRecord(r))
+	}
+	return res, nil
+}
+
+// ScheduleDelete removes a schedule. See [plait.ScheduleStore.ScheduleDelete].
+func (s *Store) ScheduleDelete(_ context.Context, params *plait.ScheduleDeleteParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sched.byName[params.Name] == nil {
+		return fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+	}
+	delete(s.sched.byName, params.Name)
+	return nil
+}
+
+// leaseHeldLocked reports whether epoch is the unexpired lease's.
+func (s *Store) leaseHeldLocked(epoch int64) bool {
+	l := s.sched.lease
+	return epoch != 0 && l.Epoch == epoch && s.clock.Now().Before(l.Until)
+}
+
+// ScheduleRecordFire records a leader's fire, fenced by its epoch. See
+// [plait.ScheduleStore.ScheduleRecordFire].
+func (s *Store) ScheduleRecordFire(_ context.Context, params *plait.ScheduleRecordFireParams) (*plait.ScheduleRecord, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.leaseHeldLocked(params.LeaderEpoch) {
+		return nil, fmt.Errorf("memstore: leader epoch %d: %w", params.LeaderEpoch, plait.ErrStaleEpoch)
+	}
+	r := s.sched.byName[params.Name]
+	if r == nil {
+		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+	}
+	if r.Version == params.Version {
+		r.NextFire = ms(params.NextFire)
+	}
+	if !params.LastFire.IsZero() {
+		r.LastFire = ms(params.LastFire)
+		r.LastRunID = params.LastRunID
+	}
+	return copyRecord(r), nil
+}
+
+// LeaderAcquire takes or renews the leader lease. See
+// [plait.ScheduleStore.LeaderAcquire].
+func (s *Store) LeaderAcquire(_ context.Context, params *plait.LeaderAcquireParams) (*plait.LeaderAcquireResult, error) {
+	if params.Holder == "" || params.TTL < time.Millisecond {
+		return nil, fmt.Errorf("memstore: leader acquire needs a holder and a TTL of at least 1ms: %w", plait.ErrInvalidArgument)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	l := &s.sched.lease
+	free := l.Epoch == 0 || !now.Before(l.Until)
+	mine := !free && l.Holder == params.Holder && l.Epoch == params.Epoch
+	switch {
+	case mine:
+	case free:
+		s.sched.epochs++
+		l.Holder, l.Epoch = params.Holder, s.sched.epochs
+	default:
+		return &plait.LeaderAcquireResult{Lease: *l}, nil
+	}
+	l.Until = ms(now.Add(params.TTL))
+	return &plait.LeaderAcquireResult{Acquired: true, Lease: *l}, nil
+}
+
+// LeaderRelease gives the lease up. See [plait.ScheduleStore.LeaderRelease].
+func (s *Store) LeaderRelease(_ context.Context, params *plait.LeaderReleaseParams) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaseHeldLocked(params.Epoch) && s.sched.lease.Holder == params.Holder {
+		s.sched.lease = plait.LeaderLease{}
+	}
+	return nil
+}
