@@ -20,6 +20,10 @@ import (
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
+//	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
+//	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
+//	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
+//	<prefix>:{sched}:leader              the schedule leader lease: holder, epoch, until (hash, never deleted)
 //
 // The shard is a decimal number and a run id is "<n>-<nonce>" (ids.go; a
 // plain "<n>" from stores before the nonce), where n is a sequence number
@@ -79,6 +83,22 @@ func (k keys) claimMemo(s int, rid string) string { return k.base(s) + "c:" + ri
 
 // wake is the wake-up list of one queue of a shard.
 func (k keys) wake(s int, queue string) string { return k.base(s) + "n:" + queue }
+
+// sched is the start of every schedule key: one hash tag of their own,
+// apart from the run shards, so each schedule script touches one slot.
+func (k keys) sched() string { return k.prefix + ":{sched}:" }
+
+// schedule is the hash of one schedule.
+func (k keys) schedule(name string) string { return k.sched() + "s:" + name }
+
+// scheduleDue orders schedules by next instant.
+func (k keys) scheduleDue() string { return k.sched() + "due" }
+
+// scheduleNames lists every schedule name.
+func (k keys) scheduleNames() string { return k.sched() + "names" }
+
+// leader is the schedule leader lease.
+func (k keys) leader() string { return k.sched() + "leader" }
 
 // shardOf returns the shard of a run id: its sequence number modulo the
 // shard count. Ids are "<n>-<nonce>" (see ids.go), or a plain "<n>" as

@@ -22,7 +22,10 @@ import (
 	"github.com/plaitdag/plait/store/storetest"
 )
 
-var _ plait.Store = (*redisstore.Store)(nil)
+var (
+	_ plait.Store         = (*redisstore.Store)(nil)
+	_ plait.ScheduleStore = (*redisstore.Store)(nil)
+)
 
 // start is the fake clock's first reading in every harness.
 var start = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)

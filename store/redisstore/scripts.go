@@ -98,9 +98,11 @@ type script struct {
 // flags, so Redis refuses them up front when it is out of memory, before
 // any write: nothing is half written and the call answers
 // plait.ErrStoreFull.
-var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true}
+var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
+	"schedule_fire": true, "leader_acquire": true, "leader_release": true}
 
-var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run"}
+var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
+	"schedule_save", "schedule_fire", "leader_acquire", "leader_release"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // statusLib stands for the tables statusTable renders.
@@ -121,6 +123,11 @@ var scriptLibs = map[string][]string{
 	"extend":       nil,
 	"sweep":        {"lib_run", "lib_cancel", "lib_finish"},
 	"cancel_run":   {"lib_run", "lib_cancel"},
+	// The schedule scripts use only now_ms and int of common.lua.
+	"schedule_save":  nil,
+	"schedule_fire":  nil,
+	"leader_acquire": nil,
+	"leader_release": nil,
 }
 
 var (
@@ -132,6 +139,10 @@ var (
 	scriptExtend      = newScript("extend")
 	scriptSweep       = newScript("sweep")
 	scriptCancelRun   = newScript("cancel_run")
+	scriptSchedSave   = newScript("schedule_save")
+	scriptSchedFire   = newScript("schedule_fire")
+	scriptLeaderTake  = newScript("leader_acquire")
+	scriptLeaderFree  = newScript("leader_release")
 )
 
 // library is the source of the function library and libraryName its name,
