@@ -195,4 +195,3 @@ func (e *env) waitRuns(t *testing.T, what string, cond func([]firedRun) bool) []
 		time.Sleep(20 * time.Millisecond)
 	}
 }
-
