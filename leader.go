@@ -9,6 +9,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -87,26 +88,70 @@ func (s *Scheduler) ScheduleLeaderRelease(ctx context.Context) error {
 
 // startScheduleLeader runs the leader loop beside Run's workers until ctx
 // is done, when the store keeps schedules and leading is not switched off.
-func (s *Scheduler) startScheduleLeader(ctx context.Context) *sync.WaitGroup {
-	var wg sync.WaitGroup
+func (s *Scheduler) startScheduleLeader(ctx context.Context) *leaderRun {
 	ss, err := s.scheduleStore()
 	if err != nil || s.cfg.sched.off {
-		return &wg
+		return nil
 	}
+	r := &leaderRun{clock: s.cfg.clock, done: make(chan struct{})}
+	context.AfterFunc(ctx, func() {
+		at := s.cfg.clock.Now()
+		r.stopped.Store(&at)
+	})
 	l := s.leaderFor(ss)
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
+		defer close(r.done)
 		l.loop(ctx)
 	}()
-	return &wg
+	return r
+}
+
+// leaderRun is the leader loop of one Run.
+type leaderRun struct {
+	clock   Clock
+	done    chan struct{}
+	stopped atomic.Pointer[time.Time]
+}
+
+// Wait waits for the loop to end, but no longer than shutdownWriteWindow
+// after Run's context ended: a pass held up by a store that does not answer
+// ends with its own deadline, after Run has returned, as the engine's last
+// writes do.
+func (r *leaderRun) Wait() {
+	if r == nil {
+		return
+	}
+	at := r.stopped.Load()
+	if at == nil {
+		<-r.done
+		return
+	}
+	left := at.Add(shutdownWriteWindow).Sub(r.clock.Now())
+	if left <= 0 {
+		select {
+		case <-r.done:
+		default:
+		}
+		return
+	}
+	t := r.clock.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-r.done:
+	case <-t.C():
+	}
 }
 
 func (l *leader) loop(ctx context.Context) {
 	tick := l.s.cfg.sched.tickOrDefault()
 	for ctx.Err() == nil {
 		wait := tick
-		rep, err := l.pass(ctx)
+		// A pass cannot outlast the lease it acts under; the deadline
+		// also ends a store call that hangs, which cancellation alone
+		// may not.
+		pctx, cancel := context.WithTimeout(ctx, l.s.cfg.sched.leaseOrDefault())
+		rep, err := l.pass(pctx)
+		cancel()
 		if err != nil && ctx.Err() == nil {
 			l.s.cfg.logger.Warn("plait: schedule pass failed", "err", err)
 		}
