@@ -130,7 +130,9 @@ type Schedule struct {
 	//     duration since the Unix epoch, so every process computes the
 	//     same instants; elapsed time, not affected by DST;
 	//   - "@at <time>", one instant, RFC 3339 ("@at 2030-01-02T15:04:05Z"),
-	//     or without offset read in TimeZone.
+	//     or without offset read in TimeZone. An instant already past when
+	//     the schedule is first saved never fires (ScheduleTrigger fires a
+	//     schedule now).
 	//
 	// In a time zone with DST, a cron wall-clock time that the spring
 	// change skips does not fire that day, and one that the autumn change

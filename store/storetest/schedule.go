@@ -37,6 +37,7 @@ func testSchedules(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"OverlapCancel", "the previous run is cancelled and the new instant fires", testOverlapCancel},
 		{"Backfill", "a backfill fires each instant of the range once, even twice over", testScheduleBackfill},
 		{"Update", "a spec updated while the schedule runs takes effect from its next instant", testScheduleUpdate},
+		{"Jitter", "a jittered instant fires once, within its jitter after the instant, carrying the instant", testScheduleJitter},
 		{"TwoLeaders", "two processes on one store fire each instant once", testScheduleTwoLeaders},
 	})
 }
@@ -509,4 +510,23 @@ func testScheduleTwoLeaders(t *testing.T, h *Harness, rule string) {
 	if errors.Is(err, plait.ErrStaleEpoch) {
 		t.Fatal(rule)
 	}
+}
+
+func testScheduleJitter(t *testing.T, h *Harness, rule string) {
+	r := newRig(t, h)
+	const jitter = 40 * time.Second
+	r.save(t, &plait.Schedule{Name: "spread", Spec: "@every 1m", Jitter: jitter})
+	first := ceil(h.Now(), time.Minute)
+	var got []fired
+	var firedAt time.Time
+	for at := first; at.Before(first.Add(time.Minute)); at = at.Add(time.Second) {
+		f := r.to(t, at)
+		if len(f) > 0 && firedAt.IsZero() {
+			firedAt = at
+		}
+		got = append(got, f...)
+	}
+	requireInstants(t, rule, []time.Time{first}, got)
+	require.False(t, firedAt.Before(first), rule)
+	require.Less(t, firedAt.Sub(first), jitter, rule)
 }
