@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +11,8 @@ import (
 
 // execution is one claimed attempt running in this process.
 type execution struct {
-	ct *ClaimedTask
+	ct   *ClaimedTask
+	pool *pool
 	// claimedAt is the store's clock at the claim.
 	claimedAt time.Time
 	// heldSince is the local time the task was handed to the workers.
@@ -45,6 +45,10 @@ type execution struct {
 	guard     Timer
 	returned  bool
 	abandoned bool
+
+	// ran is how long the handler ran, set before its outcome is queued,
+	// for the metrics hooks.
+	ran time.Duration
 }
 
 // settle claims the right to report the attempt's outcome.
@@ -91,8 +95,8 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 	slow := now.Sub(sent) >= p.cfg.leaseDuration/2
 	p.startMu.Lock()
 	for _, ct := range res.Tasks {
-		ectx, cancel := context.WithCancelCause(context.Background())
-		e := &execution{ct: ct, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
+		ectx, cancel := context.WithCancelCause(p.base)
+		e := &execution{ct: ct, pool: p, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
 		p.track(e)
 		if slow {
 			p.watchLease(e, now)
@@ -127,6 +131,7 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 // handler was abandoned past its timeout exits once the handler returns:
 // a new worker took its place when the attempt was given up.
 func (p *pool) worker() {
+	defer p.health.workers.Add(-1)
 	for e := range p.work {
 		if p.execute(e) {
 			return
@@ -162,17 +167,21 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 		Payload: ct.Spec.Payload,
 		parents: ct.ParentResults,
 		codec:   p.cfg.codec,
+		exec:    e,
 	}
 	p.s.emit(Event{Type: EventTaskStarted, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch})
-	started := p.cfg.clock.Now()
-	if ct.Spec.Timeout > 0 {
-		p.guardTimeout(e, started)
+	if m := p.cfg.hooks.metrics; m != nil {
+		m.TaskStarted(labelsOf(ct))
 	}
+	started := p.cfg.clock.Now()
+	p.health.busy.Add(1)
 	result, err := call(e.ctx, fn, task)
+	p.health.busy.Add(-1)
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}
-	p.pace.observeHandler(p.cfg.clock.Now().Sub(started))
+	e.ran = p.cfg.clock.Now().Sub(started)
+	p.pace.observeHandler(e.ran)
 	if !e.settle() {
 		p.slots.release(1)
 		return false // released by the shutdown path already
@@ -185,6 +194,9 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 			p.untrack(e)
 			p.slots.release(1)
 			p.s.emit(Event{Type: EventTaskLeaseLost, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch, Err: cause})
+			if m := p.cfg.hooks.metrics; m != nil {
+				m.LeaseLost(labelsOf(ct))
+			}
 			return false
 		case errors.Is(cause, ErrShutdown):
 			p.slots.add(1)
@@ -216,6 +228,9 @@ func (p *pool) skip(e *execution) {
 		p.slots.release(1)
 		ct := e.ct
 		p.s.emit(Event{Type: EventTaskLeaseLost, RunID: ct.Lease.RunID, Task: ct.Lease.Task, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, Err: cause})
+		if m := p.cfg.hooks.metrics; m != nil {
+			m.LeaseLost(labelsOf(ct))
+		}
 		return
 	}
 	p.slots.add(1)
@@ -252,14 +267,4 @@ func (p *pool) outcome(e *execution, started time.Time, result any, err error) T
 	}
 	o.Outcome = OutcomeFailed
 	return o
-}
-
-// call runs the handler, turning a panic into a *PanicError with its stack.
-func call(ctx context.Context, fn HandlerFunc, t *Task) (result any, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			result, err = nil, &PanicError{Value: r, Stack: string(debug.Stack())}
-		}
-	}()
-	return fn(ctx, t)
 }

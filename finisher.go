@@ -255,6 +255,9 @@ func (f *finisher) report(r finishReq, res TaskFinishResult) {
 	case errors.Is(res.Err, ErrStaleEpoch), errors.Is(res.Err, ErrNotFound):
 		ev.Type, ev.Err = EventTaskLeaseLost, res.Err
 		p.s.emit(ev)
+		if m := p.cfg.hooks.metrics; m != nil && r.o.Outcome != OutcomeReturned {
+			m.LeaseLost(labelsOf(ct))
+		}
 		return
 	default:
 		p.cfg.logger.Error("plait: outcome refused", "run", ct.Lease.RunID, "task", ct.Spec.Name, "err", res.Err)
@@ -274,6 +277,13 @@ func (f *finisher) report(r finishReq, res TaskFinishResult) {
 		ev.Type = EventTaskReleased
 	}
 	p.s.emit(ev)
+	if m := p.cfg.hooks.metrics; m != nil && r.o.Outcome != OutcomeReturned {
+		l := labelsOf(ct)
+		if r.o.Outcome == OutcomeRetry {
+			m.TaskRetried(l, r.o.RetryDelay)
+		}
+		m.TaskFinished(l, r.o.Outcome, r.e.ran)
+	}
 	if res.RunStatus.Terminal() {
 		if res.RunStatus != RunCompleted {
 			// Stop strategy: sibling handlers here are now working for

@@ -30,6 +30,7 @@ func (p *pool) keepLeases(ctx context.Context) {
 		}
 		execs := p.snapshot()
 		if len(execs) == 0 {
+			p.health.extendedAt.Store(p.cfg.clock.Now().UnixNano())
 			continue
 		}
 		now := p.cfg.clock.Now()
@@ -73,6 +74,7 @@ func (p *pool) extendLeases(ctx context.Context, execs []*execution) {
 		p.expireUnvouched(p.cfg.clock.Now(), execs)
 		return
 	}
+	p.health.extendedAt.Store(sent.UnixNano())
 	for i, r := range res {
 		e := execs[i]
 		if r.Err != nil {

@@ -104,6 +104,8 @@ type config struct {
 	remoteHandlers bool
 	// observers receive every scheduler event, in order, synchronously.
 	observers []func(Event)
+	// hooks holds middleware, the base context and the metrics hooks.
+	hooks hookConfig
 
 	sched scheduleConfig
 

@@ -57,6 +57,12 @@ type pool struct {
 	// every task. Its buffer holds the tasks claimed ahead.
 	work     chan *execution
 	handlers sync.WaitGroup // one per attempt not yet returned from its handler
+
+	// base is the parent of every handler context: values, no
+	// cancellation (see WithBaseContext).
+	base context.Context
+	// health is what Run records for Scheduler.Health.
+	health healthState
 }
 
 func newPool(s *Scheduler) *pool {
@@ -85,6 +91,8 @@ func (p *pool) run(ctx context.Context) error {
 	// cut off by the cancelled Run context; they run under the shutdown
 	// deadline instead (see writeCtx).
 	bg := context.WithoutCancel(ctx)
+	p.base = p.cfg.baseContextFor(ctx)
+	p.health.startedAt.Store(p.cfg.clock.Now().UnixNano())
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
 	var drivers sync.WaitGroup
@@ -97,6 +105,7 @@ func (p *pool) run(ctx context.Context) error {
 	go func() { defer wg.Done(); p.watchHeld(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
+	p.health.workers.Add(int64(p.cfg.concurrency))
 	for i := 0; i < p.cfg.concurrency; i++ {
 		go p.worker()
 	}

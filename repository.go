@@ -206,6 +206,13 @@ type ClaimedTask struct {
 	// ParentResults holds the results of the parents that succeeded, by
 	// task name.
 	ParentResults map[string][]byte
+	// Workflow, Tenant, Service and Metadata are those of the task's run,
+	// as submitted, for the handler to see (see [Task.Run]). Tasks of one
+	// run claimed together may share one Metadata map: it is read-only.
+	Workflow string
+	Tenant   string
+	Service  string
+	Metadata map[string]string
 }
 
 // Lease identifies one attempt of one task: the fencing token of plait.

@@ -59,17 +59,9 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 // Handle registers fn as the handler named name, replacing any earlier one.
 // It returns an error wrapping [ErrInvalidID] for a bad name, or
 // [ErrInvalidOption] for a nil fn.
+// The handler runs inside the scheduler's middleware (see [Middleware]).
 func (s *Scheduler) Handle(name string, fn HandlerFunc) error {
-	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("plait: handler name %s: %w: %v", quote(name), ErrInvalidID, err)
-	}
-	if fn == nil {
-		return fmt.Errorf("%w: nil handler %s", ErrInvalidOption, quote(name))
-	}
-	s.mu.Lock()
-	s.handlers[name] = fn
-	s.mu.Unlock()
-	return nil
+	return s.HandleWith(name, fn)
 }
 
 func (s *Scheduler) handler(name string) (HandlerFunc, bool) {

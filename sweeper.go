@@ -29,11 +29,16 @@ func (p *pool) sweepOnce(ctx context.Context) {
 		}
 		for _, l := range res.Dead {
 			p.cfg.logger.Warn("plait: task dead-lettered after too many lost leases", "run", l.RunID, "task", l.Task)
+			if m := p.cfg.hooks.metrics; m != nil {
+				m.TaskDead(l)
+			}
 		}
 		total += len(res.Requeued) + len(res.Dead)
 		if !res.More {
+			p.health.sweptAt.Store(p.cfg.clock.Now().UnixNano())
 			break
 		}
 	}
 	p.s.emit(Event{Type: EventLeasesSwept, Count: total})
+	p.sampleDepth(ctx)
 }

@@ -32,6 +32,8 @@ type Task struct {
 
 	parents map[string][]byte
 	codec   Codec
+	// exec is the attempt running the task; nil for a Task built by hand.
+	exec *execution
 }
 
 // Decode decodes the task's payload into v with the scheduler's codec.

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// A task's Timeout is enforced in two steps. At the timeout the handler's
+// A task's Timeout is enforced in two steps, armed by the [EnforceTimeout]
+// middleware. At the timeout the handler's
 // context is cancelled with ErrTimeout; a handler that honours it returns,
 // and its attempt is finished as usual. A handler still running a grace
 // period later ignores its context: the attempt is finished as timed out
@@ -69,7 +70,9 @@ func (p *pool) abandon(e *execution, started time.Time) {
 		"run", ct.Lease.RunID, "task", ct.Spec.Name, "handler", ct.Spec.Handler, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch,
 		"timeout", ct.Spec.Timeout, "grace", p.cfg.timeoutGrace, "abandoned", n)
 	p.handlers.Done()
+	p.health.workers.Add(1)
 	go p.worker()
+	e.ran = p.cfg.clock.Now().Sub(started)
 	p.slots.add(1)
 	p.fin.submit(e, p.outcome(e, started, nil, p.timeoutErr(ct)))
 }

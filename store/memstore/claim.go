@@ -119,6 +119,15 @@ func (s *Store) claimedLocked(t *task, until time.Time) *plait.ClaimedTask {
 		Spec:           copySpec(spec),
 		Attempt:        t.inst.Attempt,
 		FirstStartedAt: t.inst.StartedAt,
+		Workflow:       r.rec.Workflow,
+		Tenant:         r.rec.Tenant,
+		Service:        r.rec.Service,
+	}
+	if r.rec.Metadata != nil {
+		ct.Metadata = make(map[string]string, len(r.rec.Metadata))
+		for k, v := range r.rec.Metadata {
+			ct.Metadata[k] = v
+		}
 	}
 	for _, d := range spec.Deps {
 		p := &r.tasks[r.index[d.Task]]

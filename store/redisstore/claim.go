@@ -120,6 +120,7 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 	if next > 0 && (res.NextDueAt.IsZero() || msTime(next).Before(res.NextDueAt)) {
 		res.NextDueAt = msTime(next)
 	}
+	var infos map[string]*runInfo // by run id: sent once per run and reply
 	for j := int64(0); j < n && r.err == nil; j++ {
 		ct := &plait.ClaimedTask{}
 		ct.Lease.RunID = r.str()
@@ -129,8 +130,17 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 		def, parents, payload := r.str(), r.str(), r.str()
 		ct.Attempt = int(r.int())
 		ct.FirstStartedAt = msTime(r.int())
+		rawInfo := r.str()
 		k := r.int()
 		var bad error
+		if r.err == nil {
+			info, err := s.claimInfo(&infos, ct.Lease.RunID, rawInfo)
+			if err != nil {
+				bad = fmt.Errorf("run info: %w", err)
+			} else {
+				ct.Workflow, ct.Tenant, ct.Service, ct.Metadata = info.Workflow, info.Tenant, info.Service, info.Metadata
+			}
+		}
 		for p := int64(0); p < k && r.err == nil; p++ {
 			name, result := r.str(), r.str()
 			if ct.ParentResults == nil {
@@ -159,4 +169,27 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 		res.Tasks = append(res.Tasks, ct)
 	}
 	return int(taken), r.err
+}
+
+// claimInfo returns the run info of a claimed task: decoded from raw, or,
+// when raw is empty, the one an earlier task of the same run in this reply
+// carried (the script sends it once per run), or nothing when there is
+// none. Tasks of one run share it,
+// their Metadata map included.
+func (s *Store) claimInfo(infos *map[string]*runInfo, runID, raw string) (*runInfo, error) {
+	if raw == "" {
+		if in := (*infos)[runID]; in != nil {
+			return in, nil
+		}
+		return &runInfo{}, nil // a hash without field i: nothing to tell
+	}
+	in, err := decodeRunInfo(raw)
+	if err != nil {
+		return nil, err
+	}
+	if *infos == nil {
+		*infos = make(map[string]*runInfo, 4)
+	}
+	(*infos)[runID] = &in
+	return &in, nil
 }

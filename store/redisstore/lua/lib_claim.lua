@@ -60,11 +60,14 @@ end
 -- appends to out: nowMs, nextDueMs (0: none), n, n again (the count a
 -- replay answers apart, see replay_claim), then per task: runId,
 -- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key,
--- '' when inline), attempt, firstStartMs, k (parents that succeeded), then k
--- pairs parentName, result. A task claimed here that this very call made
--- ready takes its wake-up token back. An entry whose move is refused is
--- dropped like one whose task is no longer ready. When memo is a table,
--- "<run>:<task>:<epoch>" of each claimed task is appended to it.
+-- '' when inline), attempt, firstStartMs, info (the run's field i, '' when
+-- an earlier task of this reply belongs to the same run), k (parents that
+-- succeeded), then k pairs parentName, result. The info is read by the
+-- HMGET that reads the task anyway and sent once per run and reply. A task
+-- claimed here that this very call made ready takes its wake-up token
+-- back. An entry whose move is refused is dropped like one whose task is
+-- no longer ready. When memo is a table, "<run>:<task>:<epoch>" of each
+-- claimed task is appended to it.
 local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo)
   local until_ms = ctx.now + lease
 
@@ -103,6 +106,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   local n = 0
   local stale = 0
   local base = ctx.base
+  local infos = {}
   for p = 3, 0, -1 do
     for qi = 1, nq do
       local lk = qkeys[5 * (qi - 1) + 2 + (3 - p)]
@@ -111,13 +115,13 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         if not es then break end
         for _, e in ipairs(es) do
           local id, name = string.match(e, '^([^ ]*) (.*)$')
-          local rk, sf, d, ps, r, t, deps, apart, ns, nm
+          local rk, sf, d, ps, r, t, deps, apart, ns, nm, info
           if id then
             rk = base .. 'r:' .. id
             sf = 's:' .. name
-            local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name)
+            local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i')
             local m, s = v[1], v[2]
-            d, ps = v[3], v[4]
+            d, ps, info = v[3], v[4], v[5]
             t = m and s and d and state_scan(s, scan_t)
             if t and t.st == 'R' then
               r = meta_scan(m, scan_r)
@@ -167,11 +171,17 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             got[g + 7] = ''
             got[g + 8] = tonumber(t.attempt)
             got[g + 9] = r.created + t.first
+            if infos[id] then
+              got[g + 10] = ''
+            else
+              infos[id] = true
+              got[g + 10] = info or ''
+            end
             if deps ~= '0' then
-              got[g + 10] = parent_results(rk, ps or '', got, g + 10)
+              got[g + 11] = parent_results(rk, ps or '', got, g + 11)
             else
               got[g + 6] = ''
-              got[g + 10] = 0
+              got[g + 11] = 0
             end
             if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
           end
@@ -231,10 +241,11 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
   local head = #out
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = ctx.now, 0, 0, 0
   local n, all = 0, 0
+  local infos = {}
   for id, name, epoch in string.gmatch(string.match(mem, '|(.*)$') or '', '([^ :]+):([^ :]+):(%d+)') do
     all = all + 1
     local rk = ctx.base .. 'r:' .. id
-    local v = redis.call('HMGET', rk, 'm', 's:' .. name, 'd:' .. name, 'u:' .. name)
+    local v = redis.call('HMGET', rk, 'm', 's:' .. name, 'd:' .. name, 'u:' .. name, 'i')
     local d, ps = v[3], v[4]
     local r = v[1] and meta_scan(v[1], scan_r)
     local t = v[2] and state_scan(v[2], scan_t)
@@ -248,11 +259,16 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
       out[g + 5], out[g + 6], out[g + 7] = d, '', ''
       if apart == '1' then out[g + 7] = redis.call('GET', ctx.base .. 'p:' .. id .. ':' .. name) or '' end
       out[g + 8], out[g + 9] = tonumber(t.attempt), r.created + t.first
+      out[g + 10] = ''
+      if not infos[id] then
+        infos[id] = true
+        out[g + 10] = v[5] or ''
+      end
       if deps ~= '0' then
         out[g + 6] = ps or ''
-        out[g + 10] = parent_results(rk, ps or '', out, g + 10)
+        out[g + 11] = parent_results(rk, ps or '', out, g + 11)
       else
-        out[g + 10] = 0
+        out[g + 11] = 0
       end
     end
   end

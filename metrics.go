@@ -1,0 +1,140 @@
+package plait
+
+import (
+	"context"
+	"time"
+)
+
+// Metrics receives the scheduler's metrics hooks, set with [WithMetrics]:
+// a host forwards them to its metrics library (see examples/prometheus).
+// The scheduler calls them synchronously from its workers and drivers, so
+// each must be quick and must not block; they may be called from many
+// goroutines at once. Embed [NopMetrics] to implement only some.
+type Metrics interface {
+	// TaskStarted: a handler is about to run an attempt.
+	TaskStarted(l TaskLabels)
+	// TaskFinished: an attempt's outcome was recorded: OutcomeSucceeded,
+	// OutcomeRetry, OutcomeFailed, or OutcomeReleased (cut short by
+	// shutdown). d is how long its handler ran, on the scheduler's clock.
+	TaskFinished(l TaskLabels, o Outcome, d time.Duration)
+	// TaskRetried: an attempt failed and the task runs again after delay;
+	// TaskFinished reports the same attempt with OutcomeRetry.
+	TaskRetried(l TaskLabels, delay time.Duration)
+	// TaskDead: a task lost its worker more times than the crash limit
+	// allows and is dead, as found by this process's sweep. The task may
+	// have run anywhere, so only its lease is known.
+	TaskDead(lease Lease)
+	// LeaseLost: an attempt of this process lost its lease (another worker
+	// or the sweep took the task over, or the run was cancelled or ended)
+	// or could no longer vouch for it; its outcome is not recorded.
+	LeaseLost(l TaskLabels)
+	// QueueDepth samples how many tasks wait on a queue this scheduler
+	// claims from: ready and delayed ones. It is called every sweep
+	// interval while Run runs, when the store implements [QueueDepther].
+	QueueDepth(queue string, ready, delayed int)
+}
+
+// TaskLabels names an attempt for metrics: low-cardinality values fit for
+// labels. Run ids are left out on purpose.
+type TaskLabels struct {
+	Workflow string
+	Task     string
+	Handler  string
+	Queue    string
+}
+
+// NopMetrics implements [Metrics] doing nothing; embed it to implement only
+// the hooks you need.
+type NopMetrics struct{}
+
+// TaskStarted does nothing.
+func (NopMetrics) TaskStarted(TaskLabels) {}
+
+// TaskFinished does nothing.
+func (NopMetrics) TaskFinished(TaskLabels, Outcome, time.Duration) {}
+
+// TaskRetried does nothing.
+func (NopMetrics) TaskRetried(TaskLabels, time.Duration) {}
+
+// TaskDead does nothing.
+func (NopMetrics) TaskDead(Lease) {}
+
+// LeaseLost does nothing.
+func (NopMetrics) LeaseLost(TaskLabels) {}
+
+// QueueDepth does nothing.
+func (NopMetrics) QueueDepth(string, int, int) {}
+
+// WithMetrics sets the metrics hooks the scheduler calls (see [Metrics]).
+// A nil m is an error; given twice, the last one counts.
+func WithMetrics(m Metrics) Option {
+	return func(c *config) {
+		if m == nil {
+			c.reject("WithMetrics", "nil", "needs a Metrics")
+			return
+		}
+		c.hooks.metrics = m
+	}
+}
+
+// labelsOf names a claimed task for metrics.
+func labelsOf(ct *ClaimedTask) TaskLabels {
+	q := ct.Spec.Queue
+	if q == "" {
+		q = DefaultQueue
+	}
+	return TaskLabels{Workflow: ct.Workflow, Task: ct.Spec.Name, Handler: ct.Spec.Handler, Queue: q}
+}
+
+// QueueDepther is the capability of counting the tasks waiting on queues,
+// for the [Metrics] queue depth samples. Both shipped stores implement it.
+type QueueDepther interface {
+	// QueueDepth counts, per queue of params.Queues, the tasks ready to be
+	// claimed and those delayed (waiting out a run-at time or a backoff).
+	// The counts may include entries a claim would drop as no longer
+	// current (a cancelled run's tasks, say): they are for monitoring. It
+	// changes nothing.
+	QueueDepth(ctx context.Context, params *QueueDepthParams) (*QueueDepthResult, error)
+}
+
+// QueueDepthParams are the arguments of [QueueDepther.QueueDepth].
+type QueueDepthParams struct {
+	// Queues to count; empty means [DefaultQueue].
+	Queues []string
+}
+
+// QueueDepthResult is the answer of [QueueDepther.QueueDepth].
+type QueueDepthResult struct {
+	// Queues holds one count per queue asked for, in order.
+	Queues []QueueDepth
+}
+
+// QueueDepth is the count of one queue.
+type QueueDepth struct {
+	Queue   string
+	Ready   int
+	Delayed int
+}
+
+// sampleDepth reports the depth of this scheduler's queues to the metrics
+// hooks, when there are hooks and the store can count.
+func (p *pool) sampleDepth(ctx context.Context) {
+	m := p.cfg.hooks.metrics
+	if m == nil {
+		return
+	}
+	qd, ok := p.store.(QueueDepther)
+	if !ok {
+		return
+	}
+	res, err := qd.QueueDepth(ctx, &QueueDepthParams{Queues: p.cfg.queues})
+	if err != nil {
+		if ctx.Err() == nil {
+			p.cfg.logger.Warn("plait: queue depth sample failed", "err", err)
+		}
+		return
+	}
+	for _, q := range res.Queues {
+		m.QueueDepth(q.Queue, q.Ready, q.Delayed)
+	}
+}
