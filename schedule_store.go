@@ -46,10 +46,12 @@ type ScheduleStore interface {
 	ScheduleRecordFire(ctx context.Context, params *ScheduleRecordFireParams) (*ScheduleRecord, error)
 	// LeaderAcquire takes the store's leader lease for params.Holder when
 	// it is free or expired, with a new epoch greater than every earlier
-	// one, or renews it when params.Holder already holds it under
-	// params.Epoch. Either way the lease lasts params.TTL from now on the
-	// store's clock. When another holder has it, the answer has Acquired
-	// false and that holder's lease.
+	// one, or renews it, keeping its epoch, when params.Holder already
+	// holds it (so a holder whose acquire lost its reply gets its lease
+	// back by asking again). Either way the lease lasts params.TTL from now
+	// on the store's clock. When another holder has it, the answer has
+	// Acquired false and that holder's lease. Holder names must be unique
+	// per process: the Scheduler adds a random part to its worker id.
 	LeaderAcquire(ctx context.Context, params *LeaderAcquireParams) (*LeaderAcquireResult, error)
 	// LeaderRelease gives the lease up when params.Holder holds it under
 	// params.Epoch, and does nothing otherwise.
@@ -133,7 +135,8 @@ type ScheduleRecordFireParams struct {
 type LeaderAcquireParams struct {
 	// Holder names the process (its worker id).
 	Holder string
-	// Epoch is the epoch held, to renew; 0 to acquire.
+	// Epoch is the epoch the caller believes it holds, 0 for none; the
+	// holder's name, not this, decides a renewal.
 	Epoch int64
 	// TTL is how long the lease lasts from now; at least a millisecond.
 	TTL time.Duration

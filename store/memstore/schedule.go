@@ -160,7 +160,7 @@ func (s *Store) LeaderAcquire(_ context.Context, params *plait.LeaderAcquirePara
 	now := s.clock.Now()
 	l := &s.sched.lease
 	free := l.Epoch == 0 || !now.Before(l.Until)
-	mine := !free && l.Holder == params.Holder && l.Epoch == params.Epoch
+	mine := !free && l.Holder == params.Holder
 	switch {
 	case mine:
 	case free:

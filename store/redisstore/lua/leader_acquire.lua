@@ -8,16 +8,17 @@
 -- ARGV[4]  TTL in ms
 --
 -- Transition: free or expired (until <= now): holder set, epoch + 1, until
--- = now + TTL. Held by ARGV[2] under ARGV[3]: until = now + TTL. Held by
--- another: nothing. The hash is never deleted, so epochs only grow.
+-- = now + TTL. Held by ARGV[2]: until = now + TTL, epoch kept (holder names
+-- carry a per-process nonce, so only the holder itself can name it; ARGV[3]
+-- is what it believes it holds). Held by another: nothing. The hash is
+-- never deleted, so epochs only grow.
 --
 -- Returns {acquired 1 or 0, holder, epoch, until ms} of the lease as it
 -- stands.
 --
--- Retried: a retried acquire that took the lease finds it held by the
--- same holder under an epoch the caller does not know, and answers it as
--- held by another; the caller tries again after the TTL. A retried renewal
--- renews again.
+-- Retried: a retried acquire that took the lease finds it held by the same
+-- holder and renews it, answering the epoch the lost reply carried. A
+-- retried renewal renews again.
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- full Redis must not depose a leader whose fires free memory no less than
 -- before. On the EVALSHA path Redis refuses the HSET and nothing changes.
@@ -30,7 +31,7 @@ local ttl = tonumber(ARGV[4])
 if until_ms <= now then
   epoch = epoch + 1
   holder = ARGV[2]
-elseif holder ~= ARGV[2] or epoch ~= tonumber(ARGV[3]) then
+elseif holder ~= ARGV[2] then
   return {0, holder, int(epoch), int(until_ms)}
 end
 until_ms = now + ttl
