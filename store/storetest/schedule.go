@@ -38,6 +38,7 @@ func testSchedules(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Backfill", "a backfill fires each instant of the range once, even twice over", testScheduleBackfill},
 		{"Update", "a spec updated while the schedule runs takes effect from its next instant", testScheduleUpdate},
 		{"Jitter", "a jittered instant fires once, within its jitter after the instant, carrying the instant", testScheduleJitter},
+		{"TriggerListDelete", "a trigger fires now without moving the schedule; list shows every schedule; a deleted one is gone and fires nothing", testScheduleTriggerListDelete},
 		{"TwoLeaders", "two processes on one store fire each instant once", testScheduleTwoLeaders},
 	})
 }
@@ -533,4 +534,37 @@ func testScheduleJitter(t *testing.T, h *Harness, rule string) {
 	requireInstants(t, rule, []time.Time{first}, got)
 	require.False(t, firedAt.Before(first), rule)
 	require.Less(t, firedAt.Sub(first), jitter, rule)
+}
+
+func testScheduleTriggerListDelete(t *testing.T, h *Harness, rule string) {
+	r := newRig(t, h)
+	before := r.save(t, &plait.Schedule{Name: "b-hourly", Spec: "@hourly", Tenant: "acme", Service: "billing"})
+	r.save(t, &plait.Schedule{Name: "a-daily", Spec: "@daily", Paused: true})
+	run, err := r.s.ScheduleTrigger(bg, "b-hourly")
+	require.NoError(t, err, rule)
+	require.Equal(t, "b-hourly", run.Metadata[plait.MetadataSchedule], rule)
+	require.Equal(t, h.Now().UTC().Format(time.RFC3339Nano), run.Metadata[plait.MetadataInstant], rule)
+	require.Equal(t, "acme", run.Tenant, rule)
+	require.Equal(t, "billing", run.Service, rule)
+	after, err := r.s.ScheduleGet(bg, "b-hourly")
+	require.NoError(t, err, rule)
+	require.True(t, after.NextFire.Equal(before.NextFire), "%s: a trigger does not move the next instant", rule)
+	require.True(t, after.LastFire.IsZero(), rule)
+
+	_, err = r.s.ScheduleTrigger(bg, "a-daily")
+	require.NoError(t, err, "%s: a paused schedule can be triggered", rule)
+	list, err := r.s.ScheduleList(bg)
+	require.NoError(t, err, rule)
+	require.Len(t, list, 2, rule)
+	require.Equal(t, "a-daily", list[0].Name, rule)
+	require.True(t, list[0].Paused, rule)
+	require.Equal(t, "b-hourly", list[1].Name, rule)
+
+	require.NoError(t, r.s.ScheduleDelete(bg, "b-hourly"), rule)
+	_, err = r.s.ScheduleGet(bg, "b-hourly")
+	require.ErrorIs(t, err, plait.ErrNotFound, rule)
+	require.ErrorIs(t, r.s.ScheduleDelete(bg, "b-hourly"), plait.ErrNotFound, rule)
+	requireInstants(t, rule, nil, r.to(t, before.NextFire.Add(time.Hour)))
+	_, err = r.s.ScheduleTrigger(bg, "b-hourly")
+	require.ErrorIs(t, err, plait.ErrNotFound, rule)
 }
