@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"sync"
@@ -250,15 +251,44 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 	if err != nil {
 		return rep, err
 	}
+	// Each due schedule is planned (its policies applied, previous runs
+	// cancelled where the overlap policy says so), then every instant of
+	// the pass is created in one batch, so a second's worth of schedules
+	// becomes claimable in as few store calls as the store allows, and
+	// only then is each schedule's state recorded.
 	var errs []error
+	var plans []*firePlan
+	var params []*RunCreateParams
 	for _, rec := range res.Schedules {
 		if !l.valid() {
 			break
 		}
-		if err := l.fire(ctx, rec, now, rep); err != nil {
+		p, err := l.plan(ctx, rec, now, rep)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if p == nil {
+			continue
+		}
+		p.first = len(params)
+		params = append(params, p.params...)
+		plans = append(plans, p)
+	}
+	var out []RunCreateOutcome
+	if len(params) > 0 && l.valid() {
+		out, err = l.s.createRuns(ctx, params)
+		if err != nil {
+			// Nothing is recorded: every instant stays due and the next
+			// pass tries again, where the run keys answer any run this
+			// call created.
+			return rep, errors.Join(append(errs, err)...)
+		}
+	}
+	for _, p := range plans {
+		if err := l.record(ctx, p, out, rep); err != nil {
 			if errors.Is(err, ErrStaleEpoch) {
 				l.lost()
-				return rep, nil
+				return rep, errors.Join(errs...)
 			}
 			errs = append(errs, err)
 		}
@@ -290,111 +320,138 @@ func jitterOf(name string, instant time.Time, jitter time.Duration) time.Duratio
 	return time.Duration(h.Sum64() % uint64(jitter))
 }
 
-// fire handles one due schedule under its policies and records the result.
-func (l *leader) fire(ctx context.Context, rec *ScheduleRecord, now time.Time, rep *ScheduleFireReport) error {
+// firePlan is what one pass does with one due schedule.
+type firePlan struct {
+	rec *ScheduleRecord
+	// due are the instants due, instants those of them to fire, and
+	// params their creates, which start at first in the pass's batch.
+	due      []time.Time
+	instants []time.Time
+	params   []*RunCreateParams
+	first    int
+	// next is the schedule's next instant once the pass is done.
+	next time.Time
+	// held reports that an instant could not be built and stays due, so
+	// the instants not fired are not skipped.
+	held bool
+}
+
+// plan applies a due schedule's policies at now. It answers nil when the
+// schedule is to be left as it is (paused, held by jitter or by the buffer
+// policy, or without a workflow in this process).
+func (l *leader) plan(ctx context.Context, rec *ScheduleRecord, now time.Time, rep *ScheduleFireReport) (*firePlan, error) {
 	s := l.s
 	var d scheduleDef
 	if err := json.Unmarshal(rec.Definition, &d); err != nil {
 		s.cfg.logger.Error("plait: schedule has an unreadable definition", "schedule", rec.Name, "err", err)
-		return nil
+		return nil, nil
 	}
 	if d.Paused || rec.NextFire.IsZero() {
-		return nil
+		return nil, nil
 	}
 	spec, err := s.parseDef(rec.Name, &d, now)
 	if err != nil {
-		// A spec valid when saved and refused now (a one-time spec is
-		// never refused; a cron spec whose last instant passed is): it
-		// has nothing more to fire.
-		_, err = l.ss.ScheduleRecordFire(ctx, &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version})
-		return err
+		// Valid when saved and refused now: a cron spec with no instant
+		// left. It has nothing more to fire.
+		return &firePlan{rec: rec}, nil
 	}
 	at := func(t time.Time) time.Time { return t.Add(jitterOf(rec.Name, t, d.Jitter)) }
-	var due []time.Time
-	next := rec.NextFire
-	for len(due) < catchUpScanMax && !next.IsZero() && !at(next).After(now) {
-		due = append(due, next)
-		next = spec.Next(next)
+	p := &firePlan{rec: rec, next: rec.NextFire}
+	for len(p.due) < catchUpScanMax && !p.next.IsZero() && !at(p.next).After(now) {
+		p.due = append(p.due, p.next)
+		p.next = spec.Next(p.next)
 	}
-	if len(due) == 0 {
-		return nil
+	if len(p.due) == 0 {
+		return nil, nil
 	}
-	if len(due) == catchUpScanMax {
-		next = spec.Next(now)
+	if len(p.due) == catchUpScanMax {
+		p.next = spec.Next(now)
 	}
 	window := d.Window
 	if window == 0 {
 		window = CatchUpWindowDefault
 	}
 	late := func(t time.Time) bool { return now.Sub(at(t)) > window }
-	last := due[len(due)-1]
-	var fire []time.Time
+	last := p.due[len(p.due)-1]
 	switch d.CatchUp {
 	case CatchUpEach:
-		for _, t := range due {
+		for _, t := range p.due {
 			if !late(t) {
-				fire = append(fire, t)
+				p.instants = append(p.instants, t)
 			}
 		}
 	case CatchUpOnce:
-		fire = []time.Time{last}
+		p.instants = []time.Time{last}
 	default:
 		if !late(last) {
-			fire = []time.Time{last}
+			p.instants = []time.Time{last}
 		}
 	}
 	if d.Overlap != OverlapAllow && rec.LastRunID != "" {
 		prev, err := s.store.RunGet(ctx, &RunGetParams{ID: rec.LastRunID})
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			return err
+			return nil, err
 		}
 		busy := err == nil && !prev.Status.Terminal()
 		switch {
 		case busy && d.Overlap == OverlapSkip:
-			fire = nil
+			p.instants = nil
 		case busy && d.Overlap == OverlapBuffer:
 			// Held: the schedule stays due, and the pass after the
 			// previous run ends fires it.
-			return nil
-		case busy && d.Overlap == OverlapCancel && len(fire) > 0:
+			return nil, nil
+		case busy && d.Overlap == OverlapCancel && len(p.instants) > 0:
 			if _, err := s.Cancel(ctx, rec.LastRunID); err != nil && !errors.Is(err, ErrNotFound) {
-				return err
+				return nil, err
 			}
-		case !busy && d.Overlap == OverlapBuffer && len(fire) == 0 && err == nil && prev.EndedAt.After(due[0]):
+		case !busy && d.Overlap == OverlapBuffer && len(p.instants) == 0 && err == nil && prev.EndedAt.After(p.due[0]):
 			// The instant was held for the previous run: it fires now
 			// however late, standing for those passed while waiting.
-			fire = []time.Time{last}
+			p.instants = []time.Time{last}
 		}
 	}
-	params := &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: next}
-	fired := 0
-	for _, t := range fire {
-		if !l.valid() {
-			params.NextFire = t
-			break
-		}
-		run, _, err := s.fireInstant(ctx, rec.Name, &d, t, "")
+	for i, t := range p.instants {
+		params, err := s.runParams(rec.Name, &d, t, "")
 		if err != nil {
 			if errors.Is(err, ErrNoWorkflow) {
 				s.cfg.logger.Warn("plait: schedule not fired here: this process has no Build for it", "schedule", rec.Name)
-				return nil
+				return nil, nil
 			}
 			// The instant stays due, and the next pass tries it again.
+			p.instants, p.next, p.held = p.instants[:i], t, true
+			return p, err
+		}
+		p.params = append(p.params, params)
+	}
+	return p, nil
+}
+
+// record writes what the pass did with one schedule, given the outcomes of
+// the pass's batch.
+func (l *leader) record(ctx context.Context, p *firePlan, out []RunCreateOutcome, rep *ScheduleFireReport) error {
+	rec := p.rec
+	params := &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: p.next}
+	var failed error
+	fired := 0
+	for i, t := range p.instants {
+		o := out[p.first+i]
+		if o.Err != nil {
+			// This instant and those after it stay due.
 			params.NextFire = t
-			if fired > 0 {
-				_, _ = l.ss.ScheduleRecordFire(ctx, params)
-			}
-			return err
+			failed = fmt.Errorf("plait: schedule %s: firing %v: %w", quote(rec.Name), t, o.Err)
+			break
 		}
 		fired++
-		params.LastFire, params.LastRunID = t, run.ID
+		params.LastFire, params.LastRunID = t, o.Result.Run.ID
 		rep.Fired++
-		s.emit(Event{Type: EventScheduleFired, Schedule: rec.Name, Instant: t, RunID: run.ID, RunStatus: run.Status})
+		l.s.emit(Event{Type: EventScheduleFired, Schedule: rec.Name, Instant: t, RunID: o.Result.Run.ID, RunStatus: o.Result.Run.Status})
 	}
-	if skipped := len(due) - fired; skipped > 0 && params.NextFire.Equal(next) {
+	if skipped := len(p.due) - len(p.instants); skipped > 0 && failed == nil && !p.held {
 		rep.Skipped += skipped
-		s.emit(Event{Type: EventScheduleSkipped, Schedule: rec.Name, Instant: last, Count: skipped})
+		l.s.emit(Event{Type: EventScheduleSkipped, Schedule: rec.Name, Instant: p.due[len(p.due)-1], Count: skipped})
 	}
-	_, err = l.ss.ScheduleRecordFire(ctx, params)
-	return err
+	if _, err := l.ss.ScheduleRecordFire(ctx, params); err != nil {
+		return err
+	}
+	return failed
 }
