@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -147,4 +148,64 @@ func TestRunLeadsSchedules(t *testing.T) {
 // quietLogger is an option that discards the log.
 func quietLogger() plait.Option {
 	return plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+}
+
+// failingLeases is a memstore whose lease renewals fail once told to, as a
+// store the leader can no longer reach would.
+type failingLeases struct {
+	*memstore.Store
+	fail atomic.Bool
+}
+
+func (f *failingLeases) LeaderAcquire(ctx context.Context, p *plait.LeaderAcquireParams) (*plait.LeaderAcquireResult, error) {
+	if f.fail.Load() {
+		return nil, errors.New("store unreachable")
+	}
+	return f.Store.LeaderAcquire(ctx, p)
+}
+
+// TestLeaderGivesUpBeforeItsLeaseExpires pins that a leader that cannot
+// renew keeps firing only until four fifths of its lease have passed on its
+// own clock, so it has stopped before another process can take the lease.
+func TestLeaderGivesUpBeforeItsLeaseExpires(t *testing.T) {
+	t.Parallel()
+	const lease = 10 * time.Second
+	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	store := &failingLeases{Store: memstore.New(memstore.WithClock(clk))}
+	fired := 0
+	s, err := plait.New(store, plait.WithClock(clk), plait.WithRemoteHandlers(), plait.WithLeaderLease(lease), quietLogger(),
+		plait.WithObserver(func(e plait.Event) {
+			if e.Type == plait.EventScheduleFired {
+				fired++
+			}
+		}))
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = s.ScheduleSave(ctx, &plait.Schedule{Name: "sec", Spec: "@every 1s", Workflow: scheduleWorkflow()})
+	require.NoError(t, err)
+	rep, err := s.ScheduleFireDue(ctx)
+	require.NoError(t, err)
+	require.True(t, rep.Leader)
+
+	store.fail.Store(true)
+	clk.Advance(lease*4/5 - time.Second)
+	rep, _ = s.ScheduleFireDue(ctx)
+	require.True(t, rep.Leader, "within four fifths of the lease the leader still acts")
+	require.Equal(t, 1, fired)
+	clk.Advance(time.Second)
+	rep, _ = s.ScheduleFireDue(ctx)
+	require.False(t, rep.Leader, "past four fifths of the lease the leader has given up")
+	require.Equal(t, 1, fired, "and fires nothing")
+
+	// The lease has not expired in the store yet, and the deposed leader
+	// cannot move the schedule.
+	res, err := store.Store.LeaderAcquire(ctx, &plait.LeaderAcquireParams{Holder: "other", TTL: lease})
+	require.NoError(t, err)
+	require.False(t, res.Acquired)
+	clk.Advance(lease / 5)
+	res, err = store.Store.LeaderAcquire(ctx, &plait.LeaderAcquireParams{Holder: "other", TTL: lease})
+	require.NoError(t, err)
+	require.True(t, res.Acquired, "the lease expires after the leader gave up")
+	_, err = store.ScheduleRecordFire(ctx, &plait.ScheduleRecordFireParams{Name: "sec", LeaderEpoch: res.Lease.Epoch - 1, Version: 1})
+	require.ErrorIs(t, err, plait.ErrStaleEpoch)
 }
