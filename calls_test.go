@@ -111,3 +111,25 @@ func (c *callCounter) LeaseSweep(ctx context.Context, p *plait.LeaseSweepParams)
 	defer c.leave()
 	return c.Store.LeaseSweep(ctx, p)
 }
+
+// StorePing forwards the Pinger capability of the store under it.
+func (c *callCounter) StorePing(ctx context.Context, p *plait.StorePingParams) (*plait.StorePingResult, error) {
+	pinger, ok := c.Store.(plait.Pinger)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "Pinger"}
+	}
+	c.enter()
+	defer c.leave()
+	return pinger.StorePing(ctx, p)
+}
+
+// QueueDepth forwards the QueueDepther capability of the store under it.
+func (c *callCounter) QueueDepth(ctx context.Context, p *plait.QueueDepthParams) (*plait.QueueDepthResult, error) {
+	qd, ok := c.Store.(plait.QueueDepther)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "QueueDepther"}
+	}
+	c.enter()
+	defer c.leave()
+	return qd.QueueDepth(ctx, p)
+}

@@ -1,6 +1,6 @@
 // Command quickstart runs a five-task diamond workflow on the in-memory
 // store: one task fails once and is retried, and a child reads its parents'
-// results.
+// results. It ends by printing the finished run as a Mermaid flowchart.
 //
 //	go run ./examples/quickstart
 package main
@@ -122,6 +122,9 @@ func run(ctx context.Context, out io.Writer) error {
 	if final.Status != plait.RunCompleted {
 		return fmt.Errorf("run ended %s", final.Status)
 	}
+	// The finished run as a Mermaid flowchart: paste it into any Mermaid
+	// viewer (GitHub renders a ```mermaid block) to see each task's state.
+	fmt.Fprintf(out, "\n%s", wf.Mermaid(final))
 	return nil
 }
 

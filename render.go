@@ -1,0 +1,203 @@
+package plait
+
+import (
+	"strconv"
+	"strings"
+)
+
+// A workflow renders as a Mermaid flowchart or a Graphviz DOT digraph: one
+// node per task in definition order, one edge per dependency from parent to
+// child. An edge on a condition other than success is labelled with it
+// ("on failure", "on completion"), and a task that starts on any one of its
+// edges says "any of" under its name. Given a run of the workflow, each
+// node also shows its task's status (and its attempt count past the first)
+// and is coloured by status. The output is stable: the same input renders
+// the same bytes.
+
+// Mermaid renders the workflow as a Mermaid flowchart; run, when not nil,
+// adds each task's state from that run of it. See [RenderMermaid].
+func (w *Workflow) Mermaid(run *Run) string { return RenderMermaid(w.draftSpec(), run) }
+
+// DOT renders the workflow as a Graphviz DOT digraph; run, when not nil,
+// adds each task's state from that run of it. See [RenderDOT].
+func (w *Workflow) DOT(run *Run) string { return RenderDOT(w.draftSpec(), run) }
+
+// draftSpec is the workflow's shape as defined so far, valid or not, with
+// no payload encoded.
+func (w *Workflow) draftSpec() *WorkflowSpec {
+	spec := &WorkflowSpec{Name: w.name, Strategy: w.strategy, Tasks: make([]TaskSpec, len(w.tasks))}
+	for i, d := range w.tasks {
+		spec.Tasks[i] = d.spec
+	}
+	return spec
+}
+
+// statusStyles lists, in the order classes are declared, each task status
+// with its fill and stroke colours.
+var statusStyles = []struct {
+	status       TaskStatus
+	fill, stroke string
+}{
+	{TaskPending, "#eeeeee", "#9e9e9e"},
+	{TaskReady, "#e3f2fd", "#1e88e5"},
+	{TaskRunning, "#bbdefb", "#1565c0"},
+	{TaskRetrying, "#fff3e0", "#fb8c00"},
+	{TaskSucceeded, "#c8e6c9", "#2e7d32"},
+	{TaskFailed, "#ffcdd2", "#c62828"},
+	{TaskDead, "#d7ccc8", "#4e342e"},
+	{TaskSkipped, "#f5f5f5", "#bdbdbd"},
+	{TaskCancelled, "#fff9c4", "#f9a825"},
+}
+
+func styleOf(s TaskStatus) (fill, stroke string, ok bool) {
+	for _, st := range statusStyles {
+		if st.status == s {
+			return st.fill, st.stroke, true
+		}
+	}
+	return "", "", false
+}
+
+// renderTask is what a node shows.
+type renderTask struct {
+	spec  *TaskSpec
+	state *TaskInstance // nil without a run, or when the run lacks the task
+}
+
+func renderTasks(spec *WorkflowSpec, run *Run) []renderTask {
+	out := make([]renderTask, len(spec.Tasks))
+	for i := range spec.Tasks {
+		out[i].spec = &spec.Tasks[i]
+		if run != nil {
+			out[i].state = run.Task(spec.Tasks[i].Name)
+		}
+	}
+	return out
+}
+
+// labelLines are the lines of a node's label.
+func (t renderTask) labelLines() []string {
+	lines := []string{t.spec.Name}
+	if t.spec.Join == JoinAny && len(t.spec.Deps) > 1 {
+		lines = append(lines, "any of")
+	}
+	if t.state != nil {
+		s := string(t.state.Status)
+		if t.state.Attempt > 1 {
+			s += ", " + strconv.Itoa(t.state.Attempt) + " attempts"
+		}
+		lines = append(lines, s)
+	}
+	return lines
+}
+
+// edgeLabel is the label of an edge on condition c, empty for success.
+func edgeLabel(c Condition) string {
+	if c == OnSuccess {
+		return ""
+	}
+	return "on " + c.String()
+}
+
+// RenderMermaid renders spec as a Mermaid flowchart, top to bottom; run,
+// when not nil, adds each task's state from that run of it (see the
+// package's rendering rules above [Workflow.Mermaid]). Node ids are t0,
+// t1, ... in definition order; a dependency on a task the workflow lacks is
+// left out.
+func RenderMermaid(spec *WorkflowSpec, run *Run) string {
+	var b strings.Builder
+	b.WriteString("flowchart TD\n")
+	if run != nil {
+		b.WriteString("  %% run " + run.ID + ": " + string(run.Status) + "\n")
+	}
+	tasks := renderTasks(spec, run)
+	index := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		index[t.spec.Name] = i
+	}
+	used := map[TaskStatus]bool{}
+	for i, t := range tasks {
+		b.WriteString("  t" + strconv.Itoa(i) + "[\"" + mermaidText(strings.Join(t.labelLines(), "\n")) + "\"]")
+		if t.state != nil {
+			if _, _, ok := styleOf(t.state.Status); ok {
+				b.WriteString(":::" + string(t.state.Status))
+				used[t.state.Status] = true
+			}
+		}
+		b.WriteString("\n")
+	}
+	for i, t := range tasks {
+		for _, d := range t.spec.Deps {
+			p, ok := index[d.Task]
+			if !ok {
+				continue
+			}
+			b.WriteString("  t" + strconv.Itoa(p) + " -->")
+			if l := edgeLabel(d.On); l != "" {
+				b.WriteString("|" + l + "|")
+			}
+			b.WriteString(" t" + strconv.Itoa(i) + "\n")
+		}
+	}
+	for _, st := range statusStyles {
+		if used[st.status] {
+			b.WriteString("  classDef " + string(st.status) + " fill:" + st.fill + ",stroke:" + st.stroke + "\n")
+		}
+	}
+	return b.String()
+}
+
+// mermaidText escapes a label for a quoted Mermaid node text: quotes and
+// angle brackets as entities, line breaks as <br/>.
+func mermaidText(s string) string {
+	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "\n", "<br/>")
+	return r.Replace(s)
+}
+
+// RenderDOT renders spec as a Graphviz DOT digraph, top to bottom; run,
+// when not nil, adds each task's state from that run of it (see the
+// package's rendering rules above [Workflow.Mermaid]). Nodes are named by
+// their task names; a dependency on a task the workflow lacks is left out.
+func RenderDOT(spec *WorkflowSpec, run *Run) string {
+	var b strings.Builder
+	b.WriteString("digraph " + dotQuote(spec.Name) + " {\n")
+	if run != nil {
+		b.WriteString("  label=" + dotQuote("run "+run.ID+": "+string(run.Status)) + ";\n  labelloc=t;\n")
+	}
+	b.WriteString("  node [shape=box, style=\"rounded,filled\", fillcolor=\"#ffffff\"];\n")
+	tasks := renderTasks(spec, run)
+	index := make(map[string]bool, len(tasks))
+	for _, t := range tasks {
+		index[t.spec.Name] = true
+	}
+	for _, t := range tasks {
+		b.WriteString("  " + dotQuote(t.spec.Name) + " [label=" + dotQuote(strings.Join(t.labelLines(), "\n")))
+		if t.state != nil {
+			if fill, stroke, ok := styleOf(t.state.Status); ok {
+				b.WriteString(", fillcolor=\"" + fill + "\", color=\"" + stroke + "\"")
+			}
+		}
+		b.WriteString("];\n")
+	}
+	for _, t := range tasks {
+		for _, d := range t.spec.Deps {
+			if !index[d.Task] {
+				continue
+			}
+			b.WriteString("  " + dotQuote(d.Task) + " -> " + dotQuote(t.spec.Name))
+			if l := edgeLabel(d.On); l != "" {
+				b.WriteString(" [label=" + dotQuote(l) + ", style=dashed]")
+			}
+			b.WriteString(";\n")
+		}
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+// dotQuote quotes s as a DOT string: backslashes and quotes escaped, line
+// breaks as \n.
+func dotQuote(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	return `"` + r.Replace(s) + `"`
+}
