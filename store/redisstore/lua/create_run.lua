@@ -28,6 +28,11 @@
 -- is unreadable, {code_illegal, ''} when a move is refused (before any
 -- write on the common path).
 --
+-- Events: run_pending and one per root made due (R), written after the
+-- run's fields (flush_events, lib_buffers.lua): XADD to <base>e (MAXLEN ~
+-- cap), RPUSH to <base>e:<run>, HINCRBY of <base>st, one PUBLISH to
+-- <prefix>:ev; a retry that finds the run writes none. They are never the
+-- first write, so a create Redis refuses for memory writes none either.
 -- Retried: the run exists (field m), so the retry answers {0, createdMs} of
 -- the first try and changes nothing; a keyed retry finds its own id in the
 -- key index and answers the same. A run under this id can only be this

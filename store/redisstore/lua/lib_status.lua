@@ -12,6 +12,11 @@
 --         F failed  K skipped  C cancelled  D dead
 --   run   P pending  U running  S completed  F failed  C cancelled
 --
+-- Each move that changes a status is one event and moves the shard's
+-- counters (note_task, note_run below), buffered and written last by
+-- flush() (flush_events in lib_buffers.lua), so a step's events follow all
+-- its other writes. Fast paths that pass packed=true get their events too.
+--
 -- A refused move changes nothing, returns nil and sets ctx.refused, so the
 -- step that asked answers code_illegal however deep the refusal was. Steps
 -- that write before their move check it first with task_can / run_can, so
