@@ -101,6 +101,10 @@ func (s *Store) appendEventLocked(ev evRec) {
 		l.head = (l.head + 1) % l.globalCap
 	}
 	re := &ev.run.events
+	if re.list == nil {
+		// a run's events: about four per task and two of its own.
+		re.list = make([]evRec, 0, min(l.runCap, 2+4*len(ev.run.tasks)))
+	}
 	if len(re.list) >= l.runCap {
 		drop := len(re.list) - l.runCap + 1
 		re.dropped = re.list[drop-1].seq
