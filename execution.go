@@ -131,13 +131,15 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 // handler was abandoned past its timeout exits once the handler returns:
 // a new worker took its place when the attempt was given up.
 func (p *pool) worker() {
-	defer p.health.workers.Add(-1)
 	for e := range p.work {
 		if p.execute(e) {
+			// Abandoned: the worker that replaced this one took its
+			// place in the count as well.
 			return
 		}
 		p.handlers.Done()
 	}
+	p.health.workers.Add(-1)
 }
 
 // execute runs one attempt and reports whether its handler was abandoned
@@ -180,12 +182,13 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}
-	e.ran = p.cfg.clock.Now().Sub(started)
-	p.pace.observeHandler(e.ran)
+	ran := p.cfg.clock.Now().Sub(started)
+	p.pace.observeHandler(ran)
 	if !e.settle() {
 		p.slots.release(1)
 		return false // released by the shutdown path already
 	}
+	e.ran = ran // only once settled: the shutdown path may have reported the attempt
 	cause := context.Cause(e.ctx)
 	if e.ctx.Err() != nil {
 		switch {

@@ -44,8 +44,10 @@ type HealthReport struct {
 	StoreChecked   bool
 	StoreReachable bool
 	StoreRoundTrip time.Duration
-	// Workers is how many worker goroutines are running, of Concurrency;
-	// Busy how many of them are in a handler.
+	// Workers is how many worker goroutines are taking work, of
+	// Concurrency (a worker stuck in a handler given up on past its timeout
+	// is replaced and no longer counted); Busy is how many handlers are
+	// running, those given up on included.
 	Workers     int
 	Concurrency int
 	Busy        int

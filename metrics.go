@@ -15,7 +15,9 @@ type Metrics interface {
 	TaskStarted(l TaskLabels)
 	// TaskFinished: an attempt's outcome was recorded: OutcomeSucceeded,
 	// OutcomeRetry, OutcomeFailed, or OutcomeReleased (cut short by
-	// shutdown). d is how long its handler ran, on the scheduler's clock.
+	// shutdown). d is how long its handler ran, on the scheduler's clock:
+	// up to the timeout and grace for one given up on, and zero for one
+	// released by shutdown while its handler still ran.
 	TaskFinished(l TaskLabels, o Outcome, d time.Duration)
 	// TaskRetried: an attempt failed and the task runs again after delay;
 	// TaskFinished reports the same attempt with OutcomeRetry.

@@ -70,7 +70,6 @@ func (p *pool) abandon(e *execution, started time.Time) {
 		"run", ct.Lease.RunID, "task", ct.Spec.Name, "handler", ct.Spec.Handler, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch,
 		"timeout", ct.Spec.Timeout, "grace", p.cfg.timeoutGrace, "abandoned", n)
 	p.handlers.Done()
-	p.health.workers.Add(1)
 	go p.worker()
 	e.ran = p.cfg.clock.Now().Sub(started)
 	p.slots.add(1)
