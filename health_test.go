@@ -2,6 +2,7 @@ package plait_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
@@ -11,7 +12,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store/memstore"
 )
 
 // TestHealth: a scheduler that is not running is not ready; a running one
@@ -93,4 +96,48 @@ func waitHealthy(t *testing.T, s *plait.Scheduler) *plait.HealthReport {
 		return err == nil
 	}, failAfter, time.Millisecond, "Health never answered healthy: %v", err)
 	return rep
+}
+
+// refusingExtend is a store whose lease extensions all fail.
+type refusingExtend struct{ *callCounter }
+
+func (refusingExtend) LeaseExtend(context.Context, *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+	return nil, errors.New("extension refused")
+}
+
+// TestHealthLeasesNotExtended: while the store refuses every extension, a
+// process holding a lease is unhealthy once two rounds of the lease keeper
+// went by without one.
+func TestHealthLeasesNotExtended(t *testing.T) {
+	t.Parallel()
+	clk := fakeclock.New(epoch)
+	calls := &callCounter{Store: memstore.New(memstore.WithClock(clk))}
+	rec := &recorder{}
+	s, err := plait.New(refusingExtend{calls}, plait.WithClock(clk), plait.WithObserver(rec.add),
+		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	b := &bundle{clock: clk, store: calls.Store, s: s, events: rec, calls: calls}
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	b.handle(t, "stuck", func(ctx context.Context, task *plait.Task) (any, error) {
+		entered <- struct{}{}
+		<-release // ignores its context
+		return nil, nil
+	})
+	b.submit(t, plait.NewWorkflow("stuck").Task("x", "stuck", nil))
+	b.start(t)
+	t.Cleanup(func() { close(release) })
+	recv(t, entered)
+	waitHealthy(t, s)
+
+	round := plait.LeaseDurationDefault / 3
+	b.advanceAfterArmed(t, round)
+	b.advanceAfterArmed(t, round)
+	// The lease timer the keeper armed fires at the deadline less the
+	// margin, a sixth of the lease.
+	b.advanceAfterArmed(t, round-plait.LeaseDurationDefault/6)
+	rep, err := s.Health(context.Background())
+	require.ErrorIs(t, err, plait.ErrUnhealthy)
+	require.Contains(t, err.Error(), "leases not extended for 12.5s")
+	require.Equal(t, 1, rep.Leases)
+	require.True(t, rep.LeasesExtendedAt.IsZero(), "no extension ever succeeded")
 }
