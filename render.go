@@ -5,15 +5,6 @@ import (
 	"strings"
 )
 
-// A workflow renders as a Mermaid flowchart or a Graphviz DOT digraph: one
-// node per task in definition order, one edge per dependency from parent to
-// child. An edge on a condition other than success is labelled with it
-// ("on failure", "on completion"), and a task that starts on any one of its
-// edges says "any of" under its name. Given a run of the workflow, each
-// node also shows its task's status (and its attempt count past the first)
-// and is coloured by status. The output is stable: the same input renders
-// the same bytes.
-
 // Mermaid renders the workflow as a Mermaid flowchart; run, when not nil,
 // adds each task's state from that run of it. See [RenderMermaid].
 func (w *Workflow) Mermaid(run *Run) string { return RenderMermaid(w.draftSpec(), run) }
@@ -99,11 +90,15 @@ func edgeLabel(c Condition) string {
 	return "on " + c.String()
 }
 
-// RenderMermaid renders spec as a Mermaid flowchart, top to bottom; run,
-// when not nil, adds each task's state from that run of it (see the
-// package's rendering rules above [Workflow.Mermaid]). Node ids are t0,
-// t1, ... in definition order; a dependency on a task the workflow lacks is
-// left out.
+// RenderMermaid renders spec as a Mermaid flowchart, top to bottom: one
+// node per task in definition order (ids t0, t1, ...), one edge per
+// dependency from parent to child. An edge on a condition other than
+// success is labelled with it ("on failure", "on completion"), and a task
+// that starts on any one of its edges says "any of" under its name. With a
+// run of the workflow (not nil), each node also shows its task's status,
+// and its attempt count past the first, and is coloured by status. A
+// dependency on a task the workflow lacks is left out. The same input
+// renders the same bytes.
 func RenderMermaid(spec *WorkflowSpec, run *Run) string {
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
@@ -154,10 +149,9 @@ func mermaidText(s string) string {
 	return r.Replace(s)
 }
 
-// RenderDOT renders spec as a Graphviz DOT digraph, top to bottom; run,
-// when not nil, adds each task's state from that run of it (see the
-// package's rendering rules above [Workflow.Mermaid]). Nodes are named by
-// their task names; a dependency on a task the workflow lacks is left out.
+// RenderDOT renders spec as a Graphviz DOT digraph, with the nodes, edges,
+// labels and colours of [RenderMermaid]; nodes are named by their task
+// names, and edges on a condition other than success are dashed.
 func RenderDOT(spec *WorkflowSpec, run *Run) string {
 	var b strings.Builder
 	b.WriteString("digraph " + dotQuote(spec.Name) + " {\n")

@@ -102,7 +102,7 @@ func WithBaseContext(fn func() context.Context) Option {
 	}
 }
 
-// baseContext is the parent of every handler context of one Run: the
+// baseContextFor is the parent of every handler context of one Run: the
 // values of the host's base context (or of Run's), never its cancellation.
 func (c *config) baseContextFor(run context.Context) context.Context {
 	if c.hooks.baseContext != nil {

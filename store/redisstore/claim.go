@@ -120,7 +120,7 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 	if next > 0 && (res.NextDueAt.IsZero() || msTime(next).Before(res.NextDueAt)) {
 		res.NextDueAt = msTime(next)
 	}
-	var infos map[string]*runInfo // by run id: sent once per run and reply
+	var infos []claimRunInfo // sent once per run and reply
 	for j := int64(0); j < n && r.err == nil; j++ {
 		ct := &plait.ClaimedTask{}
 		ct.Lease.RunID = r.str()
@@ -171,15 +171,24 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 	return int(taken), r.err
 }
 
+// claimRunInfo is the run info of one run of a claim reply.
+type claimRunInfo struct {
+	run  string
+	info *runInfo
+}
+
 // claimInfo returns the run info of a claimed task: decoded from raw, or,
 // when raw is empty, the one an earlier task of the same run in this reply
-// carried (the script sends it once per run), or nothing when there is
-// none. Tasks of one run share it,
-// their Metadata map included.
-func (s *Store) claimInfo(infos *map[string]*runInfo, runID, raw string) (*runInfo, error) {
+// carried (the script leaves it out for a task of the same run as the one
+// before it), or nothing when there is none. Tasks of one run share it,
+// their Metadata map included. A reply holds at most a batch of tasks, so
+// a scan finds the earlier one sooner than a map is built.
+func (s *Store) claimInfo(infos *[]claimRunInfo, runID, raw string) (*runInfo, error) {
 	if raw == "" {
-		if in := (*infos)[runID]; in != nil {
-			return in, nil
+		for i := len(*infos) - 1; i >= 0; i-- {
+			if (*infos)[i].run == runID {
+				return (*infos)[i].info, nil
+			}
 		}
 		return &runInfo{}, nil // a hash without field i: nothing to tell
 	}
@@ -187,9 +196,6 @@ func (s *Store) claimInfo(infos *map[string]*runInfo, runID, raw string) (*runIn
 	if err != nil {
 		return nil, err
 	}
-	if *infos == nil {
-		*infos = make(map[string]*runInfo, 4)
-	}
-	(*infos)[runID] = &in
+	*infos = append(*infos, claimRunInfo{run: runID, info: &in})
 	return &in, nil
 }

@@ -23,9 +23,10 @@
 --
 -- Returns {nowMs, nextDueMs (0: none), n, claimed, then per task:
 --   runId, task, epoch, leaseUntilMs, definition, parents, payload,
---   attempt, firstStartMs, info (the run's field i; '' when an earlier task
---   of the reply is of the same run), k (parents that succeeded), then k
---   pairs parentName, result}; claimed is n, except in a replay (below).
+--   attempt, firstStartMs, info (the run's field i; '' when the task
+--   before it in the reply is of the same run), k (parents that
+--   succeeded), then k pairs parentName, result}; claimed is n, except in
+--   a replay (below).
 -- Entries whose task is no longer ready (cancelled or stopped runs, expired
 -- runs), or whose move is refused, are dropped on the way: lazy deletion.
 -- With a request id, the claimed tasks and their epochs are kept in the

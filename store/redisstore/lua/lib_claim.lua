@@ -63,7 +63,8 @@ end
 -- '' when inline), attempt, firstStartMs, info (the run's field i, '' when
 -- an earlier task of this reply belongs to the same run), k (parents that
 -- succeeded), then k pairs parentName, result. The info is read by the
--- HMGET that reads the task anyway and sent once per run and reply. A task
+-- HMGET that reads the task anyway, and left out ('') for a task of the
+-- same run as the task before it in the reply. A task
 -- claimed here that this very call made ready takes its wake-up token
 -- back. An entry whose move is refused is dropped like one whose task is
 -- no longer ready. When memo is a table, "<run>:<task>:<epoch>" of each
@@ -106,7 +107,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   local n = 0
   local stale = 0
   local base = ctx.base
-  local infos = {}
+  local last_run
   for p = 3, 0, -1 do
     for qi = 1, nq do
       local lk = qkeys[5 * (qi - 1) + 2 + (3 - p)]
@@ -171,10 +172,10 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
             got[g + 7] = ''
             got[g + 8] = tonumber(t.attempt)
             got[g + 9] = r.created + t.first
-            if infos[id] then
+            if id == last_run then
               got[g + 10] = ''
             else
-              infos[id] = true
+              last_run = id
               got[g + 10] = info or ''
             end
             if deps ~= '0' then
@@ -241,7 +242,7 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
   local head = #out
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = ctx.now, 0, 0, 0
   local n, all = 0, 0
-  local infos = {}
+  local last_run
   for id, name, epoch in string.gmatch(string.match(mem, '|(.*)$') or '', '([^ :]+):([^ :]+):(%d+)') do
     all = all + 1
     local rk = ctx.base .. 'r:' .. id
@@ -260,8 +261,8 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
       if apart == '1' then out[g + 7] = redis.call('GET', ctx.base .. 'p:' .. id .. ':' .. name) or '' end
       out[g + 8], out[g + 9] = tonumber(t.attempt), r.created + t.first
       out[g + 10] = ''
-      if not infos[id] then
-        infos[id] = true
+      if id ~= last_run then
+        last_run = id
         out[g + 10] = v[5] or ''
       end
       if deps ~= '0' then
