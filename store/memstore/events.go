@@ -33,14 +33,11 @@ func WithEventCaps(perRun, global int) Option {
 
 // eventLog holds the store's event stream: a ring of the newest globalCap
 // events, each numbered by seq (the cursor is that number in decimal).
-// Each run keeps its own events in run.events. Events are kept as compact
-// records that point at their run (evRec) and are built into
-// [plait.StoreEvent] values only when read: a transition costs a small copy
-// and the collector little.
+// Each run keeps its own events in run.events.
 type eventLog struct {
 	globalCap, runCap int
 	seq               uint64
-	ring              []evRec
+	ring              []plait.StoreEvent
 	head              int // index of the oldest event in ring
 	n                 int
 	// dropped is the seq of the newest event dropped from the ring.
@@ -51,23 +48,9 @@ type eventLog struct {
 	waited bool
 }
 
-// evRec is one stored event.
-type evRec struct {
-	run     *run
-	worker  string
-	err     string
-	seq     uint64
-	at      int64 // ns since the Unix epoch
-	dur     int64
-	epoch   int64
-	attempt int32
-	task    int32 // index in run.tasks; -1 for a run event
-	status  string
-}
-
 // runEvents is the stream of one run.
 type runEvents struct {
-	list    []evRec
+	list    []plait.StoreEvent
 	dropped uint64
 }
 
@@ -85,29 +68,31 @@ func (l *eventLog) initLocked() {
 	l.wake = make(chan struct{})
 }
 
-// appendEventLocked numbers ev and adds it to the store's stream and to
-// its run's.
-func (s *Store) appendEventLocked(ev evRec) {
+// appendLocked numbers ev and adds it to the store's stream and to r's.
+func (s *Store) appendEventLocked(r *run, ev plait.StoreEvent) {
 	l := &s.ev
 	l.initLocked()
 	l.seq++
-	ev.seq = l.seq
+	ev.Cursor = plait.EventCursor(strconv.FormatUint(l.seq, 10))
+	if l.ring == nil {
+		l.ring = make([]plait.StoreEvent, 0, min(l.globalCap, 1024))
+	}
 	if l.n < l.globalCap {
-		l.ring = append(l.ring, ev)
+		if len(l.ring) < l.globalCap {
+			l.ring = append(l.ring, ev)
+		} else {
+			l.ring[(l.head+l.n)%l.globalCap] = ev
+		}
 		l.n++
 	} else {
 		l.dropped = l.seq - uint64(l.n)
 		l.ring[l.head] = ev
 		l.head = (l.head + 1) % l.globalCap
 	}
-	re := &ev.run.events
-	if re.list == nil {
-		// a run's events: about four per task and two of its own.
-		re.list = make([]evRec, 0, min(l.runCap, 2+4*len(ev.run.tasks)))
-	}
+	re := &r.events
 	if len(re.list) >= l.runCap {
 		drop := len(re.list) - l.runCap + 1
-		re.dropped = re.list[drop-1].seq
+		re.dropped = seqOf(re.list[drop-1].Cursor)
 		re.list = append(re.list[:0], re.list[drop:]...)
 	}
 	re.list = append(re.list, ev)
@@ -118,46 +103,40 @@ func (s *Store) appendEventLocked(ev evRec) {
 	}
 }
 
+func seqOf(c plait.EventCursor) uint64 {
+	n, _ := strconv.ParseUint(string(c), 10, 64)
+	return n
+}
+
 // taskEventLocked records t's move from status from to its current status.
 func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 	if from == "" || from == t.status {
 		return
 	}
-	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker}
+	r := t.run
+	spec := t.spec()
+	ev := plait.StoreEvent{
+		Type: plait.TaskEventType(t.status), RunID: r.rec.ID, Task: t.inst.Name, TaskStatus: t.status,
+		Attempt: t.inst.Attempt, Epoch: t.epoch, At: now, Queue: spec.Queue, Priority: spec.Priority,
+		Handler: spec.Handler, Worker: t.inst.Worker,
+		Workflow: r.rec.Workflow, Tenant: r.rec.Tenant, Service: r.rec.Service,
+	}
 	if from == plait.TaskRunning {
-		ev.dur = int64(now.Sub(t.claimedAt))
+		ev.Duration = now.Sub(t.claimedAt)
 	}
 	switch t.status {
 	case plait.TaskFailed, plait.TaskRetrying, plait.TaskDead, plait.TaskCancelled:
-		ev.err = t.inst.Error
+		ev.Error = t.inst.Error
 	}
-	s.appendEventLocked(ev)
+	s.appendEventLocked(r, ev)
 }
 
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
-	s.appendEventLocked(evRec{run: r, task: -1, status: string(r.rec.Status), at: now.UnixNano()})
-}
-
-// event builds the event a record stands for.
-func (e *evRec) event() plait.StoreEvent {
-	r := e.run
-	ev := plait.StoreEvent{
-		Cursor: plait.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.rec.ID, At: time.Unix(0, e.at).UTC(),
+	s.appendEventLocked(r, plait.StoreEvent{
+		Type: plait.RunEventType(r.rec.Status), RunID: r.rec.ID, RunStatus: r.rec.Status, At: now,
 		Workflow: r.rec.Workflow, Tenant: r.rec.Tenant, Service: r.rec.Service,
-	}
-	if e.task < 0 {
-		ev.RunStatus = plait.RunStatus(e.status)
-		ev.Type = plait.RunEventType(ev.RunStatus)
-		return ev
-	}
-	spec := &r.spec.Tasks[e.task]
-	ev.Task, ev.Queue, ev.Priority, ev.Handler = spec.Name, spec.Queue, spec.Priority, spec.Handler
-	ev.TaskStatus = plait.TaskStatus(e.status)
-	ev.Type = plait.TaskEventType(ev.TaskStatus)
-	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.err
-	return ev
+	})
 }
 
 // EventRead returns the events after params.After of the store's stream or
@@ -208,32 +187,34 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 
 func (s *Store) readEventsLocked(params *plait.EventReadParams, after uint64) (*plait.EventReadResult, error) {
 	res := &plait.EventReadResult{Cursor: params.After}
+	var list []plait.StoreEvent
 	var dropped uint64
 	if params.RunID != "" {
 		r := s.runs[params.RunID]
 		if r == nil {
 			return nil, fmt.Errorf("memstore: run %q: %w", params.RunID, plait.ErrNotFound)
 		}
-		list := r.events.list
-		dropped = r.events.dropped
+		list, dropped = r.events.list, r.events.dropped
 		i := len(list)
-		for i > 0 && list[i-1].seq > after {
+		for i > 0 && seqOf(list[i-1].Cursor) > after {
 			i--
 		}
-		for k := i; k < len(list) && len(res.Events) < params.Limit; k++ {
-			res.Events = append(res.Events, list[k].event())
+		list = list[i:]
+		if len(list) > params.Limit {
+			list = list[:params.Limit]
 		}
+		res.Events = append([]plait.StoreEvent(nil), list...)
 	} else {
 		l := &s.ev
 		dropped = l.dropped
-		// the ring holds seqs l.seq-n+1 .. l.seq in order from head.
+		// the ring holds seqs dropped+1 .. l.seq in order.
 		first := l.seq - uint64(l.n) + 1
 		start := uint64(0)
 		if after >= first {
 			start = after - first + 1
 		}
 		for k := start; k < uint64(l.n) && len(res.Events) < params.Limit; k++ {
-			res.Events = append(res.Events, l.ring[(l.head+int(k))%l.globalCap].event())
+			res.Events = append(res.Events, l.ring[(l.head+int(k))%l.globalCap])
 		}
 	}
 	res.FellBehind = params.After != "" && after < dropped

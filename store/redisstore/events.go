@@ -27,11 +27,10 @@ const (
 	EventsCapMax = 100_000_000
 )
 
-// WithEventCaps sets how many events each run keeps (perRun) and how many
-// entries each shard's stream keeps (global; an entry holds the events of
-// one script call, one for most transitions). The shard's stream is trimmed
-// with MAXLEN ~, so it holds at least its cap and at most about one stream
-// node (100 entries by default) more. Defaults to EventsRunCapDefault and
+// WithEventCaps sets how many events each run's stream (perRun) and each
+// shard's stream (global) keep. Streams are trimmed with MAXLEN ~, so a
+// stream holds at least its cap and at most about one stream node (100
+// entries by default) more. Defaults to EventsRunCapDefault and
 // EventsGlobalCapDefault; below 1 or above EventsCapMax is an error. The
 // caps live in Redis (one small hash per shard, written by New), so the
 // last store started with a prefix sets them for all its processes.
@@ -157,59 +156,16 @@ func parseCursor(c plait.EventCursor, n int) ([]string, error) {
 		if p == "" {
 			continue
 		}
-		if _, _, ok := splitPos(p); !ok {
+		ms, seq, ok := strings.Cut(p, "-")
+		if _, err := strconv.ParseUint(ms, 10, 64); err != nil || !ok {
+			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, plait.ErrInvalidArgument)
+		}
+		if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
 			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, plait.ErrInvalidArgument)
 		}
 		pos[i] = p
 	}
 	return pos, nil
-}
-
-// splitPos splits a position "<ms>-<seq>.<field>" into the stream id and
-// the field number of the event within the entry.
-func splitPos(p string) (id string, field int, ok bool) {
-	id, f, ok := strings.Cut(p, ".")
-	if !ok {
-		return "", 0, false
-	}
-	ms, seq, ok := strings.Cut(id, "-")
-	if !ok {
-		return "", 0, false
-	}
-	if _, err := strconv.ParseUint(ms, 10, 64); err != nil {
-		return "", 0, false
-	}
-	if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
-		return "", 0, false
-	}
-	n, err := strconv.Atoi(f)
-	if err != nil || n < 1 {
-		return "", 0, false
-	}
-	return id, n, true
-}
-
-// posLess orders two positions.
-func posLess(a, b string) bool {
-	aid, af, _ := splitPos(a)
-	bid, bf, _ := splitPos(b)
-	if aid != bid {
-		return streamIDLess(aid, bid)
-	}
-	return af < bf
-}
-
-// entryEvents returns the events of a stream entry, by field number, as
-// positions and values.
-func entryEvents(m redis.XMessage) (pos, vals []string) {
-	for i := 1; ; i++ {
-		v, ok := m.Values[strconv.Itoa(i)].(string)
-		if !ok {
-			return pos, vals
-		}
-		pos = append(pos, m.ID+"."+strconv.Itoa(i))
-		vals = append(vals, v)
-	}
 }
 
 // streamIDLess orders two stream ids.
@@ -233,9 +189,9 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 	cmds := make([]*redis.XMessageSliceCmd, len(streams))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range streams {
-			start := "-"
-			if pos[i] != "" {
-				start, _, _ = splitPos(pos[i])
+			start := pos[i]
+			if start == "" {
+				start = "-"
 			}
 			cmds[i] = p.XRangeN(ctx, k, start, "+", int64(params.Limit)+1)
 		}
@@ -245,52 +201,44 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 		return nil, mapErr(err)
 	}
 	res := &plait.EventReadResult{Cursor: params.After}
-	type item struct{ pos, v string }
-	lists := make([][]item, len(streams))
+	lists := make([][]redis.XMessage, len(streams))
 	for i, c := range cmds {
 		msgs, err := c.Result()
 		if err != nil && !errors.Is(err, redis.Nil) {
 			return nil, mapErr(err)
 		}
-		var items []item
-		for j, m := range msgs {
-			ps, vs := entryEvents(m)
-			for k := range ps {
-				if pos[i] != "" && !posLess(pos[i], ps[k]) {
-					continue
-				}
-				items = append(items, item{ps[k], vs[k]})
-			}
-			if j == 0 && pos[i] != "" {
-				id, _, _ := splitPos(pos[i])
-				res.FellBehind = res.FellBehind || m.ID != id
+		if pos[i] != "" {
+			if len(msgs) > 0 && msgs[0].ID == pos[i] {
+				msgs = msgs[1:]
+			} else if len(msgs) > 0 {
+				res.FellBehind = true
 			}
 		}
-		lists[i] = items
+		lists[i] = msgs
 	}
 	cur := append([]string(nil), pos...)
 	idx := make([]int, len(streams))
 	for len(res.Events) < params.Limit {
 		best := -1
 		for i, l := range lists {
-			if idx[i] < len(l) && (best < 0 || posLess(l[idx[i]].pos, lists[best][idx[best]].pos)) {
+			if idx[i] < len(l) && (best < 0 || streamIDLess(l[idx[i]].ID, lists[best][idx[best]].ID)) {
 				best = i
 			}
 		}
 		if best < 0 {
 			break
 		}
-		it := lists[best][idx[best]]
+		m := lists[best][idx[best]]
 		idx[best]++
-		cur[best] = it.pos
-		res.Cursor = plait.EventCursor(strings.Join(cur, ","))
-		ev, err := decodeEvent(it.v)
+		cur[best] = m.ID
+		ev, err := decodeEvent(m)
 		if err != nil {
-			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", it.pos, "error", err)
-			continue
+			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "id", m.ID, "error", err)
+		} else {
+			ev.Cursor = plait.EventCursor(strings.Join(cur, ","))
+			res.Events = append(res.Events, ev)
 		}
-		ev.Cursor = res.Cursor
-		res.Events = append(res.Events, ev)
+		res.Cursor = plait.EventCursor(strings.Join(cur, ","))
 	}
 	if err := s.enrichEvents(ctx, res.Events); err != nil {
 		return nil, err
@@ -312,8 +260,8 @@ func (s *Store) readRunList(ctx context.Context, key, after string, params *plai
 	if after != "" {
 		start = len(list)
 		for start > 0 {
-			p, _, _ := strings.Cut(list[start-1], " ")
-			if !posLess(after, p) {
+			id, _, _ := strings.Cut(list[start-1], " ")
+			if !streamIDLess(after, id) {
 				break
 			}
 			start--
@@ -323,15 +271,15 @@ func (s *Store) readRunList(ctx context.Context, key, after string, params *plai
 			res.FellBehind = !strings.HasPrefix(v, "r,P,")
 		}
 	}
-	for _, it := range list[start:] {
+	for _, item := range list[start:] {
 		if len(res.Events) == params.Limit {
 			break
 		}
-		p, v, _ := strings.Cut(it, " ")
-		ev, err := decodeEvent(v)
-		res.Cursor = plait.EventCursor(p)
+		id, v, _ := strings.Cut(item, " ")
+		ev, err := decodeEvent(redis.XMessage{ID: id, Values: map[string]any{"v": v}})
+		res.Cursor = plait.EventCursor(id)
 		if err != nil {
-			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", p, "error", err)
+			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "id", id, "error", err)
 			continue
 		}
 		ev.Cursor = res.Cursor
@@ -343,10 +291,11 @@ func (s *Store) readRunList(ctx context.Context, key, after string, params *plai
 	return res, nil
 }
 
-// decodeEvent decodes one event written by flush_events
-// (lua/lib_buffers.lua): "kind,letter,attempt,epoch,nowMs,durMs,run,task,
-// worker", then a newline and the error text.
-func decodeEvent(v string) (plait.StoreEvent, error) {
+// decodeEvent decodes a stream entry written by flush_events
+// (lua/lib_buffers.lua): field v, "kind,letter,attempt,epoch,nowMs,durMs,
+// run,task,worker" then a newline and the error text.
+func decodeEvent(m redis.XMessage) (plait.StoreEvent, error) {
+	v, _ := m.Values["v"].(string)
 	head, errText, _ := strings.Cut(v, "\n")
 	f := strings.Split(head, ",")
 	if len(f) != 9 || len(f[1]) != 1 {

@@ -17,17 +17,12 @@
 -- non-zero code. Ready and delayed entries of the cancelled tasks stay in
 -- their queues and are dropped by the next claim (lazy deletion).
 --
--- Events: one per task cancelled and run_cancelled, written last
--- (flush_events); a cancel of a finished run moves nothing and makes none.
 -- Retried: the run is terminal by then: the retry answers 0 and the run's
 -- fields, changing nothing.
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- cancel ends work and frees leases. On the EVALSHA path the run hash is
 -- written first (one HSET), before the lease entries are removed, so Redis
 -- refuses the cancel at that write and nothing changes.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local rk = KEYS[1]

@@ -32,9 +32,6 @@
 -- With a request id, the claimed tasks and their epochs are kept in the
 -- claim memory for the lease duration (lib_claim.lua), one SET.
 --
--- Events: task_ready per due delayed task moved, task_running per claim
--- and run_running per first claim of a run, written at the end of the
--- claim step (flush_events); a replay makes none.
 -- Retried: with a request id, the memory is found first: the call claims
 -- nothing and answers the tasks the first call claimed that are still
 -- running under its epochs (read again, payloads and parents' results

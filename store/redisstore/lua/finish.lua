@@ -22,12 +22,6 @@
 -- status letter after it ('' when the run is gone). Pushes one wake-up
 -- token per task made ready or delayed, to its queue's wake list.
 --
--- Events: one per status move above, written last (flush_events,
--- lib_buffers.lua): XADD to <base>e (MAXLEN ~ cap), RPUSH to the run's
--- <base>e:<run> (trimmed to its cap; PEXPIRE with the run's retention when
--- the run ends), HINCRBY of <base>st, LPUSH and LTRIM of <base>sd:<task>
--- for an attempt that ended, one PUBLISH to <prefix>:ev. An outcome refused
--- (stale epoch) moves nothing and makes no event.
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers 2 (stale epoch), changing nothing.
 -- Out of memory: the function is declared allow-oom and runs whole, so
@@ -38,9 +32,6 @@
 -- when the first outcome applied is a retry with a delay or a failure does
 -- a write that needs memory come first (its delayed or dead-letter entry),
 -- and Redis refuses the call before it has written anything.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 local n = tonumber(ARGV[4])

@@ -137,13 +137,11 @@ end
 
 -- flush_events writes the events, counters and durations buffered since
 -- the last flush, after everything else a step writes (so under maxmemory
--- none of them is a call's first write): one XADD to the shard's stream
--- per 500 events of the call, the events its fields "1", "2"..., trimmed to
--- its cap in entries (MAXLEN ~, so it stays bounded and an append frees
--- about what it takes), and per run one RPUSH of "<stream id>.<field>
--- <event>" per event to the run's list, trimmed to its cap in events (a
--- list, not a stream: Redis gives every new stream a 4 KB node, which per
--- run would cost more than the run), one
+-- none of them is a call's first write): per event one XADD to the shard's
+-- stream, trimmed to its cap (MAXLEN ~, so it stays bounded and an append
+-- frees about what it takes), and one RPUSH of "<stream id> <event>" to the
+-- run's list, trimmed to its cap (a list, not a stream: Redis gives every
+-- new stream a 4 KB node, which per run would cost more than the run), one
 -- HINCRBY per counter changed, an LPUSH and LTRIM per task name with
 -- durations, a PEXPIRE per stream of a run that ended, and one PUBLISH to
 -- <prefix>:ev for live readers. The caps come from the shard's config hash
@@ -156,41 +154,19 @@ local function flush_events()
   local cfg = redis.call('HMGET', base .. 'cfg', 'er', 'eg', 'dw')
   local rcap, gcap, win = tonumber(cfg[1] or '1000'), cfg[2] or '100000', tonumber(cfg[3] or '1000')
   local gk = base .. 'e'
-  local byrun, order = {}, {}
-  for c = 1, #evs, 500 do
-    local args = {gk, 'MAXLEN', '~', gcap, '*'}
-    local last = math.min(c + 499, #evs)
-    for i = c, last do
-      local e = evs[i]
-      local err = ''
-      if e.err then
-        local hc = hcache[e.rk]
-        local v = hc and hc['e:' .. e.name]
-        if v == nil then v = redis.call('HGET', e.rk, 'e:' .. e.name) end
-        err = v or ''
-      end
-      e.v = e.v .. '\n' .. err
-      args[#args + 1] = i - c + 1
-      args[#args + 1] = e.v
+  for i = 1, #evs do
+    local e = evs[i]
+    local err = ''
+    if e.err then
+      local c = hcache[e.rk]
+      local v = c and c['e:' .. e.name]
+      if v == nil then v = redis.call('HGET', e.rk, 'e:' .. e.name) end
+      err = v or ''
     end
-    local sid = redis.call('XADD', unpack(args))
-    for i = c, last do
-      local e = evs[i]
-      local l = byrun[e.id]
-      if not l then
-        l = {}
-        byrun[e.id] = l
-        order[#order + 1] = e.id
-      end
-      l[#l + 1] = sid .. '.' .. (i - c + 1) .. ' ' .. e.v
-    end
-  end
-  for _, id in ipairs(order) do
-    local rk = base .. 'e:' .. id
-    local l = byrun[id]
-    local n = 0
-    for i = 1, #l, 1000 do n = redis.call('RPUSH', rk, unpack(l, i, math.min(i + 999, #l))) end
-    if n > rcap then redis.call('LTRIM', rk, -rcap, -1) end
+    local v = e.v .. '\n' .. err
+    local sid = redis.call('XADD', gk, 'MAXLEN', '~', gcap, '*', 'v', v)
+    local rk = base .. 'e:' .. e.id
+    if redis.call('RPUSH', rk, sid .. ' ' .. v) > rcap then redis.call('LTRIM', rk, -rcap, -1) end
   end
   if #evs > 0 then redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1') end
   evs = {}

@@ -19,18 +19,11 @@
 -- the batch. Pushes one wake-up token per requeued task, to its queue's
 -- wake list.
 --
--- Events: one per task recovered (task_ready or task_dead, with the
--- attempt's duration) and per move it brings (children, the run's end),
--- written last (flush_events); crashes counted in <base>st. A call that
--- recovered nothing makes none.
 -- Retried: the entries the first call handled are gone from the lease
 -- zset; a retry handles the next expired ones, if any, once each.
 -- Out of memory: the function is declared allow-oom and runs whole; on the
 -- EVALSHA path the first write is the removal of the first expired lease
 -- entry, which Redis allows, and the call then runs whole too.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
 ctx.crash = true -- a task this call moves off running lost its lease
