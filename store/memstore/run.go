@@ -26,8 +26,6 @@ type run struct {
 	// after it.
 	expireAt   time.Time
 	expireNext *run
-	// events is the run's event stream (events.go).
-	events runEvents
 }
 
 // edge is one dependency seen from the parent: child task index and the

@@ -11,18 +11,13 @@ import (
 // the move against plait's status machine before touching anything, then
 // writes the status with the times and counters that go with it: the first
 // and current claim for running, the end time and the run's counters for a
-// terminal status, and the event and counters of the move (events.go,
-// stats.go). The caller sets the task's other fields (error, attempt)
-// before the call, so the event carries them; the event of a move to
-// running is made by holdLocked, once the claim has set the epoch and the
-// worker. A task created pending makes no event. An illegal move changes
-// nothing and returns an error wrapping
+// terminal status. Index membership and events join here as they arrive.
+// An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
 	if !t.status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
 	}
-	from := t.status
 	t.status = to
 	r := t.run
 	switch to {
@@ -44,30 +39,18 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 		t.inst.EndedAt = now
 		r.ended++
 	}
-	s.statsTaskLocked(t, from, now)
-	if to != plait.TaskRunning {
-		// a claim's event waits for the claim's epoch, attempt and worker:
-		// holdLocked makes it.
-		s.taskEventLocked(t, from, now)
-	}
 	return nil
 }
 
 // setRunStatusLocked is the one place a run's status changes, with its
-// start or end time, and its event. A run created counts for its
-// workflow. A run that ends wakes its waiters and starts its retention. An
-// illegal move changes nothing and returns an error wrapping
+// start or end time. A run that ends wakes its waiters and starts its
+// retention. An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
 	if !r.rec.Status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
 	}
-	created := r.rec.Status == ""
 	r.rec.Status = to
-	if created {
-		s.statsRunLocked(r)
-	}
-	s.runEventLocked(r, now)
 	switch {
 	case to == plait.RunRunning:
 		r.rec.StartedAt = now

@@ -20,12 +20,6 @@ import (
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
-//	<prefix>:{<shard>}:e:<run>           events of a run (list of "<shard stream id> <event>", run cap; expires with the run)
-//	<prefix>:{<shard>}:e                 event stream of the shard (MAXLEN ~ global cap)
-//	<prefix>:{<shard>}:st                counters of the shard (hash: q:<queue>:<counter>, n:<task>)
-//	<prefix>:{<shard>}:sd:<task>         recent attempt durations of a task name in ms (list, newest first, capped)
-//	<prefix>:{<shard>}:cfg               the event caps and duration window the scripts read (hash)
-//	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
 //	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
@@ -105,25 +99,6 @@ func (k keys) scheduleNames() string { return k.sched() + "names" }
 
 // leader is the schedule leader lease.
 func (k keys) leader() string { return k.sched() + "leader" }
-
-// runEvents is the event list of a run.
-func (k keys) runEvents(s int, id string) string { return k.base(s) + "e:" + id }
-
-// events is the event stream of a shard.
-func (k keys) events(s int) string { return k.base(s) + "e" }
-
-// stats is the counters hash of a shard.
-func (k keys) stats(s int) string { return k.base(s) + "st" }
-
-// durations is the list of recent attempt durations of a task name.
-func (k keys) durations(s int, task string) string { return k.base(s) + "sd:" + task }
-
-// eventConfig is the hash of settings the scripts read on a shard.
-func (k keys) eventConfig(s int) string { return k.base(s) + "cfg" }
-
-// eventsChannel is the pub/sub channel a script that appended events
-// publishes to, for live readers of every shard.
-func (k keys) eventsChannel() string { return k.prefix + ":ev" }
 
 // shardOf returns the shard of a run id: its sequence number modulo the
 // shard count. Ids are "<n>-<nonce>" (see ids.go), or a plain "<n>" as

@@ -19,13 +19,10 @@ import (
 
 // Memory budgets per single-task run (100 B payload) on redis-server with
 // jemalloc and default encodings, in bytes of used_memory: a pending run
-// and a finished run kept for retention, with their events (the run's event
-// list, kept as long as the run, and their entries in the shard's stream,
-// bounded by its cap): about 435 B and 332 B for the run itself, about 410 B
-// and 1,010 B for its two and six events.
+// and a finished run kept for retention.
 const (
-	memBudgetPending  = 870
-	memBudgetFinished = 1380
+	memBudgetPending  = 627
+	memBudgetFinished = 487
 )
 
 // TestMemoryPerRun measures the Redis memory of single-task runs with a

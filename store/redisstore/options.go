@@ -64,9 +64,6 @@ type config struct {
 	compress int
 	// maxResult is the largest result, in bytes as given.
 	maxResult int
-	// eventRunCap, eventGlobalCap and statsWindow: see WithEventCaps and
-	// WithStatsWindow.
-	eventRunCap, eventGlobalCap, statsWindow int
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }
@@ -93,15 +90,6 @@ func (c *config) withDefaults() {
 	}
 	if c.maxResult == 0 {
 		c.maxResult = MaxResultBytesDefault
-	}
-	if c.eventRunCap == 0 {
-		c.eventRunCap = EventsRunCapDefault
-	}
-	if c.eventGlobalCap == 0 {
-		c.eventGlobalCap = EventsGlobalCapDefault
-	}
-	if c.statsWindow == 0 {
-		c.statsWindow = StatsWindowDefault
 	}
 }
 

@@ -71,10 +71,6 @@ type Caps struct {
 	// MaxResultBytes is the largest result the store keeps, as it was
 	// built; the case about larger results needs it.
 	MaxResultBytes int
-	// EventRunCap is the cap of each run's event stream the store was
-	// built with; the case about a reader behind the cap needs it, and
-	// works best with a small one (at most a few hundred).
-	EventRunCap int
 }
 
 // Run runs every conformance case as a parallel subtest of t. newHarness is
@@ -140,8 +136,6 @@ func Capabilities(store plait.Store) []string {
 func capabilities() []suite {
 	return []suite{
 		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
-		{group{"EventStore", testEvents}, func(s plait.Store) bool { _, ok := s.(plait.EventStore); return ok }},
-		{group{"StatsStore", testStats}, func(s plait.Store) bool { _, ok := s.(plait.StatsStore); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},
 	}
 }

@@ -95,7 +95,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     local e = entry(id, root.name)
     local to = 'R'
     if due > now then to = 'W' end
-    local s = task_to(ctx, rk, id, r, root.name, t, to, {queue = queue}, true)
+    local s = task_to(ctx, rk, id, r, root.name, t, to, nil, true)
     if not s then return {code_illegal, ''} end
     args[root.s] = s
     if to == 'R' then
@@ -121,7 +121,6 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
       redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
     end
   end
-  flush_events()
   wake(ctx)
   return {0, now}
 end

@@ -6,8 +6,7 @@
 -- buffered too and sent as one RPUSH per list, then deleted keys. Every
 -- script calls flush() before it returns (and claim_tasks before it pops).
 -- The order flush() writes in is what the scripts' "Out of memory" notes
--- rely on: lease removals first, then hashes, lists, deletions, and last
--- the events and counters (flush_events).
+-- rely on: lease removals first, then hashes, lists, deletions.
 
 local hcache = {}
 local hdirty = {}
@@ -19,13 +18,6 @@ local dels = {}
 local unleased = {}
 local unleased_key = nil
 local wrote = false
--- events and counters buffered by task_to and run_to (lib_status.lua),
--- written by flush_events.
-local evs = {}
-local ev_base = nil
-local ev_expire = {}
-local st_incr = {}
-local st_durs = {}
 
 -- reset empties the buffers above; a function library keeps its locals
 -- between calls, so every function call starts with it.
@@ -33,7 +25,6 @@ local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
   fronts, front_order = {}, {}
   wrote = false
-  evs, ev_base, ev_expire, st_incr, st_durs = {}, nil, {}, {}, {}
 end
 
 local function hfields(rk)
@@ -135,56 +126,6 @@ local function del(k)
   dels[#dels + 1] = k
 end
 
--- flush_events writes the events, counters and durations buffered since
--- the last flush, after everything else a step writes (so under maxmemory
--- none of them is a call's first write): per event one XADD to the shard's
--- stream, trimmed to its cap (MAXLEN ~, so it stays bounded and an append
--- frees about what it takes), and one RPUSH of "<stream id> <event>" to the
--- run's list, trimmed to its cap (a list, not a stream: Redis gives every
--- new stream a 4 KB node, which per run would cost more than the run), one
--- HINCRBY per counter changed, an LPUSH and LTRIM per task name with
--- durations, a PEXPIRE per stream of a run that ended, and one PUBLISH to
--- <prefix>:ev for live readers. The caps come from the shard's config hash
--- <base>cfg (written by New; defaults when it is missing). An event's
--- error is read last, from the fields the step wrote.
-local function flush_events()
-  if ev_base == nil then return end
-  local base = ev_base
-  ev_base = nil
-  local cfg = redis.call('HMGET', base .. 'cfg', 'er', 'eg', 'dw')
-  local rcap, gcap, win = tonumber(cfg[1] or '1000'), cfg[2] or '100000', tonumber(cfg[3] or '1000')
-  local gk = base .. 'e'
-  for i = 1, #evs do
-    local e = evs[i]
-    local err = ''
-    if e.err then
-      local c = hcache[e.rk]
-      local v = c and c['e:' .. e.name]
-      if v == nil then v = redis.call('HGET', e.rk, 'e:' .. e.name) end
-      err = v or ''
-    end
-    local v = e.v .. '\n' .. err
-    local sid = redis.call('XADD', gk, 'MAXLEN', '~', gcap, '*', 'v', v)
-    local rk = base .. 'e:' .. e.id
-    if redis.call('RPUSH', rk, sid .. ' ' .. v) > rcap then redis.call('LTRIM', rk, -rcap, -1) end
-  end
-  if #evs > 0 then redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1') end
-  evs = {}
-  for id, ms in pairs(ev_expire) do redis.call('PEXPIRE', base .. 'e:' .. id, ms) end
-  ev_expire = {}
-  local sk = base .. 'st'
-  for f, n in pairs(st_incr) do
-    if n ~= 0 then redis.call('HINCRBY', sk, f, n) end
-  end
-  st_incr = {}
-  for name, ds in pairs(st_durs) do
-    local lk = base .. 'sd:' .. name
-    redis.call('LPUSH', lk, unpack(ds))
-    redis.call('LTRIM', lk, 0, win - 1)
-  end
-  st_durs = {}
-end
-
 local function flush()
   for i = 1, #unleased, 1000 do
     redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
@@ -222,7 +163,6 @@ local function flush()
     redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
   end
   dels = {}
-  flush_events()
 end
 
 -- ctx carries what the transition helpers need: ctx.base, ctx.now,

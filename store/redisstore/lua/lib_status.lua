@@ -27,64 +27,6 @@ local function run_can(from, to)
   return m ~= nil and m[to] == true
 end
 
--- Events and counters (lib_buffers.lua writes them in flush_events).
--- Every move of a status, made here, is one event, buffered as its packed
--- value "kind,letter,attempt,epoch,nowMs,durMs,run,task,worker" ('t' for
--- a task, 'r' for a run; durMs is how long a running attempt ran, when the
--- move ends one, else empty) and given the task's error text at the flush.
--- A move between two letters of one status (P and W) and a task created
--- pending make none. The counters of the task's queue go up in the shard's
--- hash <base>st ("q:<queue>:<counter>"), with the count and the duration
--- window of its name for the attempts that ended (succeeded, failed,
--- retried).
-local ev_err = {F = true, Y = true, D = true, C = true}
-
-local function note(ctx, id, v, err, rk, name)
-  ev_base = ctx.base
-  evs[#evs + 1] = {id = id, v = v, err = err, rk = rk, name = name}
-end
-
-local function count(f, n) st_incr[f] = (st_incr[f] or 0) + n end
-
-local function note_task(ctx, rk, id, r, name, t, from, to, h)
-  if from == '' or ((from == 'P' or from == 'W') and (to == 'P' or to == 'W')) then return end
-  local dur = ''
-  if from == 'U' and r and t.claim and t.claim ~= '' then dur = ctx.now - r.created - t.claim end
-  note(ctx, id, 't,' .. to .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. ctx.now .. ',' .. dur .. ',' ..
-    id .. ',' .. name .. ',' .. (t.worker or ''), ev_err[to], rk, name)
-  if h == nil then h = def_get(rk, name) end
-  if not h then return end
-  local q = 'q:' .. h.queue .. ':'
-  if to == 'R' then
-    if from == 'P' or from == 'W' then count(q .. 'sub', 1)
-    elseif from == 'U' and ctx.crash then count(q .. 'crash', 1) end
-  elseif to == 'U' then count(q .. 'run', 1)
-  elseif to == 'S' then count(q .. 'ok', 1)
-  elseif to == 'F' then count(q .. 'fail', 1)
-  elseif to == 'Y' then count(q .. 'retry', 1)
-  elseif to == 'D' then
-    count(q .. 'dead', 1)
-    if from == 'U' and ctx.crash then count(q .. 'crash', 1) end
-  end
-  if from == 'U' then
-    count(q .. 'run', -1)
-    if dur ~= '' and (to == 'S' or to == 'F' or to == 'Y') then
-      count('n:' .. name, 1)
-      local ds = st_durs[name]
-      if not ds then
-        ds = {}
-        st_durs[name] = ds
-      end
-      ds[#ds + 1] = dur
-    end
-  end
-end
-
-local function note_run(ctx, id, r, to)
-  note(ctx, id, 'r,' .. to .. ',0,0,' .. ctx.now .. ',,' .. id .. ',,', false)
-  if run_final[to] and ctx.retention and ctx.retention > 0 then ev_expire[id] = ctx.retention end
-end
-
 local function task_terminal(st) return task_final[st] == true end
 
 local function run_terminal(r) return run_final[r.st] == true end
@@ -126,7 +68,6 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     ctx.refused = true
     return nil
   end
-  local from = t.st
   t.st = to
   if to == 'U' then
     local off = offset(ctx, r)
@@ -142,9 +83,8 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     if h and h.apart then del(key(ctx.base, 'p', id, name)) end
   end
   -- Index membership and events of a task's status change belong here.
-  -- The queues are an index whose entry position (tail, head, delayed due
-  -- time) only the caller knows; the callers push them.
-  note_task(ctx, rk, id, r, name, t, from, to, h)
+  -- Today the only index is the queues, whose entry position (tail, head,
+  -- delayed due time) only the caller knows; the callers push them.
   local s = state_pack(t)
   if not packed then hset(rk, 's:' .. name, s) end
   return s
@@ -171,7 +111,6 @@ local function run_to(ctx, rk, id, r, to, packed)
     r.ended = offset(ctx, r)
   end
   -- Index membership and events of a run's status change belong here.
-  note_run(ctx, id, r, to)
   local m = meta_pack(r)
   if not packed then hset(rk, 'm', m) end
   return m

@@ -26,7 +26,6 @@
 -- entry, which Redis allows, and the call then runs whole too.
 
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
-ctx.crash = true -- a task this call moves off running lost its lease
 local active = KEYS[1]
 local limit = tonumber(ARGV[4])
 local crash_limit = tonumber(ARGV[5])
