@@ -428,6 +428,27 @@ func (s *Scheduler) ScheduleGet(ctx context.Context, name string) (*ScheduleInfo
 	return s.scheduleInfo(ctx, rec)
 }
 
+// loadSchedule finds the schedule store, checks name and reads the
+// schedule's record and definition.
+func (s *Scheduler) loadSchedule(ctx context.Context, name string) (ScheduleStore, *ScheduleRecord, *scheduleDef, error) {
+	ss, err := s.scheduleStore()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkScheduleName(name); err != nil {
+		return nil, nil, nil, err
+	}
+	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var d scheduleDef
+	if err := json.Unmarshal(rec.Definition, &d); err != nil {
+		return nil, nil, nil, fmt.Errorf("plait: schedule %s has an unreadable definition: %w", quote(name), err)
+	}
+	return ss, rec, &d, nil
+}
+
 // ScheduleList returns every schedule, by name. It reads them a page at a
 // time; a schedule saved or deleted meanwhile may or may not be listed.
 func (s *Scheduler) ScheduleList(ctx context.Context) ([]*ScheduleInfo, error) {
@@ -483,20 +504,9 @@ func (s *Scheduler) ScheduleResume(ctx context.Context, name string) (*ScheduleI
 }
 
 func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) (*ScheduleInfo, error) {
-	ss, err := s.scheduleStore()
+	ss, rec, d, err := s.loadSchedule(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkScheduleName(name); err != nil {
-		return nil, err
-	}
-	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	var d scheduleDef
-	if err := json.Unmarshal(rec.Definition, &d); err != nil {
-		return nil, fmt.Errorf("plait: schedule %s has an unreadable definition: %w", quote(name), err)
 	}
 	if d.Paused == paused {
 		return s.scheduleInfo(ctx, rec)
@@ -505,13 +515,13 @@ func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) (*S
 	next := time.Time{}
 	if !paused {
 		now := s.cfg.clock.Now()
-		spec, err := s.parseDef(name, &d, now)
+		spec, err := s.parseDef(name, d, now)
 		if err != nil {
 			return nil, err
 		}
 		next = spec.Next(now)
 	}
-	def, err := json.Marshal(&d)
+	def, err := json.Marshal(d)
 	if err != nil {
 		return nil, err
 	}
@@ -527,23 +537,12 @@ func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) (*S
 // the schedule's next or last instant, and two calls fire two runs unless
 // they fall on the same millisecond.
 func (s *Scheduler) ScheduleTrigger(ctx context.Context, name string) (*Run, error) {
-	ss, err := s.scheduleStore()
+	_, _, d, err := s.loadSchedule(ctx, name)
 	if err != nil {
 		return nil, err
-	}
-	if err := checkScheduleName(name); err != nil {
-		return nil, err
-	}
-	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	var d scheduleDef
-	if err := json.Unmarshal(rec.Definition, &d); err != nil {
-		return nil, fmt.Errorf("plait: schedule %s has an unreadable definition: %w", quote(name), err)
 	}
 	now := s.cfg.clock.Now()
-	run, _, err := s.fireInstant(ctx, name, &d, now, "t")
+	run, _, err := s.fireInstant(ctx, name, d, now, "t")
 	return run, err
 }
 
@@ -556,22 +555,11 @@ func (s *Scheduler) ScheduleTrigger(ctx context.Context, name string) (*Run, err
 // and calling again is safe. At most BackfillMax instants; more is a
 // [*ScheduleError].
 func (s *Scheduler) ScheduleBackfill(ctx context.Context, name string, from, to time.Time) ([]*Run, error) {
-	ss, err := s.scheduleStore()
+	_, _, d, err := s.loadSchedule(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkScheduleName(name); err != nil {
-		return nil, err
-	}
-	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
-	if err != nil {
-		return nil, err
-	}
-	var d scheduleDef
-	if err := json.Unmarshal(rec.Definition, &d); err != nil {
-		return nil, fmt.Errorf("plait: schedule %s has an unreadable definition: %w", quote(name), err)
-	}
-	spec, err := s.parseDef(name, &d, from.Add(-time.Nanosecond))
+	spec, err := s.parseDef(name, d, from.Add(-time.Nanosecond))
 	if err != nil {
 		return nil, err
 	}
@@ -584,7 +572,7 @@ func (s *Scheduler) ScheduleBackfill(ctx context.Context, name string, from, to 
 	}
 	params := make([]*RunCreateParams, len(instants))
 	for i, t := range instants {
-		if params[i], err = s.runParams(name, &d, t, ""); err != nil {
+		if params[i], err = s.runParams(name, d, t, ""); err != nil {
 			return nil, err
 		}
 	}
