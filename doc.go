@@ -27,6 +27,13 @@
 // process can run any run. A handler sees its task as a [*Task] and reads
 // its payload and its parents' results as Go values ([Typed],
 // [ParentValue]); a finished run's results are read with [ResultValue].
+// Handlers can be wrapped in [Middleware]; [Task.Run] tells a handler about
+// its run.
+//
+// A schedule ([Scheduler.ScheduleSave]) submits a workflow at the instants
+// of a cron spec, an interval or a one-time instant, in a time zone. Every
+// process that calls [Scheduler.Run] can lead the schedules, one at a time,
+// and each instant fires exactly once across processes.
 //
 // # Quickstart
 //
