@@ -69,6 +69,15 @@ func (e *env) worker(t *testing.T, name string, work, lease, sweep time.Duration
 		envLease+"="+strconv.Itoa(int(lease.Milliseconds())),
 		envSweep+"="+strconv.Itoa(int(sweep.Milliseconds())),
 	)
+	startProcess(t, cmd)
+	return cmd
+}
+
+// startProcess starts a subprocess and stops it when the test ends: it is
+// resumed (a test may have paused it), asked to stop, and killed if it has
+// not after 10 s.
+func startProcess(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	done := make(chan struct{})
@@ -83,7 +92,6 @@ func (e *env) worker(t *testing.T, name string, work, lease, sweep time.Duration
 			<-done
 		}
 	})
-	return cmd
 }
 
 type auditEntry struct {

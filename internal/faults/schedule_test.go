@@ -61,19 +61,7 @@ func (e *env) leaderProcess(t *testing.T, name string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestScheduleLeaderProcess$")
 	cmd.Env = append(os.Environ(), envSchedRedis+"="+e.server.Addr, envSchedPrefix+"="+e.prefix, envSchedName+"="+name)
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	})
+	startProcess(t, cmd)
 	return cmd
 }
 
