@@ -27,3 +27,32 @@ func testPinger(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 	})
 }
+
+// testQueueDepther is the suite of [plait.QueueDepther].
+func testQueueDepther(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "CountsReadyAndDelayed",
+			rule: "QueueDepth counts each queue's ready and delayed tasks, in the order asked, without claimed ones, and changes nothing",
+			run: func(t *testing.T, h *Harness, rule string) {
+				d := h.Store.(plait.QueueDepther)
+				later := task("later")
+				later.Delay = time.Minute
+				other := task("other")
+				other.Queue = "other"
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c", "a"), later, other)})
+				res, err := d.QueueDepth(bg, &plait.QueueDepthParams{Queues: []string{"other", plait.DefaultQueue, "empty"}})
+				require.NoError(t, err, rule)
+				require.Equal(t, []plait.QueueDepth{
+					{Queue: "other", Ready: 1},
+					{Queue: plait.DefaultQueue, Ready: 2, Delayed: 1},
+					{Queue: "empty"},
+				}, res.Queues, rule)
+				require.Len(t, claim(t, h, &claimOpts{Limit: 1}).Tasks, 1, rule)
+				res, err = d.QueueDepth(bg, &plait.QueueDepthParams{})
+				require.NoError(t, err, rule)
+				require.Equal(t, []plait.QueueDepth{{Queue: plait.DefaultQueue, Ready: 1, Delayed: 1}}, res.Queues, rule)
+			},
+		},
+	})
+}
