@@ -58,6 +58,8 @@ type Store struct {
 
 	// sched holds the schedules and the leader lease (schedule.go).
 	sched schedules
+	// nodes holds the node registry and the paused queues (nodes.go).
+	nodes nodes
 }
 
 // Option configures a [Store].

@@ -24,6 +24,13 @@ import (
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
 //	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
 //	<prefix>:{sched}:leader              the schedule leader lease: holder, epoch, until (hash, never deleted)
+//	<prefix>:{nodes}:n:<id>              node hash: what the node reported, start, beat, exp, drain (nodes.go)
+//	<prefix>:{nodes}:h:<id>              node history, newest first (list, capped)
+//	<prefix>:{nodes}:live                live nodes (zset, score = expiry ms)
+//	<prefix>:{nodes}:cap:<capability>    live nodes of one capability (zset, score = expiry ms)
+//	<prefix>:{nodes}:paused              paused queues (set)
+//	<prefix>:{nodes}:ctl                 control version, bumped by every pause and resume (string)
+//	<prefix>:{layout}                    the shard count and key layout, recorded on first use (string)
 //
 // The shard is a decimal number and a run id is "<n>-<nonce>" (ids.go; a
 // plain "<n>" from stores before the nonce), where n is a sequence number
@@ -99,6 +106,33 @@ func (k keys) scheduleNames() string { return k.sched() + "names" }
 
 // leader is the schedule leader lease.
 func (k keys) leader() string { return k.sched() + "leader" }
+
+// nodesTag is the start of every node key: one hash tag of their own, so
+// each node script touches one slot.
+func (k keys) nodesTag() string { return k.prefix + ":{nodes}:" }
+
+// node is the hash of one node.
+func (k keys) node(id string) string { return k.nodesTag() + "n:" + id }
+
+// nodeHistory is the capped history list of one node.
+func (k keys) nodeHistory(id string) string { return k.nodesTag() + "h:" + id }
+
+// nodesLive orders live nodes by expiry.
+func (k keys) nodesLive() string { return k.nodesTag() + "live" }
+
+// nodesByCapability orders the live nodes of one capability by expiry.
+func (k keys) nodesByCapability(capability string) string {
+	return k.nodesTag() + "cap:" + capability
+}
+
+// pausedQueues is the set of paused queues.
+func (k keys) pausedQueues() string { return k.nodesTag() + "paused" }
+
+// control is the control version.
+func (k keys) control() string { return k.nodesTag() + "ctl" }
+
+// layout records the shard count and key layout of the prefix.
+func (k keys) layout() string { return k.prefix + ":{layout}" }
 
 // shardOf returns the shard of a run id: its sequence number modulo the
 // shard count. Ids are "<n>-<nonce>" (see ids.go), or a plain "<n>" as

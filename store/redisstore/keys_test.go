@@ -108,6 +108,9 @@ func TestScriptKeysShareSlot(t *testing.T) {
 			"lua-built": {s.keys.base(shard) + "r:99", s.keys.base(shard) + "w:99", s.keys.base(shard) + "q:x:2", s.keys.base(shard) + "z:x",
 				s.keys.base(shard) + "n:x", s.keys.base(shard) + "p:99:t", s.keys.base(shard) + "x:99", s.keys.base(shard) + "k:y"},
 		}
+		sets["node_heartbeat"] = []string{s.keys.node("n1"), s.keys.nodeHistory("n1"), s.keys.nodesLive(), s.keys.pausedQueues(),
+			s.keys.control(), s.keys.nodesByCapability("gpu"), s.keys.nodesByCapability("region-eu")}
+		sets["queue_pause"] = []string{s.keys.pausedQueues(), s.keys.control()}
 		for name, ks := range sets {
 			for _, key := range ks {
 				require.Equal(t, slot(ks[0]), slot(key), "%s: %q shares the slot of %q", name, key, ks[0])
@@ -183,6 +186,15 @@ func TestKeysInjective(t *testing.T) {
 		}
 	}
 	add("seq", k.seq())
+	add("nodes live", k.nodesLive())
+	add("paused", k.pausedQueues())
+	add("control", k.control())
+	add("layout", k.layout())
+	for _, n := range names {
+		add("node "+n, k.node(n))
+		add("node history "+n, k.nodeHistory(n))
+		add("capability "+n, k.nodesByCapability(n))
+	}
 }
 
 // FuzzKeys checks, for any two tuples of valid names, that every key has one

@@ -99,10 +99,12 @@ type script struct {
 // any write: nothing is half written and the call answers
 // plait.ErrStoreFull.
 var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
-	"schedule_fire": true, "leader_acquire": true, "leader_release": true}
+	"schedule_fire": true, "leader_acquire": true, "leader_release": true,
+	"node_heartbeat": true, "node_drain": true, "queue_pause": true}
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
-	"schedule_save", "schedule_fire", "leader_acquire", "leader_release"}
+	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
+	"node_heartbeat", "node_drain", "queue_pause"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // statusLib stands for the tables statusTable renders.
@@ -128,6 +130,10 @@ var scriptLibs = map[string][]string{
 	"schedule_fire":  nil,
 	"leader_acquire": nil,
 	"leader_release": nil,
+	// So do the node scripts.
+	"node_heartbeat": nil,
+	"node_drain":     nil,
+	"queue_pause":    nil,
 }
 
 var (
@@ -143,6 +149,9 @@ var (
 	scriptSchedFire   = newScript("schedule_fire")
 	scriptLeaderTake  = newScript("leader_acquire")
 	scriptLeaderFree  = newScript("leader_release")
+	scriptNodeBeat    = newScript("node_heartbeat")
+	scriptNodeDrain   = newScript("node_drain")
+	scriptQueuePause  = newScript("queue_pause")
 )
 
 // library is the source of the function library and libraryName its name,

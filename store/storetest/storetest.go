@@ -138,6 +138,7 @@ func capabilities() []suite {
 		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s plait.Store) bool { _, ok := s.(plait.QueueDepther); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},
+		{group{"NodeStore", testNodes}, func(s plait.Store) bool { _, ok := s.(plait.NodeStore); return ok }},
 	}
 }
 
