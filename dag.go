@@ -294,6 +294,9 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 				bad(name, "requires", ErrInvalidID, err.Error())
 			}
 		}
+		if n := len(normalCaps(t.Requires)); n > MaxCapabilities {
+			bad(name, "requires", ErrInvalidTaskOption, fmt.Sprintf("%d capabilities, at most %d", n, MaxCapabilities))
+		}
 		if len(t.Payload) > limits.MaxPayloadBytes {
 			bad(name, "payload", ErrPayloadTooLarge, fmt.Sprintf("%d bytes, limit %d", len(t.Payload), limits.MaxPayloadBytes))
 		}

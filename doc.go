@@ -114,7 +114,9 @@
 //     [TaskStatuses], [RunStatuses], [TransitionError],
 //     [ErrIllegalTransition].
 //   - Optional capabilities: [Pinger], [StorePingParams],
-//     [StorePingResult], [UnsupportedError], [ErrUnsupported].
+//     [StorePingResult], [ClaimRouter] (with [RoutedQueue],
+//     [SplitRoutedQueue], [WaitingForCapability], [WaitingForHandler]),
+//     [UnsupportedError], [ErrUnsupported].
 //   - The sentinels a store answers with: [ErrNotFound], [ErrStaleEpoch],
 //     [ErrStoreFull], [ErrInvalidArgument].
 //   - Time: [Clock] and [Timer], the clock a store is built with.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"sort"
 
 	"github.com/plaitdag/plait/internal/ids"
 )
@@ -150,6 +151,12 @@ func (s *Scheduler) HandleWith(name string, fn HandlerFunc, mw ...Middleware) er
 	wrapped := s.wrap(fn, mw)
 	s.mu.Lock()
 	s.handlers[name] = wrapped
+	names := make([]string, 0, len(s.handlers))
+	for n := range s.handlers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	s.handlerNames.Store(&names)
 	s.mu.Unlock()
 	return nil
 }

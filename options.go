@@ -88,6 +88,9 @@ type config struct {
 	prefetchSet bool
 	// queues are the queues this scheduler claims from. Nil until given.
 	queues []string
+	// capabilities are what this process declares it has (WithCapabilities),
+	// sorted and distinct. Nil: none.
+	capabilities []string
 	// workerID names this process in records. Empty until given.
 	workerID string
 	// clock is the time source. Nil until given.

@@ -33,6 +33,12 @@ type pool struct {
 	// claimsPaused stops the drivers claiming after a task came back for
 	// want of its handler; see handBack.
 	claimsPaused atomic.Bool
+	// queues are the queues claims and waits name: the configured ones and
+	// the routed queues of this process's capabilities (claimQueues).
+	queues []string
+	// routes is set when the store implements ClaimRouter: claims then
+	// list the handlers registered here.
+	routes bool
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
@@ -75,6 +81,8 @@ func newPool(s *Scheduler) *pool {
 	p.held = make(chan struct{}, 1)
 	p.fin = newFinisher(p)
 	p.requests = newRequestIDs()
+	p.queues = claimQueues(s.cfg.queues, s.cfg.capabilities)
+	p.routes = s.routes()
 	return p
 }
 
@@ -275,13 +283,20 @@ func (p *pool) drive(ctx, bg context.Context) {
 }
 
 func (p *pool) claimParams(free int) *TaskClaimParams {
-	return &TaskClaimParams{
+	params := &TaskClaimParams{
 		WorkerID:      p.cfg.workerID,
-		Queues:        p.cfg.queues,
+		Queues:        p.queues,
 		Limit:         free,
 		LeaseDuration: p.cfg.leaseDuration,
 		RequestID:     p.requests.next(),
 	}
+	if p.routes {
+		params.Handlers = []string{}
+		if names := p.s.handlerNames.Load(); names != nil {
+			params.Handlers = *names
+		}
+	}
+	return params
 }
 
 // idle blocks until an outcome is queued, a slot frees, the store signals
@@ -313,7 +328,7 @@ func (p *pool) waitForStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.cfg.queues, Timeout: p.cfg.idleWait})
+		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.queues, Timeout: p.cfg.idleWait})
 		if ctx.Err() != nil {
 			return
 		}

@@ -175,6 +175,11 @@ type TaskClaimParams struct {
 	// nobody. Each new claim needs a new RequestID (at most 64 bytes of
 	// [A-Za-z0-9._-]); empty means no such memory.
 	RequestID string
+	// Handlers, when not nil, lists the handler names the claimer can run;
+	// a store implementing [ClaimRouter] hands out no task whose handler is
+	// not listed and sets it aside for a claimer that lists it (see
+	// [ClaimRouter]). Nil means any handler; other stores ignore it.
+	Handlers []string
 }
 
 // TaskClaimResult is the answer of [Store.TaskClaim].
@@ -463,6 +468,13 @@ type TaskInstance struct {
 	// StartedAt is the first claim; EndedAt the terminal transition.
 	StartedAt time.Time
 	EndedAt   time.Time
+	// WaitingFor says, for a ready task only some processes may run, what
+	// it waits for: "capability gpu,region-eu" (a process with every
+	// capability it [Requires]; see [WaitingForCapability]) or
+	// "handler resize" (a process with that handler, after a claim by one
+	// without it set the task aside; see [WaitingForHandler]). Empty for
+	// any other task, and on stores that do not implement [ClaimRouter].
+	WaitingFor string
 	// Attempts holds one record per finished attempt, oldest first.
 	Attempts []Attempt
 }

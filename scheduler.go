@@ -18,6 +18,9 @@ type Scheduler struct {
 
 	mu       sync.RWMutex
 	handlers map[string]HandlerFunc
+	// handlerNames lists the registered handler names, sorted, for claims
+	// to a store that routes by handler; replaced whole on each Handle.
+	handlerNames atomic.Pointer[[]string]
 
 	running atomic.Bool
 	pool    atomic.Pointer[pool]
@@ -53,7 +56,11 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 		return nil, err
 	}
 	cfg.withDefaults()
-	return &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}}, nil
+	s := &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}}
+	if len(cfg.capabilities) > 0 && !s.routes() {
+		return nil, fmt.Errorf("plait: WithCapabilities: %w", &UnsupportedError{Capability: "ClaimRouter"})
+	}
+	return s, nil
 }
 
 // Handle registers fn as the handler named name, replacing any earlier one.
@@ -141,6 +148,13 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 		for _, t := range spec.Tasks {
 			if _, ok := s.handler(t.Handler); !ok {
 				errs = append(errs, fmt.Errorf("plait: workflow %s task %s: %w %s", quote(spec.Name), quote(t.Name), ErrUnknownHandler, quote(t.Handler)))
+			}
+		}
+	}
+	if !s.routes() {
+		for _, t := range spec.Tasks {
+			if len(t.Requires) > 0 {
+				errs = append(errs, fmt.Errorf("plait: workflow %s task %s requires %s: %w", quote(spec.Name), quote(t.Name), quoteAll(t.Requires), &UnsupportedError{Capability: "ClaimRouter"}))
 			}
 		}
 	}

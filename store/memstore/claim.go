@@ -59,6 +59,9 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 		s.promoteLocked(q, now, promoteBound)
 		queues = append(queues, q)
 	}
+	for _, q := range queues {
+		s.claimAsideLocked(q, params, res, now, until)
+	}
 
 	for p := 0; p < numPriorities && len(res.Tasks) < params.Limit; p++ {
 		for _, q := range queues {
@@ -69,6 +72,10 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 					break
 				}
 				f.drop()
+				if !runsHere(e.t, params.Handlers) {
+					s.setAsideLocked(q, e)
+					continue
+				}
 				ct := s.claimLocked(e.t, params.WorkerID, now, until)
 				if ct == nil {
 					continue
@@ -97,6 +104,7 @@ func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait
 		return nil
 	}
 	t.epoch++
+	t.asideFor = ""
 	if t.inst.Attempt == 0 {
 		t.inst.Attempt = 1
 	}

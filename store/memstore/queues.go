@@ -23,10 +23,12 @@ func prioIndex(p plait.Priority) int {
 	return 2
 }
 
-// queue is one named queue: a ready FIFO per priority and a delayed heap.
+// queue is one named queue: a ready FIFO per priority, a delayed heap, and
+// the tasks claims set aside for want of their handler, by handler.
 type queue struct {
 	ready   [numPriorities]fifo
 	delayed delayHeap
+	aside   map[string]*fifo
 }
 
 // entry points at a task queued at sequence seq; it is stale once the task
@@ -177,8 +179,8 @@ func (s *Store) makeReadyLocked(t *task, now time.Time) error {
 		return err
 	}
 	t.qseq = s.nextSeqLocked()
-	spec := t.spec()
-	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].push(entry{t: t, seq: t.qseq})
+	t.asideFor = ""
+	s.queueFor(t.route).ready[prioIndex(t.spec().Priority)].push(entry{t: t, seq: t.qseq})
 	s.notifyLocked()
 	return nil
 }
@@ -190,8 +192,8 @@ func (s *Store) returnLocked(t *task, now time.Time) error {
 		return err
 	}
 	t.qseq = s.nextSeqLocked()
-	spec := t.spec()
-	s.queueFor(spec.Queue).ready[prioIndex(spec.Priority)].pushFront(entry{t: t, seq: t.qseq})
+	t.asideFor = ""
+	s.queueFor(t.route).ready[prioIndex(t.spec().Priority)].pushFront(entry{t: t, seq: t.qseq})
 	s.notifyLocked()
 	return nil
 }
@@ -201,7 +203,7 @@ func (s *Store) returnLocked(t *task, now time.Time) error {
 func (s *Store) delayLocked(t *task, due time.Time) {
 	t.qseq = s.nextSeqLocked()
 	t.due = due
-	heap.Push(&s.queueFor(t.spec().Queue).delayed, delayed{due: due, entry: entry{t: t, seq: t.qseq}})
+	heap.Push(&s.queueFor(t.route).delayed, delayed{due: due, entry: entry{t: t, seq: t.qseq}})
 	s.notifyLocked()
 }
 

@@ -51,6 +51,12 @@ type task struct {
 	due        time.Time
 	qseq       uint64
 	scheduled  bool
+	// route is the queue the task is kept on: its queue, or the routed
+	// queue of the capabilities it requires (plait.RoutedQueue).
+	route string
+	// asideFor names the handler a claim lacked when it set the task
+	// aside (routing.go); empty once the task is queued or claimed again.
+	asideFor string
 
 	resolved, satisfied int
 }
@@ -166,6 +172,7 @@ func newRun(params *plait.RunCreateParams) (*run, error) {
 			idx:      i,
 			leaseIdx: -1,
 			inst:     plait.TaskInstance{Name: ts.Name, Handler: ts.Handler},
+			route:    plait.RoutedQueue(ts.Queue, ts.Requires),
 		}
 	}
 	return r, nil
@@ -263,6 +270,7 @@ func (r *run) snapshot() *plait.Run {
 		in.Status = t.status
 		in.Epoch = t.epoch
 		in.Result = copyBytes(t.inst.Result)
+		in.WaitingFor = t.waitingFor()
 		if len(t.inst.Attempts) > 0 {
 			in.Attempts = append([]plait.Attempt(nil), t.inst.Attempts...)
 		}

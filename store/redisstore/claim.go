@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
@@ -34,7 +35,22 @@ func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
 	if err := checkRequestID(params.RequestID); err != nil {
 		return nil, err
 	}
+	for _, h := range params.Handlers {
+		if err := ids.Check(h); err != nil {
+			return nil, fmt.Errorf("redisstore: handler %q %v: %w", clip(h), err, plait.ErrInvalidArgument)
+		}
+	}
 	return checkQueues(params.Queues)
+}
+
+// handlersArg encodes TaskClaimParams.Handlers for the claim scripts: "*"
+// for nil (any handler), else the names space separated (no name holds a
+// space or a '*').
+func handlersArg(handlers []string) string {
+	if handlers == nil {
+		return "*"
+	}
+	return strings.Join(handlers, " ")
 }
 
 func checkRequestID(rid string) error {
@@ -92,7 +108,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			}
 		}
 		v, err := s.runScript(ctx, scriptClaim, keys,
-			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more)
+			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers))
 		if err != nil {
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim
@@ -199,3 +215,11 @@ func (s *Store) claimInfo(infos *[]claimRunInfo, runID, raw string) (*runInfo, e
 	*infos = append(*infos, claimRunInfo{run: runID, info: &in})
 	return &in, nil
 }
+
+// RoutesClaims declares that the store routes claims; see
+// [plait.ClaimRouter]. Routed queues are queues like any other here; the
+// tasks a claim sets aside for want of their handler are kept as
+// lib_claim.lua describes.
+func (s *Store) RoutesClaims() {}
+
+var _ plait.ClaimRouter = (*Store)(nil)

@@ -33,8 +33,15 @@ import (
 //
 // Versions:
 //
-//	2  the current format: edge lists u: and c: apart from the definition,
-//	   the retry policy only when set, payloads and results with a flag byte.
+//	3  the current format: version 2, with the queue in the header of d:
+//	   the routed queue of the task's capabilities (plait.RoutedQueue), the
+//	   one its entries go to; field g:<task> names the handler a task set
+//	   aside waits for.
+//	2  edge lists u: and c: apart from the definition, the retry policy
+//	   only when set, payloads and results with a flag byte. Read as
+//	   version 3: its header names the task's plain queue, where its
+//	   entries already are, so a task of it that requires capabilities is
+//	   not routed.
 //	1  the first format: children in the definition header, a layout the
 //	   scripts of version 2 cannot work on, so it is refused.
 //
@@ -57,7 +64,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 2
+	formatVersion = 3
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

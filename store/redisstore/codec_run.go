@@ -261,6 +261,13 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		StartedAt: offTime(created, st.first),
 		EndedAt:   offTime(created, st.ended),
 	}
+	if in.Status == plait.TaskReady {
+		if handler, ok := h["g:"+name]; ok {
+			in.WaitingFor = plait.WaitingForHandler(handler)
+		} else {
+			in.WaitingFor = plait.WaitingForCapability(def.route)
+		}
+	}
 	if r, ok := h["r:"+name]; ok {
 		if in.Result, err = decodeValue(r); err != nil {
 			return plait.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)

@@ -94,16 +94,15 @@ func encodeTask(t *plait.TaskSpec, enc valueCodec, mayApart bool) taskFields {
 }
 
 // encodeTaskDef encodes field d:<task>: the Lua header line
-// "queue,prio,runAtMs,delayMs,join,deps,apart", then the body: the version
+// "queue,prio,runAtMs,delayMs,join,deps,apart" (queue: the routed queue the
+// task is kept on), then the body: the version
 // byte and the spec. payload is the encoded payload (flag byte first),
 // inline unless apart.
 func encodeTaskDef(t *plait.TaskSpec, payload string, apart bool) string {
 	var b strings.Builder
-	queue := t.Queue
-	if queue == "" {
-		queue = plait.DefaultQueue
-	}
-	b.WriteString(queue)
+	// The scripts queue the task by this name: its routed queue when it
+	// requires capabilities (plait.RoutedQueue).
+	b.WriteString(plait.RoutedQueue(t.Queue, t.Requires))
 	b.WriteByte(',')
 	b.WriteString(strconv.Itoa(prioDigit(int8(t.Priority))))
 	b.WriteByte(',')
@@ -190,6 +189,8 @@ type taskDef struct {
 	spec  plait.TaskSpec
 	deps  int
 	apart bool
+	// route is the queue the task is kept on (the header's queue).
+	route string
 }
 
 // decodeDef is the one decoder of field d:<task>. The version byte that
@@ -277,7 +278,11 @@ func (d *taskDef) header(name, head string) error {
 	if n != len(f) {
 		return corrupt("task %q definition header has %d fields", name, n)
 	}
-	d.spec.Name, d.spec.Queue = name, f[0]
+	queue, _, ok := plait.SplitRoutedQueue(f[0])
+	if !ok {
+		return corrupt("task %q queue %s", name, clip(f[0]))
+	}
+	d.spec.Name, d.spec.Queue, d.route = name, queue, f[0]
 	p, err := strconv.Atoi(f[1])
 	if err != nil || p < 0 || p > 3 {
 		return corrupt("task %q priority %s", name, clip(f[1]))

@@ -20,7 +20,7 @@ func TestTaskDefRoundTrip(t *testing.T) {
 	}
 	tf := encodeTask(&in, valueCodec{}, false)
 	head, _, _ := strings.Cut(tf.def, "\n")
-	require.Equal(t, "gpu,3,1893553445001,2,1,2,0", head, "the Lua header rounds times up to the ms")
+	require.Equal(t, "gpu+gpu+ssd,3,1893553445001,2,1,2,0", head, "the Lua header names the routed queue and rounds times up to the ms")
 	require.Equal(t, "a:2 b:1", tf.parents)
 	require.False(t, tf.apart, "a large run keeps its payloads inline")
 	out, err := decodeTaskDef("load", tf.def, tf.parents, tf.payload)

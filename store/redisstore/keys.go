@@ -18,6 +18,8 @@ import (
 //	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
+//	<prefix>:{<shard>}:g:<queue>         handlers with tasks of the queue set aside (set)
+//	<prefix>:{<shard>}:g:<queue>:<handler> tasks of the queue set aside for want of the handler (list)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
@@ -35,8 +37,9 @@ import (
 // The shard is a decimal number and a run id is "<n>-<nonce>" (ids.go; a
 // plain "<n>" from stores before the nonce), where n is a sequence number
 // whose remainder modulo the shard count is its shard and the nonce is of
-// [a-z0-9]; queue names, run keys and task names are
-// restricted to [A-Za-z0-9._-] by internal/ids, so no component can contain
+// [a-z0-9]; queue names, handler names, run keys and task names are
+// restricted to [A-Za-z0-9._-] by internal/ids, and a routed queue joins
+// such names with '+' (plait.RoutedQueue), so no component can contain
 // ':', '{' or '}' and the layout is injective without escaping.
 //
 // The Lua helper key() (lua/common.lua) mirrors the shard-local part of this
@@ -81,6 +84,18 @@ func (k keys) ready(s int, queue string, prio int) string {
 
 // delayed is the delayed zset of one queue.
 func (k keys) delayed(s int, queue string) string { return k.base(s) + "z:" + queue }
+
+// asideIndex is the set of handlers that have tasks of queue set aside on
+// shard s: a claim that lacked the handler met them (see routing in
+// lib_claim.lua).
+func (k keys) asideIndex(s int, queue string) string { return k.base(s) + "g:" + queue }
+
+// aside is the list of tasks of queue set aside on shard s for want of
+// handler. claim_tasks builds it in Lua as the index key, ':' and the
+// handler.
+func (k keys) aside(s int, queue, handler string) string {
+	return k.asideIndex(s, queue) + ":" + handler
+}
 
 // active is the lease zset of a shard.
 func (k keys) active(s int) string { return k.base(s) + "active" }

@@ -200,18 +200,23 @@ func (s *Store) wakeKeys(shard int, queues []string) []string {
 	return out
 }
 
-// queueKeys returns, per queue, its delayed zset and its four ready lists
-// (urgent first): the KEYS layout claim.lua and finish_claim.lua expect.
+// queueKeys returns, per queue, its delayed zset, its four ready lists
+// (urgent first) and the index of its tasks set aside by handler: the KEYS
+// layout claim.lua and finish_claim.lua expect.
 func (s *Store) queueKeys(shard int, queues []string) []string {
-	out := make([]string, 0, 5*len(queues))
+	out := make([]string, 0, queueKeyCount*len(queues))
 	for _, q := range queues {
 		out = append(out, s.keys.delayed(shard, q))
 		for p := 3; p >= 0; p-- {
 			out = append(out, s.keys.ready(shard, q, p))
 		}
+		out = append(out, s.keys.asideIndex(shard, q))
 	}
 	return out
 }
+
+// queueKeyCount is how many keys queueKeys passes per queue.
+const queueKeyCount = 6
 
 func checkQueues(queues []string) ([]string, error) {
 	if len(queues) == 0 {
@@ -220,8 +225,12 @@ func checkQueues(queues []string) ([]string, error) {
 	seen := make(map[string]bool, len(queues))
 	out := make([]string, 0, len(queues))
 	for _, q := range queues {
-		if err := ids.Check(q); err != nil {
-			return nil, fmt.Errorf("redisstore: queue %q %v: %w", q, err, plait.ErrInvalidArgument)
+		if _, _, ok := plait.SplitRoutedQueue(q); !ok {
+			err := ids.Check(q)
+			if err == nil {
+				err = errors.New("is not a routed queue name as plait.RoutedQueue builds it")
+			}
+			return nil, fmt.Errorf("redisstore: queue %q %v: %w", clip(q), err, plait.ErrInvalidArgument)
 		}
 		if !seen[q] {
 			seen[q] = true

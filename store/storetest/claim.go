@@ -22,7 +22,12 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a)})
 				h.Advance(time.Second)
 				now := h.Now()
-				res := claim(t, h, &claimOpts{Worker: "w-7", Lease: 20 * time.Second})
+				// A store that routes keeps the task on its routed queue.
+				queues := []string{plait.DefaultQueue}
+				if _, ok := h.Store.(plait.ClaimRouter); ok {
+					queues = []string{plait.RoutedQueue(plait.DefaultQueue, a.Requires)}
+				}
+				res := claim(t, h, &claimOpts{Worker: "w-7", Lease: 20 * time.Second, Queues: queues})
 				sameTime(t, now, res.Now, rule)
 				require.Len(t, res.Tasks, 1, rule)
 				ct := res.Tasks[0]

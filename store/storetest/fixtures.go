@@ -77,6 +77,8 @@ type claimOpts struct {
 	Worker string
 	// RequestID makes the claim safe to send again.
 	RequestID string
+	// Handlers lists the handlers the claimer runs; nil: any.
+	Handlers []string
 }
 
 // claim claims with defaults (limit 100, lease 30s, worker-1).
@@ -85,7 +87,7 @@ func claim(t *testing.T, h *Harness, o *claimOpts) *plait.TaskClaimResult {
 	if o == nil {
 		o = &claimOpts{}
 	}
-	p := &plait.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease, RequestID: o.RequestID}
+	p := &plait.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease, RequestID: o.RequestID, Handlers: o.Handlers}
 	if p.WorkerID == "" {
 		p.WorkerID = defaultWorker
 	}

@@ -4,9 +4,11 @@
 -- lib_claim.lua).
 --
 -- KEYS[1]          <prefix>:{s}:active          lease zset
--- KEYS[1+5(i-1)+1] <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
--- KEYS[1+5(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
--- KEYS[2+5q]       <prefix>:{s}:c:<request>     claim memory (only with a request id)
+-- KEYS[1+6(i-1)+1] <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
+-- KEYS[1+6(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
+-- KEYS[1+6(i-1)+6] <prefix>:{s}:g:<queue i>     aside index: handlers with tasks set aside
+--                  (their lists <prefix>:{s}:g:<queue i>:<handler> are built from it)
+-- KEYS[2+6q]       <prefix>:{s}:c:<request>     claim memory (only with a request id)
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes and payload keys of popped entries)
 -- ARGV[3]  worker id
@@ -16,10 +18,12 @@
 -- ARGV[7]  most due delayed tasks moved per queue
 -- ARGV[8]  1: remember a claim that found nothing too (the caller goes on
 --          to another shard), else 0
+-- ARGV[9]  handlers the claimer runs, space separated, or '*' for any: a
+--          task with another handler is set aside (lib_claim.lua)
 --
 -- Transition: task W -> R and Y -> R (due delayed tasks), task R -> U
 -- (claimed: epoch + 1, lease in the active zset); run P -> U on its first
--- claim.
+-- claim. A task set aside for want of its handler stays R.
 --
 -- Returns {nowMs, nextDueMs (0: none), n, claimed, then per task:
 --   runId, task, epoch, leaseUntilMs, definition, parents, payload,
@@ -32,6 +36,11 @@
 -- With a request id, the claimed tasks and their epochs are kept in the
 -- claim memory for the lease duration (lib_claim.lua), one SET.
 --
+-- Setting aside (RPUSH to an aside list, SADD to the aside index, HSET of
+-- g:<task>) is part of the same call: retried, lost or refused, it goes
+-- with the call as the claim does. A set-aside task is never lost: it is
+-- in exactly one aside list while ready, and a claim listing its handler
+-- (or any handler) takes it.
 -- Retried: with a request id, the memory is found first: the call claims
 -- nothing and answers the tasks the first call claimed that are still
 -- running under its epochs (read again, payloads and parents' results
@@ -48,9 +57,9 @@
 local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
 local nq = tonumber(ARGV[6])
 local qkeys = {}
-for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
+for i = 1, 6 * nq do qkeys[i] = KEYS[1 + i] end
 local out = {}
-local mk = KEYS[2 + 5 * nq]
+local mk = KEYS[2 + 6 * nq]
 local memo
 if mk then
   local mem = redis.call('GET', mk)
@@ -60,6 +69,6 @@ if mk then
   end
   memo = {}
 end
-claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo)
+claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo, handler_set(ARGV[9]))
 if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, tonumber(ARGV[5])) end
 return out

@@ -3,10 +3,11 @@
 -- back finished attempts and picks up the tasks they released.
 --
 -- KEYS[1]              <prefix>:{s}:active          lease zset
--- KEYS[1+5(i-1)+1]     <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
--- KEYS[1+5(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
--- KEYS[1+5q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
--- KEYS[2+5q+n]         <prefix>:{s}:c:<request>     claim memory (only with a request id)
+-- KEYS[1+6(i-1)+1]     <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
+-- KEYS[1+6(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
+-- KEYS[1+6(i-1)+6]     <prefix>:{s}:g:<queue i>     aside index (see claim.lua)
+-- KEYS[1+6q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
+-- KEYS[2+6q+n]         <prefix>:{s}:c:<request>     claim memory (only with a request id)
 -- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3]  retention of a finished run's keys in ms
@@ -16,7 +17,8 @@
 -- ARGV[7]  number of queues q
 -- ARGV[8]  most due delayed tasks moved per queue
 -- ARGV[9]  number of outcomes n
--- ARGV[10+7(j-1) ..]  per outcome, as in finish.lua
+-- ARGV[10] handlers the claimer runs, as claim.lua's ARGV[9]
+-- ARGV[11+7(j-1) ..]  per outcome, as in finish.lua
 --
 -- Transition: those of finish.lua, then those of claim.lua.
 --
@@ -43,11 +45,11 @@ local limit = tonumber(ARGV[5])
 local nq = tonumber(ARGV[7])
 local n = tonumber(ARGV[9])
 local qkeys = {}
-for i = 1, 5 * nq do qkeys[i] = KEYS[1 + i] end
+for i = 1, 6 * nq do qkeys[i] = KEYS[1 + i] end
 local rks = {}
-for j = 1, n do rks[j] = KEYS[1 + 5 * nq + j] end
+for j = 1, n do rks[j] = KEYS[1 + 6 * nq + j] end
 local out = {}
-local mk = KEYS[2 + 5 * nq + n]
+local mk = KEYS[2 + 6 * nq + n]
 local memo
 if mk then
   local mem = redis.call('GET', mk)
@@ -58,9 +60,9 @@ if mk then
   end
   memo = {}
 end
-finish_batch(ctx, KEYS[1], rks, ARGV, 10, n, out)
+finish_batch(ctx, KEYS[1], rks, ARGV, 11, n, out)
 if limit > 0 then
-  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out, memo)
+  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out, memo, handler_set(ARGV[10]))
 end
 flush()
 wake(ctx)

@@ -36,7 +36,7 @@ end
 local function next_due(ctx, qkeys, nq)
   local next_ms = 0
   for qi = 1, nq do
-    local zk = qkeys[5 * (qi - 1) + 1]
+    local zk = qkeys[6 * (qi - 1) + 1]
     for _ = 1, 16 do
       local first = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')
       if #first == 0 then break end
@@ -53,10 +53,41 @@ local function next_due(ctx, qkeys, nq)
   return next_ms
 end
 
+-- handler_of returns the handler name of a task definition d (field d:):
+-- the first string of the body after the header line and its version byte,
+-- a uvarint length then the bytes (codec_task.go).
+local function handler_of(d)
+  local nl = string.find(d, '\n', 1, true)
+  if not nl then return nil end
+  local at, len, shift = nl + 2, 0, 0
+  while true do
+    local b = string.byte(d, at)
+    if not b then return nil end
+    at = at + 1
+    if b < 128 then
+      len = len + b * 2 ^ shift
+      break
+    end
+    len = len + (b - 128) * 2 ^ shift
+    shift = shift + 7
+  end
+  return string.sub(d, at, at + len - 1)
+end
+
+-- handler_set parses the claim's handlers argument: nil for '*' (any
+-- handler), else a table with each space-separated name set to true.
+local function handler_set(arg)
+  if arg == '*' then return nil end
+  local hs = {}
+  for h in string.gmatch(arg, '%S+') do hs[h] = true end
+  return hs
+end
+
 -- claim_tasks moves due delayed tasks to ready, then claims up to limit
 -- ready tasks, highest priority first, FIFO within one (queue, priority),
 -- queue order as given across queues of one priority. qkeys holds, per
--- queue, its delayed zset and its four ready lists (urgent first). It
+-- queue, its delayed zset, its four ready lists (urgent first) and its
+-- aside index (g:<queue>). It
 -- appends to out: nowMs, nextDueMs (0: none), n, n again (the count a
 -- replay answers apart, see replay_claim), then per task: runId,
 -- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key,
@@ -69,12 +100,23 @@ end
 -- back. An entry whose move is refused is dropped like one whose task is
 -- no longer ready. When memo is a table, "<run>:<task>:<epoch>" of each
 -- claimed task is appended to it.
-local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo)
+--
+-- Routing by handler: hs (handler_set) lists the handlers the claimer
+-- runs, or is nil for any. A ready task whose handler is not in hs is set
+-- aside instead of claimed: its entry goes to the list "<aside index>:<handler>"
+-- of its queue, the handler into the queue's aside index (a set), and the
+-- handler into the run hash field g:<task> (what RunGet answers as
+-- WaitingFor); it stays ready. Before the ready lists, a claim takes the
+-- tasks set aside on its queues for handlers in hs (every one when hs is
+-- nil), dropping the handler from the index once its list is empty, and
+-- deleting g:<task> of each it claims. With no task set aside this costs
+-- one SMEMBERS of an empty set per queue.
+local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo, hs)
   local until_ms = ctx.now + lease
 
   -- 1. promote due delayed tasks.
   for qi = 1, nq do
-    local b = 5 * (qi - 1)
+    local b = 6 * (qi - 1)
     local due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.now, 'LIMIT', 0, bound)
     for _, e in ipairs(due) do
       redis.call('ZREM', qkeys[b + 1], e)
@@ -108,85 +150,123 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   local stale = 0
   local base = ctx.base
   local last_run
+
+  -- take claims entry e; gk is the aside index of the queue it was popped
+  -- from when its handler is still to be checked, nil for an entry taken
+  -- from an aside list (its handler was checked there).
+  local function take(e, gk)
+    local id, name = string.match(e, '^([^ ]*) (.*)$')
+    local rk, sf, d, ps, r, t, deps, apart, ns, nm, info
+    if id then
+      rk = base .. 'r:' .. id
+      sf = 's:' .. name
+      local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i')
+      local m, s = v[1], v[2]
+      d, ps, info = v[3], v[4], v[5]
+      t = m and s and d and state_scan(s, scan_t)
+      if t and t.st == 'R' then
+        r = meta_scan(m, scan_r)
+        deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n')
+      end
+    end
+    if r and deps and hs and gk then
+      local h = handler_of(d)
+      if h and not hs[h] then
+        redis.call('RPUSH', gk .. ':' .. h, e)
+        redis.call('SADD', gk, h)
+        redis.call('HSET', rk, 'g:' .. name, h)
+        return
+      end
+    end
+    if r and deps then
+      t.epoch = t.epoch + 1
+      if t.attempt == '0' then t.attempt = '1' end
+      t.worker = worker
+      ns = task_to(ctx, rk, id, r, name, t, 'U', nil, true)
+      if ns and r.st == 'P' then
+        nm = run_to(ctx, rk, id, r, 'U', true)
+        if not nm then ns = nil end
+      end
+    end
+    if not ns then
+      stale = stale + 1
+      return
+    end
+    local q = ctx.readied[e]
+    if q then
+      ctx.readied[e] = nil
+      owe(ctx, q, -1)
+    end
+    local c = hcache[rk]
+    if nm then
+      redis.call('HSET', rk, sf, ns, 'm', nm)
+      if c then c.m = nm end
+    else
+      redis.call('HSET', rk, sf, ns)
+    end
+    if c then c[sf] = ns end
+    if not gk then redis.call('HDEL', rk, 'g:' .. name) end
+    leased[#leased + 1] = until_ms
+    leased[#leased + 1] = e
+    n = n + 1
+    local g = #got
+    got[g + 1] = id
+    got[g + 2] = name
+    got[g + 3] = t.epoch
+    got[g + 4] = until_ms
+    got[g + 5] = d
+    got[g + 6] = ps or ''
+    if apart == '1' then
+      payload_at[#payload_at + 1] = g + 7
+      payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
+    end
+    got[g + 7] = ''
+    got[g + 8] = tonumber(t.attempt)
+    got[g + 9] = r.created + t.first
+    if id == last_run then
+      got[g + 10] = ''
+    else
+      last_run = id
+      got[g + 10] = info or ''
+    end
+    if deps ~= '0' then
+      got[g + 11] = parent_results(rk, ps or '', got, g + 11)
+    else
+      got[g + 6] = ''
+      got[g + 11] = 0
+    end
+    if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
+  end
+
+  -- 2a. tasks set aside for the handlers this claim runs.
+  for qi = 1, nq do
+    local gk = qkeys[6 * qi]
+    for _, h in ipairs(redis.call('SMEMBERS', gk)) do
+      if n >= limit then break end
+      if not hs or hs[h] then
+        local ak = gk .. ':' .. h
+        while n < limit and stale < 1000 + limit do
+          local es = redis.call('LPOP', ak, limit - n)
+          if not es then
+            redis.call('SREM', gk, h)
+            break
+          end
+          for _, e in ipairs(es) do take(e, nil) end
+        end
+      end
+    end
+  end
+
+  -- 2b. the ready lists.
   for p = 3, 0, -1 do
     for qi = 1, nq do
-      local lk = qkeys[5 * (qi - 1) + 2 + (3 - p)]
+      local b = 6 * (qi - 1)
+      local lk = qkeys[b + 2 + (3 - p)]
+      local gk = qkeys[b + 6]
       while n < limit and stale < 1000 + limit do
         local es = redis.call('LPOP', lk, limit - n)
         if not es then break end
-        for _, e in ipairs(es) do
-          local id, name = string.match(e, '^([^ ]*) (.*)$')
-          local rk, sf, d, ps, r, t, deps, apart, ns, nm, info
-          if id then
-            rk = base .. 'r:' .. id
-            sf = 's:' .. name
-            local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i')
-            local m, s = v[1], v[2]
-            d, ps, info = v[3], v[4], v[5]
-            t = m and s and d and state_scan(s, scan_t)
-            if t and t.st == 'R' then
-              r = meta_scan(m, scan_r)
-              deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n')
-            end
-          end
-          if r and deps then
-            t.epoch = t.epoch + 1
-            if t.attempt == '0' then t.attempt = '1' end
-            t.worker = worker
-            ns = task_to(ctx, rk, id, r, name, t, 'U', nil, true)
-            if ns and r.st == 'P' then
-              nm = run_to(ctx, rk, id, r, 'U', true)
-              if not nm then ns = nil end
-            end
-          end
-          if not ns then
-            stale = stale + 1
-          else
-            local q = ctx.readied[e]
-            if q then
-              ctx.readied[e] = nil
-              owe(ctx, q, -1)
-            end
-            local c = hcache[rk]
-            if nm then
-              redis.call('HSET', rk, sf, ns, 'm', nm)
-              if c then c.m = nm end
-            else
-              redis.call('HSET', rk, sf, ns)
-            end
-            if c then c[sf] = ns end
-            leased[#leased + 1] = until_ms
-            leased[#leased + 1] = e
-            n = n + 1
-            local g = #got
-            got[g + 1] = id
-            got[g + 2] = name
-            got[g + 3] = t.epoch
-            got[g + 4] = until_ms
-            got[g + 5] = d
-            got[g + 6] = ps or ''
-            if apart == '1' then
-              payload_at[#payload_at + 1] = g + 7
-              payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
-            end
-            got[g + 7] = ''
-            got[g + 8] = tonumber(t.attempt)
-            got[g + 9] = r.created + t.first
-            if id == last_run then
-              got[g + 10] = ''
-            else
-              last_run = id
-              got[g + 10] = info or ''
-            end
-            if deps ~= '0' then
-              got[g + 11] = parent_results(rk, ps or '', got, g + 11)
-            else
-              got[g + 6] = ''
-              got[g + 11] = 0
-            end
-            if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
-          end
-        end
+        for _, e in ipairs(es) do take(e, gk) end
       end
     end
   end

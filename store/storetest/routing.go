@@ -1,0 +1,185 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// routed returns the routed queue of the default queue for caps.
+func routed(caps ...string) string { return plait.RoutedQueue(plait.DefaultQueue, caps) }
+
+// needs returns task name requiring caps.
+func needs(name string, caps ...string) plait.TaskSpec {
+	ts := task(name)
+	ts.Requires = caps
+	return ts
+}
+
+// routeRows is the routing table by capability: which queue a claim names
+// and whether it finds a task with the given requirements. Written out, so
+// each row can be checked by hand.
+var routeRows = []struct {
+	requires []string
+	queues   []string
+	claimed  bool
+}{
+	{nil, []string{plait.DefaultQueue}, true},
+	{nil, []string{routed("gpu")}, false},
+	{[]string{"gpu"}, []string{plait.DefaultQueue}, false},
+	{[]string{"gpu"}, []string{routed("gpu")}, true},
+	{[]string{"gpu"}, []string{routed("gpu", "ssd")}, false},
+	{[]string{"ssd", "gpu"}, []string{routed("gpu")}, false},
+	{[]string{"ssd", "gpu"}, []string{routed("gpu", "ssd")}, true},
+	{[]string{"gpu", "gpu"}, []string{routed("gpu")}, true},
+	{[]string{"gpu"}, []string{"other+gpu"}, false},
+}
+
+// testClaimRouter is the suite of [plait.ClaimRouter].
+func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "RoutedQueues",
+			rule: "a task that requires capabilities is claimed only by a claim naming the routed queue of exactly its sorted, distinct capabilities",
+			run: func(t *testing.T, h *Harness, rule string) {
+				for i, row := range routeRows {
+					r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", row.requires...))})
+					res := claim(t, h, &claimOpts{Queues: row.queues})
+					require.Equal(t, row.claimed, len(res.Tasks) == 1, "row %d: %s", i, rule)
+					if !row.claimed {
+						// Clean up for the next row: claim it where it is.
+						claim(t, h, &claimOpts{Queues: []string{routed(row.requires...)}})
+					}
+					require.Equal(t, plait.TaskRunning, taskOf(t, h, r.ID, "a").Status, "row %d: %s", i, rule)
+				}
+			},
+		},
+		{
+			name: "WaitingForCapability",
+			rule: "a ready task that requires capabilities says it waits for them; a running one, or one that requires nothing, waits for nothing",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", "ssd", "gpu"), task("b"))})
+				require.Equal(t, "capability gpu,ssd", taskOf(t, h, r.ID, "a").WaitingFor, rule)
+				require.Empty(t, taskOf(t, h, r.ID, "b").WaitingFor, rule)
+				claim(t, h, &claimOpts{Queues: []string{routed("gpu", "ssd")}})
+				require.Empty(t, taskOf(t, h, r.ID, "a").WaitingFor, rule)
+			},
+		},
+		{
+			name: "RoutedThroughEveryPath",
+			rule: "a routed task stays on its routed queue when it is delayed, retried, released, returned and recovered by the sweep",
+			run: func(t *testing.T, h *Harness, rule string) {
+				a := needs("a", "gpu")
+				a.Delay = time.Second
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a)})
+				gpu := &claimOpts{Queues: []string{routed("gpu")}}
+				res := claim(t, h, gpu)
+				require.Empty(t, res.Tasks, rule)
+				sameTime(t, h.Now().Add(time.Second), res.NextDueAt, rule)
+				require.True(t, claim(t, h, nil).NextDueAt.IsZero(), rule)
+				h.Advance(time.Second)
+				claimNone(t, h, rule)
+				ct := claim(t, h, gpu).Tasks[0]
+				finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "again", RetryDelay: time.Second})
+				h.Advance(time.Second)
+				claimNone(t, h, rule)
+				for _, o := range []plait.Outcome{plait.OutcomeReleased, plait.OutcomeReturned} {
+					ct = claim(t, h, gpu).Tasks[0]
+					finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: o})
+					claimNone(t, h, rule)
+				}
+				claim(t, h, &claimOpts{Queues: gpu.Queues, Lease: time.Second})
+				h.Advance(2 * time.Second)
+				sw, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				require.NoError(t, err, rule)
+				require.Len(t, sw.Requeued, 1, rule)
+				claimNone(t, h, rule)
+				require.Equal(t, "capability gpu", taskOf(t, h, r.ID, "a").WaitingFor, rule)
+				require.Len(t, claim(t, h, gpu).Tasks, 1, rule)
+			},
+		},
+		{
+			name: "ChildrenRouted",
+			rule: "a child that requires capabilities is released to its routed queue, also by a finish that claims",
+			run: func(t *testing.T, h *Harness, rule string) {
+				b := needs("b", "gpu")
+				b.Deps = []plait.Dep{{Task: "a", On: plait.OnSuccess}}
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), b)})
+				ct := claimOne(t, h, "a", rule)
+				res := finishClaim(t, h, []plait.TaskOutcome{{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}},
+					plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+				require.Empty(t, res.Claimed.Tasks, rule)
+				got := claim(t, h, &claimOpts{Queues: []string{plait.DefaultQueue, routed("gpu")}})
+				require.Len(t, got.Tasks, 1, rule)
+				require.Equal(t, "b", got.Tasks[0].Lease.Task, rule)
+			},
+		},
+		{
+			name: "ReadyWaitOnRoutedQueue",
+			rule: "ReadyWait on a routed queue returns when a task requiring its capabilities becomes ready",
+			run: func(t *testing.T, h *Harness, rule string) {
+				claim(t, h, &claimOpts{Queues: []string{routed("gpu")}})
+				ctx, cancel := context.WithCancel(bg)
+				defer cancel()
+				done := readyWait(h, ctx, []string{routed("gpu")}, time.Minute)
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", "gpu"))})
+				require.NoError(t, returned(t, done, rule), rule)
+			},
+		},
+		{
+			name: "HandlerSetAside",
+			rule: "a claim listing its handlers never takes a task whose handler it lacks: the task stays ready, says which handler it waits for, and the next claim listing that handler takes it first",
+			run: func(t *testing.T, h *Harness, rule string) {
+				urgent := task("u")
+				urgent.Priority = plait.PriorityUrgent
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), urgent)})
+				res := claim(t, h, &claimOpts{Handlers: []string{"h-b"}})
+				require.Len(t, res.Tasks, 1, rule)
+				require.Equal(t, "b", res.Tasks[0].Lease.Task, rule)
+				ta := taskOf(t, h, r.ID, "a")
+				require.Equal(t, plait.TaskReady, ta.Status, rule)
+				require.Equal(t, "handler h-a", ta.WaitingFor, rule)
+				require.Equal(t, "handler h-u", taskOf(t, h, r.ID, "u").WaitingFor, rule)
+				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
+				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{}}).Tasks, rule)
+				// Set aside first, then the queues.
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("c"))})
+				res = claim(t, h, &claimOpts{Handlers: []string{"h-a", "h-c"}, Limit: 1})
+				require.Len(t, res.Tasks, 1, rule)
+				require.Equal(t, "a", res.Tasks[0].Lease.Task, rule)
+				require.Empty(t, taskOf(t, h, r.ID, "a").WaitingFor, rule)
+				// A claim for any handler takes what is set aside too.
+				got := map[string]bool{}
+				for _, ct := range claim(t, h, nil).Tasks {
+					got[ct.Lease.Task] = true
+				}
+				require.Equal(t, map[string]bool{"u": true, "c": true}, got, rule)
+			},
+		},
+		{
+			name: "HandlerSetAsideByFinishClaim",
+			rule: "a finish that claims sets aside the tasks whose handler it lacks, and a cancelled run's task set aside is never claimed",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
+				ct := claimOne(t, h, "a", rule)
+				res := finishClaim(t, h, []plait.TaskOutcome{{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}},
+					plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute, Handlers: []string{"h-c"}})
+				require.Len(t, res.Claimed.Tasks, 1, rule)
+				require.Equal(t, "c", res.Claimed.Tasks[0].Lease.Task, rule)
+
+				r2 := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("x"))})
+				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-c"}}).Tasks, rule)
+				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r2.ID, Reason: "stop"})
+				require.NoError(t, err, rule)
+				require.Empty(t, taskOf(t, h, r2.ID, "x").WaitingFor, rule)
+				got := claim(t, h, &claimOpts{Handlers: []string{"h-b", "h-x"}})
+				require.Len(t, got.Tasks, 1, rule)
+				require.Equal(t, "b", got.Tasks[0].Lease.Task, rule)
+			},
+		},
+	})
+}
