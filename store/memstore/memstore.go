@@ -14,6 +14,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/internal/retention"
 )
 
 // Store is an in-memory [plait.Store]. The zero value is not usable; build
@@ -40,12 +41,18 @@ type Store struct {
 	// dead is the global dead-letter list, oldest first.
 	dead []taskRef
 
-	// retention is how long a finished run is kept; the finished runs are
-	// a list from expireHead to expireTail, in order of the time they are
-	// freed.
-	retention  time.Duration
-	expireHead *run
-	expireTail *run
+	// retention is how long a finished run is kept unless a rule of
+	// rules says otherwise; retain resolves them (built by New) and expiry
+	// holds the finished runs, one list per distinct retention.
+	retention time.Duration
+	rules     []retentionRule
+	retain    *retention.Table
+	expiry    map[time.Duration]*expiryList
+
+	// indexes lists runs by service, tenant and workflow (query.go);
+	// counts holds the number of runs in each status.
+	indexes map[string]*runIndex
+	counts  map[plait.RunStatus]int64
 
 	// memos remembers claims sent with a RequestID for their lease;
 	// memoOrder holds them in the order they were made, and its front is
@@ -84,11 +91,15 @@ func New(opts ...Option) *Store {
 		queues:    make(map[string]*queue),
 		wake:      make(chan struct{}),
 		retention: RetentionDefault,
+		expiry:    make(map[time.Duration]*expiryList),
+		indexes:   make(map[string]*runIndex),
+		counts:    make(map[plait.RunStatus]int64),
 		maxResult: MaxResultBytesDefault,
 	}
 	for _, o := range opts {
 		o(s)
 	}
+	s.buildRetention()
 	return s
 }
 

@@ -31,6 +31,7 @@ func TestNegativeRetentionKeepsFinishedRuns(t *testing.T) {
 	t.Parallel()
 	s, r, _ := statusFixture(t, "", "")
 	s.retention = -1
+	s.buildRetention()
 	s.runs[r.rec.ID] = r
 	require.NoError(t, s.setRunStatusLocked(r, "pending", s.clock.Now()))
 	require.NoError(t, s.setRunStatusLocked(r, "cancelled", s.clock.Now()))

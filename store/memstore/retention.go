@@ -1,6 +1,11 @@
 package memstore
 
-import "time"
+import (
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/retention"
+)
 
 // RetentionDefault is how long a finished run is kept before it is freed:
 // the same default as the Redis store's, so a run is readable for as long
@@ -8,10 +13,12 @@ import "time"
 const RetentionDefault = 24 * time.Hour
 
 // WithRetention sets how long a finished run (its tasks, results, attempt
-// records and idempotency key) is kept after it ends; after that, RunGet
-// answers [plait.ErrNotFound] and its memory is freed. Defaults to
-// RetentionDefault; zero means the default; a negative d keeps finished runs
-// for the life of the store, which suits short tests only.
+// records, idempotency key and index entries) is kept after it ends; after
+// that, RunGet answers [plait.ErrNotFound], queries no longer list it and
+// its memory is freed. Defaults to RetentionDefault; zero means the
+// default; a negative d keeps finished runs for the life of the store,
+// which suits short tests only. [WithRetentionFor] overrides it per
+// service and status.
 func WithRetention(d time.Duration) Option {
 	return func(s *Store) {
 		if d != 0 {
@@ -20,49 +27,112 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
-// retainLocked starts the retention of r, which just ended. Runs end in the
-// order of the store's clock, so appending keeps the list in expiry order;
-// the list runs through the runs themselves, so ending a run allocates
-// nothing.
-func (s *Store) retainLocked(r *run, now time.Time) {
-	if s.retention < 0 {
-		return
+// WithRetentionFor keeps the finished runs of service that ended in status
+// for d, overriding [WithRetention] for them. An empty service means every
+// service, an empty status every terminal status; the most specific rule
+// wins (service and status, then service, then status). Zero d means the
+// store's retention, negative d keeps them for the life of the store. A
+// status that is not terminal, or a service that is not a valid name,
+// matches no run, so the rule never applies (memstore options cannot fail).
+// The retention of a run is settled when it ends.
+func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) Option {
+	return func(s *Store) {
+		s.rules = append(s.rules, retentionRule{service, status, d})
 	}
-	r.expireAt = now.Add(s.retention)
-	if s.expireTail == nil {
-		s.expireHead = r
-	} else {
-		s.expireTail.expireNext = r
-	}
-	s.expireTail = r
 }
 
-// expireLocked frees the runs whose retention is over. It runs at the start
-// of the steps that look runs up for a caller or add them, so memory is
-// reclaimed as the store is used, with no goroutine of its own: its cost is
-// one comparison when nothing is due.
-func (s *Store) expireLocked(now time.Time) {
-	freed := false
-	for r := s.expireHead; r != nil && r.expireAt.Before(now); r = s.expireHead {
-		delete(s.runs, r.rec.ID)
-		if r.rec.Key != "" && s.keys[r.rec.Key] == r {
-			delete(s.keys, r.rec.Key)
+type retentionRule struct {
+	service string
+	status  plait.RunStatus
+	d       time.Duration
+}
+
+// buildRetention turns the options into the table retainLocked reads.
+func (s *Store) buildRetention() {
+	s.retain = retention.New(s.retention)
+	for _, r := range s.rules {
+		d := r.d
+		if d == 0 {
+			d = s.retention
 		}
-		s.expireHead = r.expireNext
-		r.expireNext = nil
-		freed = true
+		s.retain.Set(r.service, string(r.status), d)
 	}
-	if s.expireHead == nil {
-		s.expireTail = nil
-	}
-	if !freed {
+}
+
+// expiryList holds the finished runs of one retention, in the order they
+// are freed: runs end in the order of the store's clock, so appending
+// keeps each list in expiry order, and a few lists (one per distinct
+// retention) keep the whole store in order without a heap. The list runs
+// through the runs themselves, so ending a run allocates nothing.
+type expiryList struct {
+	head, tail *run
+}
+
+// retainLocked starts the retention of r, which just ended.
+func (s *Store) retainLocked(r *run, now time.Time) {
+	d := s.retain.For(r.rec.Service, string(r.rec.Status))
+	if d < 0 {
 		return
 	}
-	// The global dead-letter list is in order of death, which is close to
-	// the order of expiry: drop the entries of freed runs from its front.
+	l := s.expiry[d]
+	if l == nil {
+		l = &expiryList{}
+		s.expiry[d] = l
+	}
+	r.expireAt = now.Add(d)
+	if l.tail == nil {
+		l.head = r
+	} else {
+		l.tail.expireNext = r
+	}
+	l.tail = r
+}
+
+// expireLocked frees the runs whose retention is over, with their index
+// entries, and reports how many it freed. It runs at the start of the
+// steps that look runs up for a caller or add them, so memory is reclaimed
+// as the store is used, with no goroutine of its own: its cost is one
+// comparison per distinct retention when nothing is due.
+func (s *Store) expireLocked(now time.Time) int {
+	freed := 0
+	for d, l := range s.expiry {
+		for r := l.head; r != nil && r.expireAt.Before(now); r = l.head {
+			if !r.removed {
+				s.removeLocked(r)
+				freed++
+			}
+			l.head = r.expireNext
+			r.expireNext = nil
+		}
+		if l.head == nil {
+			delete(s.expiry, d)
+		}
+	}
+	if freed > 0 {
+		s.trimDeadLocked()
+	}
+	return freed
+}
+
+// trimDeadLocked drops the entries of freed runs from the front of the
+// global dead-letter list, which is in order of death, close to the order
+// of expiry.
+func (s *Store) trimDeadLocked() {
 	k := 0
 	for k < len(s.dead) && s.runs[s.dead[k].run] == nil {
 		k++
 	}
 	s.dead = s.dead[k:]
+}
+
+// removeLocked forgets a run: its record, its idempotency key, its index
+// entries and its count. An expiry list may still hold it; expireLocked
+// skips it there.
+func (s *Store) removeLocked(r *run) {
+	delete(s.runs, r.rec.ID)
+	if r.rec.Key != "" && s.keys[r.rec.Key] == r {
+		delete(s.keys, r.rec.Key)
+	}
+	r.removed = true
+	s.unindexLocked(r)
 }

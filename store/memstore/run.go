@@ -23,9 +23,14 @@ type run struct {
 	// dead lists dead-lettered task indexes, oldest first.
 	dead []int
 	// expireAt is when a finished run is freed; expireNext is the run freed
-	// after it.
+	// after it, in the expiry list of its retention.
 	expireAt   time.Time
 	expireNext *run
+	// num is the number in the run's id: the order of creation, which the
+	// indexes keep. removed is set once the run is freed or deleted, for the
+	// index and expiry entries that still point at it.
+	num     uint64
+	removed bool
 }
 
 // edge is one dependency seen from the parent: child task index and the
@@ -98,6 +103,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	s.expireLocked(now)
 	s.nextID++
 	r.rec.ID = strconv.FormatUint(s.nextID, 10)
+	r.num = s.nextID
 	r.rec.CreatedAt = now
 	// A new record moves from no status to its first: the status machine
 	// checks creation too.
@@ -110,6 +116,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 		}
 	}
 	s.runs[r.rec.ID] = r
+	s.indexLocked(r)
 	if params.Key != "" {
 		s.keys[params.Key] = r
 	}

@@ -43,13 +43,20 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 }
 
 // setRunStatusLocked is the one place a run's status changes, with its
-// start or end time. A run that ends wakes its waiters and starts its
-// retention. An illegal move changes nothing and returns an error wrapping
+// start or end time and the count of runs per status. A run that ends
+// wakes its waiters and starts its retention. The indexes hold no status
+// (a query filters on the record), so a move touches none of them. An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
 	if !r.rec.Status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
 	}
+	if from := r.rec.Status; from != "" {
+		if s.counts[from]--; s.counts[from] == 0 {
+			delete(s.counts, from)
+		}
+	}
+	s.counts[to]++
 	r.rec.Status = to
 	switch {
 	case to == plait.RunRunning:
