@@ -31,6 +31,12 @@ const (
 	// (Epoch): another took the lease, the store refused a renewal, or it
 	// gave the lease up.
 	EventLeaderLost EventType = "leader_lost"
+	// EventNodeHeartbeat: the store answered this process's node heartbeat
+	// (Node).
+	EventNodeHeartbeat EventType = "node_heartbeat"
+	// EventNodeDraining: this process's node was told to drain (Node): Run
+	// takes no more work, finishes what it holds and returns.
+	EventNodeDraining EventType = "node_draining"
 )
 
 // Event is one thing that happened in this process's scheduler.
@@ -55,6 +61,8 @@ type Event struct {
 	// events.
 	Schedule string
 	Instant  time.Time
+	// Node is this process's node id, for node events.
+	Node string
 	// At is the scheduler's clock when the event happened.
 	At time.Time
 }

@@ -277,6 +277,9 @@ func (f *finisher) report(r finishReq, res TaskFinishResult) {
 		ev.Type = EventTaskReleased
 	}
 	p.s.emit(ev)
+	if p.node != nil {
+		p.node.finished(r.e, r.o.Outcome)
+	}
 	if m := p.cfg.hooks.metrics; m != nil && r.o.Outcome != OutcomeReturned {
 		l := labelsOf(ct)
 		if r.o.Outcome == OutcomeRetry {

@@ -111,6 +111,7 @@ type config struct {
 	hooks hookConfig
 
 	sched scheduleConfig
+	node  nodeConfig
 
 	// errs collects what the options rejected; New reports them all.
 	errs []error
@@ -169,6 +170,7 @@ func (c *config) withDefaults() {
 		c.codec = JSONCodec{}
 	}
 	c.limits = c.limits.withDefaults()
+	c.node.withDefaults()
 }
 
 // WithConcurrency sets how many handlers run at once in this process.

@@ -69,6 +69,11 @@ type pool struct {
 	base context.Context
 	// health is what Run records for Scheduler.Health.
 	health healthState
+	// node is the node service of this Run, nil when the store keeps no
+	// nodes; active holds queues less those paused for the fleet, as the
+	// node's last heartbeat learned them, nil for all of them.
+	node   *node
+	active atomic.Pointer[[]string]
 }
 
 func newPool(s *Scheduler) *pool {
@@ -224,7 +229,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 		batch := p.fin.take(finishBatchMax)
 		claiming := ctx.Err() == nil
 		free := 0
-		if claiming && !p.claimsPaused.Load() {
+		if claiming && !p.claimsPaused.Load() && len(p.activeQueues()) > 0 {
 			reserve := p.cfg.prefetch
 			if p.pace.ahead() {
 				reserve = 0
@@ -285,7 +290,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 func (p *pool) claimParams(free int) *TaskClaimParams {
 	params := &TaskClaimParams{
 		WorkerID:      p.cfg.workerID,
-		Queues:        p.queues,
+		Queues:        p.activeQueues(),
 		Limit:         free,
 		LeaseDuration: p.cfg.leaseDuration,
 		RequestID:     p.requests.next(),
@@ -328,7 +333,7 @@ func (p *pool) waitForStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.queues, Timeout: p.cfg.idleWait})
+		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait})
 		if ctx.Err() != nil {
 			return
 		}

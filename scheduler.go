@@ -34,6 +34,8 @@ type Scheduler struct {
 
 	// sched holds the schedule Build functions and the leader state.
 	sched scheduleState
+	// nodeID names this process in the store's node registry.
+	nodeID string
 }
 
 // New returns a scheduler over store. Every option is checked: each one out
@@ -56,7 +58,11 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 		return nil, err
 	}
 	cfg.withDefaults()
-	s := &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}}
+	cfg.node.validate(&cfg)
+	if err := cfg.err(); err != nil {
+		return nil, err
+	}
+	s := &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID)}
 	if len(cfg.capabilities) > 0 && !s.routes() {
 		return nil, fmt.Errorf("plait: WithCapabilities: %w", &UnsupportedError{Capability: "ClaimRouter"})
 	}
@@ -208,9 +214,15 @@ func (s *Scheduler) Run(ctx context.Context) error {
 	p := newPool(s)
 	s.pool.Store(p)
 	defer s.pool.Store(nil)
-	leading := s.startScheduleLeader(ctx)
+	// work ends with ctx, or earlier when the node is told to drain; the
+	// node service outlives it, reporting what the stopping Run holds.
+	work, drain := context.WithCancel(ctx)
+	defer drain()
+	stopNode := s.startNode(ctx, p, drain)
+	defer stopNode()
+	leading := s.startScheduleLeader(work)
 	defer leading.Wait()
-	return p.run(ctx)
+	return p.run(work)
 }
 
 func (s *Scheduler) emit(e Event) {

@@ -1,0 +1,323 @@
+package plait_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+)
+
+// nodeCounter is a callCounter that passes the NodeStore and ClaimRouter
+// capabilities through, counted like every other call, and can cut the heartbeats off
+// as a process that lost its store would see them.
+type nodeCounter struct {
+	*callCounter
+	ns  plait.NodeStore
+	cut atomic.Bool
+}
+
+// RoutesClaims passes ClaimRouter through: every shipped store routes.
+func (c *nodeCounter) RoutesClaims() {}
+
+var errCutOff = &plait.UnsupportedError{Capability: "a store cut off by the test"}
+
+func (c *nodeCounter) NodeHeartbeat(ctx context.Context, p *plait.NodeHeartbeatParams) (*plait.NodeHeartbeatResult, error) {
+	c.enter()
+	defer c.leave()
+	if c.cut.Load() {
+		return nil, errCutOff
+	}
+	return c.ns.NodeHeartbeat(ctx, p)
+}
+
+func (c *nodeCounter) NodeRemove(ctx context.Context, p *plait.NodeRemoveParams) error {
+	c.enter()
+	defer c.leave()
+	return c.ns.NodeRemove(ctx, p)
+}
+
+func (c *nodeCounter) NodeGet(ctx context.Context, p *plait.NodeGetParams) (*plait.NodeRecord, error) {
+	c.enter()
+	defer c.leave()
+	return c.ns.NodeGet(ctx, p)
+}
+
+func (c *nodeCounter) NodeList(ctx context.Context, p *plait.NodeListParams) (*plait.NodeListResult, error) {
+	c.enter()
+	defer c.leave()
+	return c.ns.NodeList(ctx, p)
+}
+
+func (c *nodeCounter) NodeDrain(ctx context.Context, p *plait.NodeDrainParams) error {
+	c.enter()
+	defer c.leave()
+	return c.ns.NodeDrain(ctx, p)
+}
+
+func (c *nodeCounter) QueuePause(ctx context.Context, p *plait.QueuePauseParams) (*plait.QueuePauseResult, error) {
+	c.enter()
+	defer c.leave()
+	return c.ns.QueuePause(ctx, p)
+}
+
+func (c *nodeCounter) QueuesPaused(ctx context.Context, p *plait.QueuesPausedParams) (*plait.QueuesPausedResult, error) {
+	c.enter()
+	defer c.leave()
+	return c.ns.QueuesPaused(ctx, p)
+}
+
+// testBeat is the heartbeat interval of these tests: no other timer of
+// the scheduler is due at a multiple of it, so advancing the clock once a
+// timer due a heartbeat from now is armed advances exactly the heartbeat.
+const testBeat = 1700 * time.Millisecond
+
+// nodeBundle is a bundle whose scheduler sees the store's NodeStore, with
+// a second scheduler on the same store and clock standing for another
+// process that only calls the store.
+type nodeBundle struct {
+	*bundle
+	nodes *nodeCounter
+	other *plait.Scheduler
+	done  chan error
+	stop  context.CancelFunc
+}
+
+func setupNodes(t *testing.T, f storeFactory, opts ...plait.Option) *nodeBundle {
+	t.Helper()
+	clk := fakeclock.New(epoch)
+	store := f.new(t, clk)
+	ns, ok := store.(plait.NodeStore)
+	require.True(t, ok, "%s keeps nodes", f.name)
+	rec := &recorder{}
+	quiet := plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	calls := &nodeCounter{callCounter: &callCounter{Store: store}, ns: ns}
+	base := []plait.Option{plait.WithClock(clk), plait.WithObserver(rec.add), quiet, plait.WithWorkerID("w1"), plait.WithNodeHeartbeat(testBeat)}
+	s, err := plait.New(calls, append(base, opts...)...)
+	require.NoError(t, err)
+	other, err := plait.New(store, plait.WithClock(clk), quiet, plait.WithWorkerID("admin"))
+	require.NoError(t, err)
+	return &nodeBundle{bundle: &bundle{clock: clk, store: store, s: s, events: rec, calls: calls.callCounter}, nodes: calls, other: other}
+}
+
+// run starts Run; the test's cleanup stops it and checks it returned nil.
+func (b *nodeBundle) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.done, b.stop = make(chan error, 1), cancel
+	go func() { b.done <- b.s.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err, ok := <-b.done:
+			if ok {
+				require.NoError(t, err)
+			}
+		case <-time.After(failAfter):
+			t.Fatal("Run did not return after its context was cancelled")
+		}
+	})
+}
+
+// returned waits for Run to return by itself.
+func (b *nodeBundle) returned(t *testing.T) error {
+	t.Helper()
+	err := recv(t, b.done)
+	close(b.done)
+	return err
+}
+
+// beats advances the clock one heartbeat and waits for the n-th.
+func (b *nodeBundle) beat(t *testing.T, n int) {
+	t.Helper()
+	b.advanceAfterArmed(t, testBeat)
+	b.events.waitFor(t, n, is(plait.EventNodeHeartbeat, ""))
+}
+
+func TestNodeRegistersReportsAndLeaves(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		b := setupNodes(t, f, plait.WithCapabilities("region-eu", "gpu"), plait.WithConcurrency(2))
+		b.handle(t, "work", noop)
+		b.run(t)
+		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
+
+		nodes, err := b.other.Nodes(ctx)
+		require.NoError(t, err)
+		require.Len(t, nodes, 1, "a running scheduler registers one node")
+		n := nodes[0]
+		require.Equal(t, b.s.NodeID(), n.ID)
+		require.Equal(t, "w1", n.Name)
+		require.Equal(t, os.Getpid(), n.PID)
+		require.NotEmpty(t, n.Version)
+		require.Equal(t, []string{"gpu", "region-eu"}, n.Capabilities)
+		require.Equal(t, []string{plait.DefaultQueue}, n.Queues)
+		require.Equal(t, []string{"work"}, n.Handlers)
+		require.Equal(t, 2, n.Capacity)
+		require.True(t, n.StartedAt.Equal(epoch), "started on the store's clock")
+		require.True(t, n.ExpiresAt.Equal(epoch.Add(plait.NodeTTLHeartbeats*testBeat)), "expires %d heartbeats later", plait.NodeTTLHeartbeats)
+		gpu, err := b.other.NodesWithCapability(ctx, "gpu")
+		require.NoError(t, err)
+		require.Len(t, gpu, 1)
+		tpu, err := b.other.NodesWithCapability(ctx, "tpu")
+		require.NoError(t, err)
+		require.Empty(t, tpu)
+
+		run := b.submit(t, plait.NewWorkflow("wf").Task("a", "work", nil))
+		b.wait(t, run.ID)
+		b.events.waitFor(t, 1, is(plait.EventRunFinished, ""))
+		b.beat(t, 2)
+		n, err = b.other.Node(ctx, b.s.NodeID())
+		require.NoError(t, err)
+		require.EqualValues(t, 1, n.Completed)
+		require.Zero(t, n.Load)
+		require.Len(t, n.History, 1)
+		require.Equal(t, run.ID, n.History[0].RunID)
+		require.Equal(t, "a", n.History[0].Task)
+		require.Equal(t, plait.OutcomeSucceeded, n.History[0].Outcome)
+		require.True(t, n.HeartbeatAt.Equal(epoch.Add(testBeat)))
+
+		b.stop()
+		require.NoError(t, b.returned(t))
+		nodes, err = b.other.Nodes(ctx)
+		require.NoError(t, err)
+		require.Empty(t, nodes, "a graceful stop removes the node")
+	})
+}
+
+func TestNodeExpiresWhenHeartbeatsStop(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		b := setupNodes(t, f)
+		b.run(t)
+		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
+		b.nodes.cut.Store(true)
+		for i := 0; i < plait.NodeTTLHeartbeats-1; i++ {
+			b.advanceAfterArmed(t, testBeat)
+		}
+		nodes, err := b.other.Nodes(ctx)
+		require.NoError(t, err)
+		require.Len(t, nodes, 1, "a node lives its TTL past its last heartbeat")
+		b.advanceAfterArmed(t, testBeat)
+		nodes, err = b.other.Nodes(ctx)
+		require.NoError(t, err)
+		require.Empty(t, nodes, "a node whose heartbeats stopped expires after its TTL")
+
+		// The heartbeat due now fails before the next is armed.
+		b.waitArmed(t, b.clock.Now().Add(testBeat))
+		b.nodes.cut.Store(false)
+		b.beat(t, 2)
+		n, err := b.other.Node(ctx, b.s.NodeID())
+		require.NoError(t, err, "the next heartbeat that gets through registers the node again")
+		require.Equal(t, epoch.Add(4*testBeat), n.StartedAt, "as a new life")
+	})
+}
+
+func TestNodeDrainFromAnotherProcess(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		b := setupNodes(t, f, plait.WithConcurrency(1), plait.WithPrefetch(0))
+		entered, release := make(chan struct{}, 1), make(chan struct{})
+		b.handle(t, "hold", func(ctx context.Context, _ *plait.Task) (any, error) {
+			entered <- struct{}{}
+			<-release
+			return "done", nil
+		})
+		b.handle(t, "later", noop)
+		b.run(t)
+		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
+		held := b.submit(t, plait.NewWorkflow("held").Task("hold", "hold", nil))
+		recv(t, entered)
+
+		require.ErrorIs(t, b.other.Drain(ctx, "nobody"), plait.ErrNotFound)
+		require.NoError(t, b.other.Drain(ctx, b.s.NodeID()))
+		b.beat(t, 2)
+		b.events.waitFor(t, 1, is(plait.EventNodeDraining, ""))
+		later := b.submit(t, plait.NewWorkflow("later").Task("later", "later", nil))
+
+		close(release)
+		require.NoError(t, b.returned(t), "a drained node leaves Run with nil")
+		got, err := b.s.Get(ctx, held.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.RunCompleted, got.Status, "a draining node finishes what it holds")
+		got, err = b.s.Get(ctx, later.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.TaskReady, got.Tasks[0].Status, "a draining node takes no new work")
+		nodes, err := b.other.Nodes(ctx)
+		require.NoError(t, err)
+		require.Empty(t, nodes, "a drained node removes its record")
+	})
+}
+
+func TestQueuePauseAndResumeReachEveryNode(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		b := setupNodes(t, f, plait.WithQueues(plait.DefaultQueue, "mail"))
+		b.handle(t, "work", noop)
+		b.run(t)
+		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
+		require.NoError(t, b.other.Pause(ctx, "mail"))
+		require.NoError(t, b.other.Pause(ctx, "mail"), "pausing a paused queue changes nothing")
+		paused, err := b.other.PausedQueues(ctx)
+		require.NoError(t, err)
+		require.Equal(t, []string{"mail"}, paused)
+		b.beat(t, 2)
+
+		mail := b.submit(t, plait.NewWorkflow("mail").Task("m", "work", nil, plait.OnQueue("mail")))
+		other := b.submit(t, plait.NewWorkflow("other").Task("d", "work", nil))
+		b.wait(t, other.ID)
+		b.beat(t, 3)
+		got, err := b.s.Get(ctx, mail.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.TaskReady, got.Tasks[0].Status, "a paused queue is not claimed from, while the others are")
+
+		require.NoError(t, b.other.Resume(ctx, "mail"))
+		b.beat(t, 4)
+		b.wait(t, mail.ID)
+		paused, err = b.other.PausedQueues(ctx)
+		require.NoError(t, err)
+		require.Empty(t, paused)
+		require.ErrorIs(t, b.other.Pause(ctx, "bad:queue"), plait.ErrInvalidID)
+	})
+}
+
+func TestNodeOptions(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string][]plait.Option{
+		"heartbeat zero":       {plait.WithNodeHeartbeat(0)},
+		"ttl zero":             {plait.WithNodeTTL(0)},
+		"ttl within heartbeat": {plait.WithNodeHeartbeat(time.Second), plait.WithNodeTTL(time.Second)},
+		"history zero":         {plait.WithNodeHistory(0)},
+		"history too long":     {plait.WithNodeHistory(plait.NodeHistoryMax + 1)},
+	} {
+		_, err := plait.New(coreOnly{}, opts...)
+		require.ErrorIs(t, err, plait.ErrInvalidOption, name)
+	}
+	_, err := plait.New(coreOnly{}, plait.WithNodeTTL(30*time.Millisecond))
+	require.NoError(t, err, "a short TTL alone shortens the heartbeat to a third of it")
+}
+
+func TestNodeMethodsNeedTheCapability(t *testing.T) {
+	t.Parallel()
+	s, err := plait.New(coreOnly{})
+	require.NoError(t, err)
+	ctx := context.Background()
+	_, err = s.Nodes(ctx)
+	require.ErrorIs(t, err, plait.ErrUnsupported)
+	require.ErrorIs(t, s.Drain(ctx, "n"), plait.ErrUnsupported)
+	require.ErrorIs(t, s.Pause(ctx, "q"), plait.ErrUnsupported)
+	require.ErrorIs(t, s.Resume(ctx, "q"), plait.ErrUnsupported)
+	_, err = s.PausedQueues(ctx)
+	require.ErrorIs(t, err, plait.ErrUnsupported)
+}
