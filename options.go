@@ -91,6 +91,9 @@ type config struct {
 	// capabilities are what this process declares it has (WithCapabilities),
 	// sorted and distinct. Nil: none.
 	capabilities []string
+	// weights turns on the weighted mode of claiming (fairness.go). Nil:
+	// strict priority.
+	weights *PriorityWeights
 	// workerID names this process in records. Empty until given.
 	workerID string
 	// clock is the time source. Nil until given.

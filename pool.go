@@ -39,6 +39,10 @@ type pool struct {
 	// routes is set when the store implements ClaimRouter: claims then
 	// list the handlers registered here.
 	routes bool
+	// fair hands out the shares and queue turns of the weighted mode; nil
+	// in strict mode. groups are the queues by configured queue.
+	fair   *fairness
+	groups [][]string
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
@@ -88,6 +92,10 @@ func newPool(s *Scheduler) *pool {
 	p.requests = newRequestIDs()
 	p.queues = claimQueues(s.cfg.queues, s.cfg.capabilities)
 	p.routes = s.routes()
+	if s.cfg.weights != nil {
+		p.fair = newFairness(*s.cfg.weights)
+		p.groups = queueGroups(p.queues)
+	}
 	return p
 }
 
@@ -294,6 +302,10 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 		Limit:         free,
 		LeaseDuration: p.cfg.leaseDuration,
 		RequestID:     p.requests.next(),
+	}
+	if p.fair != nil {
+		params.Shares = p.fair.shares(free)
+		params.Queues = p.fair.rotate(p.groups)
 	}
 	if p.routes {
 		params.Handlers = []string{}

@@ -180,6 +180,12 @@ type TaskClaimParams struct {
 	// not listed and sets it aside for a claimer that lists it (see
 	// [ClaimRouter]). Nil means any handler; other stores ignore it.
 	Handlers []string
+	// Shares, when not nil, holds one count per priority level, urgent
+	// first (the order of [ClaimOrder]): a store implementing
+	// [FairClaimer] first takes up to Shares[i] tasks of each level i, in
+	// that order, then fills what is left of Limit in strict priority
+	// order. Nil claims in strict priority order.
+	Shares []int
 }
 
 // TaskClaimResult is the answer of [Store.TaskClaim].

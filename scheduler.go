@@ -66,6 +66,11 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 	if len(cfg.capabilities) > 0 && !s.routes() {
 		return nil, fmt.Errorf("plait: WithCapabilities: %w", &UnsupportedError{Capability: "ClaimRouter"})
 	}
+	if cfg.weights != nil {
+		if _, err := capability[FairClaimer](store, "FairClaimer"); err != nil {
+			return nil, fmt.Errorf("plait: WithWeightedPriorities: %w", err)
+		}
+	}
 	return s, nil
 }
 

@@ -41,6 +41,15 @@ func validClaim(params *plait.TaskClaimParams) error {
 	if params.Limit < 1 || params.LeaseDuration <= 0 {
 		return fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
 	}
+	if params.Shares != nil {
+		ok := len(params.Shares) == 4
+		for _, v := range params.Shares {
+			ok = ok && v >= 0
+		}
+		if !ok {
+			return fmt.Errorf("memstore: shares %v: want four counts of at least 0: %w", params.Shares, plait.ErrInvalidArgument)
+		}
+	}
 	return checkRequestID(params.RequestID)
 }
 
@@ -63,29 +72,15 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 		s.claimAsideLocked(q, params, res, now, until)
 	}
 
-	for p := 0; p < numPriorities && len(res.Tasks) < params.Limit; p++ {
-		for _, q := range queues {
-			f := &q.ready[p]
-			for len(res.Tasks) < params.Limit {
-				e, ok := f.peek()
-				if !ok {
-					break
-				}
-				f.drop()
-				if !runsHere(e.t, params.Handlers) {
-					s.setAsideLocked(q, e)
-					continue
-				}
-				ct := s.claimLocked(e.t, params.WorkerID, now, until)
-				if ct == nil {
-					continue
-				}
-				if res.Tasks == nil {
-					res.Tasks = make([]*plait.ClaimedTask, 0, min(params.Limit, 64))
-				}
-				res.Tasks = append(res.Tasks, ct)
-			}
+	if params.Shares != nil {
+		// Weighted: each level its share first (fairness.go in plait),
+		// then the strict pass below fills what is left.
+		for p := 0; p < numPriorities && p < len(params.Shares); p++ {
+			s.claimLevelLocked(queues, p, min(params.Limit, len(res.Tasks)+params.Shares[p]), params, res, now, until)
 		}
+	}
+	for p := 0; p < numPriorities && len(res.Tasks) < params.Limit; p++ {
+		s.claimLevelLocked(queues, p, params.Limit, params, res, now, until)
 	}
 
 	for _, q := range queues {
@@ -95,6 +90,39 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 	}
 	return res
 }
+
+// claimLevelLocked claims ready tasks of priority level p (0 urgent) from
+// queues, in order, until res holds upto tasks.
+func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.TaskClaimParams, res *plait.TaskClaimResult, now, until time.Time) {
+	for _, q := range queues {
+		f := &q.ready[p]
+		for len(res.Tasks) < upto {
+			e, ok := f.peek()
+			if !ok {
+				break
+			}
+			f.drop()
+			if !runsHere(e.t, params.Handlers) {
+				s.setAsideLocked(q, e)
+				continue
+			}
+			ct := s.claimLocked(e.t, params.WorkerID, now, until)
+			if ct == nil {
+				continue
+			}
+			if res.Tasks == nil {
+				res.Tasks = make([]*plait.ClaimedTask, 0, min(params.Limit, 64))
+			}
+			res.Tasks = append(res.Tasks, ct)
+		}
+	}
+}
+
+// ClaimsByShares declares that claims honour TaskClaimParams.Shares; see
+// [plait.FairClaimer].
+func (s *Store) ClaimsByShares() {}
+
+var _ plait.FairClaimer = (*Store)(nil)
 
 // claimLocked makes t running under a new epoch and builds its answer; nil
 // when t cannot become running (a status the queue should not have held).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/plaitdag/plait"
@@ -33,6 +34,9 @@ func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
 		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
 	}
 	if err := checkRequestID(params.RequestID); err != nil {
+		return nil, err
+	}
+	if err := checkShares(params.Shares); err != nil {
 		return nil, err
 	}
 	for _, h := range params.Handlers {
@@ -108,7 +112,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			}
 		}
 		v, err := s.runScript(ctx, scriptClaim, keys,
-			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers))
+			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
 		if err != nil {
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim
@@ -215,6 +219,39 @@ func (s *Store) claimInfo(infos *[]claimRunInfo, runID, raw string) (*runInfo, e
 	*infos = append(*infos, claimRunInfo{run: runID, info: &in})
 	return &in, nil
 }
+
+// checkShares validates TaskClaimParams.Shares: nil, or four counts of
+// at least zero.
+func checkShares(shares []int) error {
+	if shares == nil {
+		return nil
+	}
+	ok := len(shares) == 4
+	for _, v := range shares {
+		ok = ok && v >= 0
+	}
+	if !ok {
+		return fmt.Errorf("redisstore: shares %v: want four counts of at least 0: %w", shares, plait.ErrInvalidArgument)
+	}
+	return nil
+}
+
+// sharesArg encodes TaskClaimParams.Shares for the claim scripts:
+// "<urgent>,<high>,<normal>,<low>", or "" for strict priority. On a claim
+// that visits several shards, each shard gets the whole shares: a level
+// may take more than its share across shards, never less.
+func sharesArg(shares []int) string {
+	if len(shares) != 4 {
+		return ""
+	}
+	return strconv.Itoa(shares[0]) + "," + strconv.Itoa(shares[1]) + "," + strconv.Itoa(shares[2]) + "," + strconv.Itoa(shares[3])
+}
+
+// ClaimsByShares declares that claims honour TaskClaimParams.Shares; see
+// [plait.FairClaimer].
+func (s *Store) ClaimsByShares() {}
+
+var _ plait.FairClaimer = (*Store)(nil)
 
 // RoutesClaims declares that the store routes claims; see
 // [plait.ClaimRouter]. Routed queues are queues like any other here; the

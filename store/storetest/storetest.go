@@ -136,6 +136,7 @@ func Capabilities(store plait.Store) []string {
 func capabilities() []suite {
 	return []suite{
 		{group{"ClaimRouter", testClaimRouter}, func(s plait.Store) bool { _, ok := s.(plait.ClaimRouter); return ok }},
+		{group{"FairClaimer", testFairClaimer}, func(s plait.Store) bool { _, ok := s.(plait.FairClaimer); return ok }},
 		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s plait.Store) bool { _, ok := s.(plait.QueueDepther); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},

@@ -20,6 +20,8 @@
 --          to another shard), else 0
 -- ARGV[9]  handlers the claimer runs, space separated, or '*' for any: a
 --          task with another handler is set aside (lib_claim.lua)
+-- ARGV[10] shares "<urgent>,<high>,<normal>,<low>": tasks each level takes
+--          first (weighted mode), or '' for strict priority
 --
 -- Transition: task W -> R and Y -> R (due delayed tasks), task R -> U
 -- (claimed: epoch + 1, lease in the active zset); run P -> U on its first
@@ -69,6 +71,6 @@ if mk then
   end
   memo = {}
 end
-claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo, handler_set(ARGV[9]))
+claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo, handler_set(ARGV[9]), share_list(ARGV[10]))
 if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, tonumber(ARGV[5])) end
 return out

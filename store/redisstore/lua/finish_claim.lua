@@ -18,7 +18,8 @@
 -- ARGV[8]  most due delayed tasks moved per queue
 -- ARGV[9]  number of outcomes n
 -- ARGV[10] handlers the claimer runs, as claim.lua's ARGV[9]
--- ARGV[11+7(j-1) ..]  per outcome, as in finish.lua
+-- ARGV[11] shares, as claim.lua's ARGV[10]
+-- ARGV[12+7(j-1) ..]  per outcome, as in finish.lua
 --
 -- Transition: those of finish.lua, then those of claim.lua.
 --
@@ -60,9 +61,9 @@ if mk then
   end
   memo = {}
 end
-finish_batch(ctx, KEYS[1], rks, ARGV, 11, n, out)
+finish_batch(ctx, KEYS[1], rks, ARGV, 12, n, out)
 if limit > 0 then
-  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out, memo, handler_set(ARGV[10]))
+  claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[4], limit, tonumber(ARGV[6]), tonumber(ARGV[8]), out, memo, handler_set(ARGV[10]), share_list(ARGV[11]))
 end
 flush()
 wake(ctx)

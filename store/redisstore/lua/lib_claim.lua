@@ -74,6 +74,16 @@ local function handler_of(d)
   return string.sub(d, at, at + len - 1)
 end
 
+-- share_list parses the claim's shares argument: nil for '' (strict
+-- priority), else the four counts, urgent first.
+local function share_list(arg)
+  if arg == nil or arg == '' then return nil end
+  local out = {}
+  for v in string.gmatch(arg, '%d+') do out[#out + 1] = tonumber(v) end
+  if #out ~= 4 then return nil end
+  return out
+end
+
 -- handler_set parses the claim's handlers argument: nil for '*' (any
 -- handler), else a table with each space-separated name set to true.
 local function handler_set(arg)
@@ -111,7 +121,10 @@ end
 -- nil), dropping the handler from the index once its list is empty, and
 -- deleting g:<task> of each it claims. With no task set aside this costs
 -- one SMEMBERS of an empty set per queue.
-local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo, hs)
+--
+-- shares (share_list), when not nil, makes the claim weighted: each level,
+-- urgent first, takes up to its count before the strict pass.
+local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo, hs, shares)
   local until_ms = ctx.now + lease
 
   -- 1. promote due delayed tasks.
@@ -257,19 +270,26 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
   end
 
-  -- 2b. the ready lists.
-  for p = 3, 0, -1 do
+  -- 2b. the ready lists: priority digit p (3 urgent .. 0 low) over the
+  -- queues in order, until n reaches upto. With shares (weighted mode),
+  -- each level first takes its share, urgent first, then the strict pass
+  -- fills what is left of limit.
+  local function pop_level(p, upto)
     for qi = 1, nq do
       local b = 6 * (qi - 1)
       local lk = qkeys[b + 2 + (3 - p)]
       local gk = qkeys[b + 6]
-      while n < limit and stale < 1000 + limit do
-        local es = redis.call('LPOP', lk, limit - n)
+      while n < upto and stale < 1000 + limit do
+        local es = redis.call('LPOP', lk, upto - n)
         if not es then break end
         for _, e in ipairs(es) do take(e, gk) end
       end
     end
   end
+  if shares then
+    for i = 1, 4 do pop_level(4 - i, math.min(limit, n + shares[i])) end
+  end
+  for p = 3, 0, -1 do pop_level(p, limit) end
   for i = 1, #leased, 1000 do
     redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
   end
