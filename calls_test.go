@@ -133,3 +133,51 @@ func (c *callCounter) QueueDepth(ctx context.Context, p *plait.QueueDepthParams)
 	defer c.leave()
 	return qd.QueueDepth(ctx, p)
 }
+
+// queryStore returns the QueryStore capability of the store under c.
+func (c *callCounter) queryStore() (plait.QueryStore, error) {
+	qs, ok := c.Store.(plait.QueryStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "QueryStore"}
+	}
+	return qs, nil
+}
+
+// forwardQuery runs one QueryStore call on the store under c, counted.
+func forwardQuery[R any](c *callCounter, call func(plait.QueryStore) (R, error)) (R, error) {
+	qs, err := c.queryStore()
+	if err != nil {
+		var zero R
+		return zero, err
+	}
+	c.enter()
+	defer c.leave()
+	return call(qs)
+}
+
+// RunQuery and the rest forward the QueryStore capability of the store
+// under c.
+func (c *callCounter) RunQuery(ctx context.Context, p *plait.RunQueryParams) (*plait.RunQueryResult, error) {
+	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunQueryResult, error) { return q.RunQuery(ctx, p) })
+}
+
+func (c *callCounter) RunGetMany(ctx context.Context, p *plait.RunGetManyParams) (*plait.RunGetManyResult, error) {
+	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunGetManyResult, error) { return q.RunGetMany(ctx, p) })
+}
+
+func (c *callCounter) RunCount(ctx context.Context, p *plait.RunCountParams) (*plait.RunCountResult, error) {
+	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunCountResult, error) { return q.RunCount(ctx, p) })
+}
+
+func (c *callCounter) RunDelete(ctx context.Context, p *plait.RunDeleteParams) error {
+	_, err := forwardQuery(c, func(q plait.QueryStore) (struct{}, error) { return struct{}{}, q.RunDelete(ctx, p) })
+	return err
+}
+
+func (c *callCounter) RunPrune(ctx context.Context, p *plait.RunPruneParams) (*plait.RunPruneResult, error) {
+	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunPruneResult, error) { return q.RunPrune(ctx, p) })
+}
+
+func (c *callCounter) TaskQuery(ctx context.Context, p *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
+	return forwardQuery(c, func(q plait.QueryStore) (*plait.TaskQueryResult, error) { return q.TaskQuery(ctx, p) })
+}

@@ -17,6 +17,9 @@ const (
 	EventTaskReleased  EventType = "task_released"
 	EventTaskLeaseLost EventType = "task_lease_lost"
 	EventLeasesSwept   EventType = "leases_swept"
+	// EventRunsPruned: the janitor ended a pass, having pruned Count
+	// expired runs from the query indexes.
+	EventRunsPruned EventType = "runs_pruned"
 
 	// EventScheduleFired: the leader fired one instant of a schedule
 	// (Schedule, Instant, RunID).
@@ -55,7 +58,8 @@ type Event struct {
 	// RunStatus is the run's status, for run events and the last task.
 	RunStatus RunStatus
 	// Count is how many leases a sweep recovered, for EventLeasesSwept,
-	// and how many instants were skipped, for EventScheduleSkipped.
+	// how many runs a janitor pass pruned, for EventRunsPruned, and how
+	// many instants were skipped, for EventScheduleSkipped.
 	Count int
 	// Schedule and Instant name the schedule and the instant, for schedule
 	// events.

@@ -67,6 +67,9 @@ type config struct {
 	// sweepInterval is how often expired leases are recovered. Zero until
 	// given.
 	sweepInterval time.Duration
+	// janitorInterval is how often expired runs' index entries are
+	// pruned. Zero until given.
+	janitorInterval time.Duration
 	// shutdownTimeout bounds how long Run waits for running handlers once
 	// its context is done. Zero is meaningful, so set tells it from unset.
 	shutdownTimeout    time.Duration
@@ -140,6 +143,9 @@ func (c *config) withDefaults() {
 	}
 	if c.sweepInterval == 0 {
 		c.sweepInterval = SweepIntervalDefault
+	}
+	if c.janitorInterval == 0 {
+		c.janitorInterval = JanitorIntervalDefault
 	}
 	if !c.shutdownTimeoutSet {
 		c.shutdownTimeout = ShutdownTimeoutDefault

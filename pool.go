@@ -126,6 +126,10 @@ func (p *pool) run(ctx context.Context) error {
 	go func() { defer wg.Done(); p.watchHeld(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
+	if qs, err := capability[QueryStore](p.store, "QueryStore"); err == nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.janitor(loops, qs) }()
+	}
 	p.health.workers.Add(int64(p.cfg.concurrency))
 	for i := 0; i < p.cfg.concurrency; i++ {
 		go p.worker()

@@ -80,3 +80,43 @@ func TestSchedulerQueriesRuns(t *testing.T) {
 	require.Len(t, tasks, 1)
 	require.Equal(t, "a", tasks[0].Name)
 }
+
+// The janitor Run starts prunes the runs past their retention from the
+// query indexes, on every store, driven by the fake clock.
+func TestJanitorPrunesExpiredRuns(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b := setup(t, f, plait.WithJanitorInterval(time.Minute))
+		b.handle(t, "noop", noop)
+		b.start(t)
+		run := b.submit(t, plait.NewWorkflow("one").Task("a", "noop", nil), plait.ForService("billing"), plait.ForTenant("acme"))
+		b.wait(t, run.ID)
+		ctx := context.Background()
+		counts, err := b.s.RunCounts(ctx, time.Time{}, time.Time{})
+		require.NoError(t, err)
+		require.Equal(t, map[plait.RunStatus]int64{plait.RunCompleted: 1}, counts)
+
+		b.advanceAfterArmed(t, time.Minute)
+		b.events.waitFor(t, 1, is(plait.EventRunsPruned, ""))
+		b.waitArmed(t, b.clock.Now().Add(time.Minute))
+		b.calls.waitIdle(t)
+		b.clock.Advance(25 * time.Hour)
+		b.events.waitFor(t, 2, is(plait.EventRunsPruned, ""))
+
+		counts, err = b.s.RunCounts(ctx, time.Time{}, time.Time{})
+		require.NoError(t, err)
+		require.Empty(t, counts, "the finished run is counted no more")
+		page, err := b.s.Runs(ctx, plait.RunQueryParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}})
+		require.NoError(t, err)
+		require.Empty(t, page.Runs)
+		runs, err := b.s.RunsByID(ctx, run.ID)
+		require.NoError(t, err)
+		require.Nil(t, runs[0])
+	})
+}
+
+func TestJanitorIntervalValidated(t *testing.T) {
+	t.Parallel()
+	_, err := plait.New(memstore.New(), plait.WithJanitorInterval(0))
+	require.ErrorIs(t, err, plait.ErrInvalidOption)
+}

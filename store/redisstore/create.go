@@ -120,6 +120,11 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 			return nil, nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, plait.ErrInvalidArgument)
 		}
 	}
+	for field, v := range map[string]string{"tenant": params.Tenant, "service": params.Service} {
+		if v != "" && ids.Check(v) != nil {
+			return nil, nil, fmt.Errorf("redisstore: %s %q %v: %w", field, clip(v), ids.Check(v), plait.ErrInvalidArgument)
+		}
+	}
 	strat, err := strategyLetter(wf.Strategy)
 	if err != nil {
 		return nil, nil, err
@@ -158,6 +163,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 	}
 	runFields := []any{"o", strings.Join(names, " "),
 		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata})}
+	runFields = append(runFields, "q", s.queryField(wf.Name, params))
 	if params.Key != "" {
 		runFields = append(runFields, "k", params.Key)
 	}
@@ -332,4 +338,26 @@ func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreatePara
 		run.Tasks[i] = plait.TaskInstance{Name: t.Name, Handler: t.Handler, Status: st}
 	}
 	return run
+}
+
+// queryField encodes field q of a run: what its query indexes and its
+// retention need, in text Lua reads: "<workflow>:<service>:<tenant>:<S>:<F>:<C>",
+// the last three the retention in ms of the run should it end completed,
+// failed or cancelled, settled here at creation when WithRetentionFor gave
+// rules (without rules q ends after the tenant: "<workflow>:<service>:<tenant>:"). Names
+// hold no ':' (internal/ids); a workflow name that is not a valid name is
+// left out, so that run is in no workflow index.
+func (s *Store) queryField(workflow string, params *plait.RunCreateParams) string {
+	if ids.Check(workflow) != nil {
+		workflow = ""
+	}
+	if s.cfg.retain.Uniform() {
+		// No rule: the run ends with the retention of the process that
+		// finishes it, as before rules existed; q stays short.
+		return workflow + ":" + params.Service + ":" + params.Tenant + ":"
+	}
+	ret := func(st plait.RunStatus) string {
+		return strconv.FormatInt(s.cfg.retain.For(params.Service, string(st)).Milliseconds(), 10)
+	}
+	return workflow + ":" + params.Service + ":" + params.Tenant + ":" + ret(plait.RunCompleted) + ":" + ret(plait.RunFailed) + ":" + ret(plait.RunCancelled)
 }

@@ -22,6 +22,11 @@ import (
 //	<prefix>:{<shard>}:g:<queue>:<handler> tasks of the queue set aside for want of the handler (list)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
+//	<prefix>:{<shard>}:it:<status>       runs of the shard in one status letter (zset, score created ms, member run id)
+//	<prefix>:{<shard>}:iw:<workflow>     runs of one workflow (zset, as it:)
+//	<prefix>:{<shard>}:is:<service>      runs of one service (zset, as it:)
+//	<prefix>:{<shard>}:iu:<svc>:<tenant> runs of one service and tenant (zset, as it:)
+//	<prefix>:{<shard>}:ie                finished runs by end of retention (zset, score ms, member "<run>:<st>:<wf>:<svc>:<tenant>")
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
 //	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
@@ -105,6 +110,24 @@ func (k keys) claimMemo(s int, rid string) string { return k.base(s) + "c:" + ri
 
 // wake is the wake-up list of one queue of a shard.
 func (k keys) wake(s int, queue string) string { return k.base(s) + "n:" + queue }
+
+// statusIndex lists the runs of shard s in status letter st.
+func (k keys) statusIndex(s int, st string) string { return k.base(s) + "it:" + st }
+
+// workflowIndex lists the runs of shard s of one workflow.
+func (k keys) workflowIndex(s int, wf string) string { return k.base(s) + "iw:" + wf }
+
+// serviceIndex lists the runs of shard s of one service.
+func (k keys) serviceIndex(s int, svc string) string { return k.base(s) + "is:" + svc }
+
+// tenantIndex lists the runs of shard s of one service and tenant.
+func (k keys) tenantIndex(s int, svc, tenant string) string {
+	return k.base(s) + "iu:" + svc + ":" + tenant
+}
+
+// expiry orders the finished runs of shard s by the end of their
+// retention, for the pruner.
+func (k keys) expiry(s int) string { return k.base(s) + "ie" }
 
 // sched is the start of every schedule key: one hash tag of their own,
 // apart from the run shards, so each schedule script touches one slot.

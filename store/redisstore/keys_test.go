@@ -149,12 +149,14 @@ func TestLuaKeyHelperMatches(t *testing.T) {
 	probe := redis.NewScript(string(common) + `
 local b = ARGV[1]
 return {key(b, 'r', '42'), key(b, 'w', '42'), key(b, 'k', 'order-7'), key(b, 'q', 'default', '3'), key(b, 'z', 'default'), key(b, 'active'),
-  key(b, 'n', 'default'), key(b, 'p', '42', 'load'), key(b, 'x', '42')}`)
+  key(b, 'n', 'default'), key(b, 'p', '42', 'load'), key(b, 'x', '42'),
+  key(b, 'it', 'S'), key(b, 'iw', 'report'), key(b, 'is', 'billing'), key(b, 'iu', 'billing', 'acme'), key(b, 'ie')}`)
 	k := keys{prefix: "plait"}
 	got, err := probe.Run(context.Background(), c, []string{k.active(2)}, k.base(2)).StringSlice()
 	require.NoError(t, err)
 	require.Equal(t, []string{k.run(2, "42"), k.done(2, "42"), k.keyIndex(2, "order-7"), k.ready(2, "default", 3), k.delayed(2, "default"), k.active(2),
-		k.wake(2, "default"), k.payload(2, "42", "load"), k.deadLetters(2, "42")}, got)
+		k.wake(2, "default"), k.payload(2, "42", "load"), k.deadLetters(2, "42"),
+		k.statusIndex(2, "S"), k.workflowIndex(2, "report"), k.serviceIndex(2, "billing"), k.tenantIndex(2, "billing", "acme"), k.expiry(2)}, got)
 }
 
 func TestKeysInjective(t *testing.T) {
@@ -169,6 +171,7 @@ func TestKeysInjective(t *testing.T) {
 	}
 	for shard := 0; shard < 3; shard++ {
 		add("active", k.active(shard))
+		add("expiry", k.expiry(shard))
 		for _, n := range names {
 			add("wake "+n, k.wake(shard, n))
 			add("dead "+n, k.deadLetters(shard, n))
@@ -180,6 +183,12 @@ func TestKeysInjective(t *testing.T) {
 			add("key "+n, k.keyIndex(shard, n))
 			add("memo "+n, k.claimMemo(shard, n))
 			add("delayed "+n, k.delayed(shard, n))
+			add("status index "+n, k.statusIndex(shard, n))
+			add("workflow index "+n, k.workflowIndex(shard, n))
+			add("service index "+n, k.serviceIndex(shard, n))
+			for _, m := range names {
+				add("tenant index "+n+" "+m, k.tenantIndex(shard, n, m))
+			}
 			for p := 0; p < 4; p++ {
 				add("ready "+n, k.ready(shard, n, p))
 			}

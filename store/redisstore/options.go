@@ -8,6 +8,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/internal/retention"
 )
 
 // Option defaults and bounds.
@@ -53,8 +54,11 @@ type config struct {
 	shards int
 	// clock, when set, replaces Redis TIME (tests only).
 	clock plait.Clock
-	// retention is the TTL of a finished run's keys.
+	// retention is the TTL of a finished run's keys, unless a rule of
+	// rules says otherwise; retain resolves them (built by withDefaults).
 	retention time.Duration
+	rules     []retentionRule
+	retain    *retention.Table
 	// logger receives warnings.
 	logger *slog.Logger
 	// strictEviction refuses to start unless maxmemory-policy is noeviction.
@@ -84,6 +88,10 @@ func (c *config) withDefaults() {
 	}
 	if c.retention == 0 {
 		c.retention = RetentionDefault
+	}
+	c.retain = retention.New(c.retention)
+	for _, r := range c.rules {
+		c.retain.Set(r.service, string(r.status), r.d)
 	}
 	if c.logger == nil {
 		c.logger = slog.Default()
@@ -143,6 +151,37 @@ func WithRetention(d time.Duration) Option {
 		}
 		c.retention = d
 	}
+}
+
+// WithRetentionFor keeps the finished runs of service that ended in status
+// for d, overriding [WithRetention] for them. An empty service means every
+// service, an empty status every terminal status; the most specific rule
+// wins (service and status, then service, then status). A status that is
+// not terminal, a service that is not a valid name, and d below
+// RetentionMin are errors; d is rounded down to the ms. A run's retention
+// is settled when it is created, from the rules of the process creating
+// it, and kept with the run (field q), so processes sharing a prefix
+// should share their rules.
+func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) Option {
+	return func(c *config) {
+		what := service + "/" + string(status)
+		switch {
+		case service != "" && ids.Check(service) != nil:
+			c.reject("WithRetentionFor", clip(service), "service "+ids.Check(service).Error())
+		case status != "" && !status.Terminal():
+			c.reject("WithRetentionFor", string(status), "want a terminal status or \"\"")
+		case d < RetentionMin:
+			c.reject("WithRetentionFor", what+" "+d.String(), "want at least "+RetentionMin.String())
+		default:
+			c.rules = append(c.rules, retentionRule{service, status, d})
+		}
+	}
+}
+
+type retentionRule struct {
+	service string
+	status  plait.RunStatus
+	d       time.Duration
 }
 
 // WithLogger sets the logger for warnings. Defaults to slog.Default(); nil

@@ -26,6 +26,7 @@ import (
 //	lib_status.lua   task_to and run_to, the one place a status letter
 //	                 changes; statusTable renders plait's status machine
 //	                 into the Lua tables they check, put right before it
+//	lib_delete.lua   forget_run, a finished run removed (delete, prune)
 //	lib_run.lua      a task made due, a run's end
 //	lib_cancel.lua   stop_run (cancel_run.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children
@@ -100,15 +101,21 @@ type script struct {
 // plait.ErrStoreFull.
 var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
 	"schedule_fire": true, "leader_acquire": true, "leader_release": true,
-	"node_heartbeat": true, "node_drain": true, "queue_pause": true}
+	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
+	"delete_run": true, "prune_runs": true}
+
+// readOnly names the functions that write nothing (flag no-writes): Redis
+// runs them at maxmemory and on replicas.
+var readOnly = map[string]bool{"query_runs": true}
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
+	"delete_run", "prune_runs", "query_runs",
 	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // statusLib stands for the tables statusTable renders.
-var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status", "lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
@@ -134,6 +141,10 @@ var scriptLibs = map[string][]string{
 	"node_heartbeat": nil,
 	"node_drain":     nil,
 	"queue_pause":    nil,
+	// The query scripts: delete and prune share forget_run.
+	"delete_run": {"lib_delete"},
+	"prune_runs": {"lib_delete"},
+	"query_runs": nil,
 }
 
 var (
@@ -152,6 +163,9 @@ var (
 	scriptNodeBeat    = newScript("node_heartbeat")
 	scriptNodeDrain   = newScript("node_drain")
 	scriptQueuePause  = newScript("queue_pause")
+	scriptDeleteRun   = newScript("delete_run")
+	scriptPruneRuns   = newScript("prune_runs")
+	scriptQueryRuns   = newScript("query_runs")
 )
 
 // library is the source of the function library and libraryName its name,
@@ -215,6 +229,9 @@ func buildLibrary() (string, string) {
 		flags := "{}"
 		if allowOOM[n] {
 			flags = "{'allow-oom'}"
+		}
+		if readOnly[n] {
+			flags = "{'no-writes'}"
 		}
 		reg.WriteString("redis.register_function{function_name='" + name + "_" + n +
 			"', callback=function(k, a) reset() return s_" + n + "(k, a) end, flags=" + flags + "}\n")
@@ -327,6 +344,7 @@ const (
 	codeInvalid  = 3
 	codeCorrupt  = 4
 	codeIllegal  = 5 // a status move plait's status machine does not allow
+	codeActive   = 6 // a delete of a run that has not finished
 )
 
 // codeErrors is the one table mapping script return codes to sentinels.
@@ -336,6 +354,7 @@ var codeErrors = map[int64]error{
 	codeInvalid:  plait.ErrInvalidArgument,
 	codeCorrupt:  errCorrupt,
 	codeIllegal:  plait.ErrIllegalTransition,
+	codeActive:   plait.ErrRunActive,
 }
 
 // codeErr returns the error of a script return code, nil for codeOK.

@@ -13,13 +13,15 @@
 -- ARGV[7]  number of hash fields f (pairs) in this call
 -- ARGV[8]  number of root tasks nr
 -- ARGV[9]  number of payloads kept in their own key np
--- ARGV[10..]  nr root task names, then f field/value pairs (o, i, k,
+-- ARGV[10..]  nr root task names, then f field/value pairs (o, i, q, k,
 --          d:<task>, s:<task>, u:<task>, c:<task> ...), then np pairs
 --          task, payload
 --
 -- Transition: run (new) -> P; root tasks P -> R (due now) or P -> W (due
 -- later: run-at time or delay); the other tasks stay P as the Go side
--- encoded them.
+-- encoded them. The run enters the query indexes of its shard (it:P, and
+-- iw, is, iu as its field q names them; see run_index in lib_status.lua),
+-- after the first write.
 --
 -- Returns {0, createdMs} when created (also when this very id was created by
 -- an earlier try of the same call), {1, existingRunId} when the key is taken
@@ -29,7 +31,8 @@
 -- write on the common path).
 --
 -- Retried: the run exists (field m), so the retry answers {0, createdMs} of
--- the first try and changes nothing; a keyed retry finds its own id in the
+-- the first try and changes nothing (its index entries are there already;
+-- a ZADD of them again would change nothing either); a keyed retry finds its own id in the
 -- key index and answers the same. A run under this id can only be this
 -- call's: the id carries the nonce of its store value's block and is handed
 -- out once (ids.go), so even after Redis lost data no other create holds
@@ -52,7 +55,7 @@ local prior = tonumber(ARGV[6])
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   local base = ARGV[2]
   local now = now_ms(ARGV[1])
-  local ctx = {base = base, now = now, wake = {}}
+  local ctx = {base = base, now = now, wake = {}, index_later = true}
   local nroots = tonumber(ARGV[8])
   local nf = tonumber(ARGV[7])
   local np = tonumber(ARGV[9])
@@ -78,6 +81,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     local i = #args
     args[i + 1] = f
     args[i + 2] = ARGV[a + 1]
+    if f == 'q' then ctx.q = ARGV[a + 1] end
     local root = rootd[f]
     if root then
       if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
@@ -109,6 +113,9 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   for i = 1, #args, 1000 do
     redis.call('HSET', rk, unpack(args, i, math.min(i + 999, #args)))
   end
+  local moved = ctx.index_later
+  ctx.index_later = nil
+  run_index(ctx, rk, id, r, moved[1], moved[2])
   for a = last + 1, last + 2 * np, 2 do
     redis.call('SET', base .. 'p:' .. id .. ':' .. ARGV[a], ARGV[a + 1])
   end

@@ -20,17 +20,19 @@ local function make_due(ctx, rk, id, r, name, t, h)
 end
 
 -- run_ended is sent once when a run has reached a terminal status, after
--- the writes of the step that ended it: its keys start their retention and
+-- the writes of the step that ended it: its keys start their retention (the
+-- rule its field q settled at creation, see run_retention) and
 -- RunWait callers, subscribed to the run's channel, wake up. Nothing is
 -- stored per finished run for the waiters. k is the run's idempotency key
 -- (false: none), or nil to read it.
 local function run_ended(ctx, rk, id, r, k)
   redis.call('PUBLISH', key(ctx.base, 'w', id), r.st)
   if ctx.retention > 0 then
-    redis.call('PEXPIRE', rk, ctx.retention)
-    if meta_counts(r) > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ctx.retention) end
+    local ret = run_retention(ctx, rk, r.st)
+    redis.call('PEXPIRE', rk, ret)
+    if meta_counts(r) > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ret) end
     if k == nil then k = hget(rk, 'k') end
-    if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ctx.retention) end
+    if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ret) end
   end
 end
 

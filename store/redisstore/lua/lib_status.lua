@@ -90,10 +90,71 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
   return s
 end
 
+-- run_query returns the query field q of run hash rk parsed: workflow,
+-- service, tenant (each '' when the run has none) and the field itself, or
+-- nil for a run written before the indexes (it is left out of them). A run
+-- being created finds q in ctx.q: its fields are not written yet.
+local function run_query(ctx, rk, creating)
+  local q
+  if creating then q = ctx.q end
+  if not q then q = hget(rk, 'q') end
+  if not q then return nil end
+  local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
+  if not wf then return nil end
+  return wf, svc, tenant, q
+end
+
+-- run_retention returns how long run hash rk is kept after ending in
+-- status letter st: the rule settled at its creation (field q), else the
+-- store's retention (ctx.retention).
+local function run_retention(ctx, rk, st)
+  local q = hget(rk, 'q')
+  if q then
+    local s, f, c = string.match(q, ':(%d+):(%d+):(%d+)$')
+    if s then
+      if st == 'S' then return tonumber(s) elseif st == 'F' then return tonumber(f) end
+      return tonumber(c)
+    end
+  end
+  return ctx.retention
+end
+
+-- expiry_member is a finished run's member in the shard's expiry zset ie:
+-- everything the pruner needs to find its index entries once the run's
+-- hash is gone. Names hold no ':' (internal/ids).
+local function expiry_member(id, st, wf, svc, tenant)
+  return id .. ':' .. st .. ':' .. wf .. ':' .. svc .. ':' .. tenant
+end
+
+-- run_index moves run id's index entries from status letter from ('' for
+-- a new run) to to: the status index it:<letter> always; the workflow,
+-- service and service-and-tenant indexes (iw, is, iu) once, at creation;
+-- and for a terminal status the expiry entry, scored by the end of the
+-- run's retention, which the pruner (prune_runs.lua) reads. Every index is
+-- a zset of the shard scored by the run's creation (ms), member the run id.
+local function run_index(ctx, rk, id, r, from, to)
+  local wf, svc, tenant = run_query(ctx, rk, from == '')
+  if not wf then return end
+  local b, created = ctx.base, r.created
+  if from ~= '' then redis.call('ZREM', key(b, 'it', from), id) end
+  redis.call('ZADD', key(b, 'it', to), created, id)
+  if from == '' then
+    if wf ~= '' then redis.call('ZADD', key(b, 'iw', wf), created, id) end
+    if svc ~= '' then
+      redis.call('ZADD', key(b, 'is', svc), created, id)
+      if tenant ~= '' then redis.call('ZADD', key(b, 'iu', svc, tenant), created, id) end
+    end
+  end
+  if run_final[to] and ctx.retention > 0 then
+    redis.call('ZADD', key(b, 'ie'), ctx.now + run_retention(ctx, rk, to), expiry_member(id, to, wf, svc, tenant))
+  end
+end
+
 -- run_to moves run id (hash rk, meta r) to status letter to: it sets the
 -- letter and the offset the move starts (start for running, end for a
 -- terminal status). It returns the packed meta and writes it through the
--- cache unless packed is true, like task_to. A run reaching a terminal
+-- cache unless packed is true, like task_to. It moves the run's entries in
+-- the query indexes (run_index). A run reaching a terminal
 -- status owes run_ended (lib_run.lua), which its caller sends after its
 -- writes, not from here: its PEXPIRE is a write that needs no memory, and
 -- sent before a script's first write that does, it would let Redis run
@@ -104,13 +165,21 @@ local function run_to(ctx, rk, id, r, to, packed)
     ctx.refused = true
     return nil
   end
+  local from = r.st
   r.st = to
   if to == 'U' then
     r.started = offset(ctx, r)
   elseif run_final[to] then
     r.ended = offset(ctx, r)
   end
-  -- Index membership and events of a run's status change belong here.
+  -- The query indexes move with the status, here and nowhere else. A
+  -- create's fast path writes them after its first write (ctx.index_later),
+  -- since its moves are made before it has validated its roots.
+  if ctx.index_later then
+    ctx.index_later = {from, to}
+  else
+    run_index(ctx, rk, id, r, from, to)
+  end
   local m = meta_pack(r)
   if not packed then hset(rk, 'm', m) end
   return m

@@ -1,0 +1,36 @@
+-- delete_run.lua: delete a finished run with everything it owns.
+--
+-- KEYS[1]  <prefix>:{s}:r:<run>   run hash
+-- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME (unused
+--          but for the common argument order)
+-- ARGV[2]  shard base "<prefix>:{s}:" (dead letters, key index, query
+--          indexes, expiry zset of the run's shard)
+-- ARGV[3]  run id
+--
+-- Transition: none; a finished run (S, F or C) leaves the store: see
+-- forget_run (lib_delete.lua) for every key and entry it removes. A run
+-- that has not finished is refused and left as it is.
+--
+-- Returns {0} deleted, {1} not found, {4} unreadable meta, {6} the run has
+-- not finished (plait.ErrRunActive).
+--
+-- Retried: the run is gone, so the retry answers {1} (not found) and
+-- changes nothing; the Go side does not retry on its own.
+-- Lost data: a run Redis lost answers {1}; index entries whose run was
+-- lost stay until the expiry entry of the run (if it had ended) is pruned.
+-- Out of memory: the function is declared allow-oom: it only deletes, and
+-- deleting is how memory comes back. On the EVALSHA path too, DEL and ZREM
+-- need no memory.
+-- Cut off: the script is atomic; a worker cut off mid-call either deleted
+-- the run or did not, and a retry tells which.
+
+local rk, id = KEYS[1], ARGV[3]
+local m = redis.call('HGET', rk, 'm')
+if not m then return {1} end
+local st = string.sub(m, 1, 1)
+if not run_moves[st] then return {4} end
+if not run_final[st] then return {6} end
+local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
+local wf, svc, tenant = run_query(ctx, rk, false)
+forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
+return {0}

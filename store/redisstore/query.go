@@ -1,0 +1,406 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+)
+
+// The query side of plait.QueryStore. Every run is in the query indexes of
+// its shard (keys.go: it:<status>, iw:<workflow>, is:<service>,
+// iu:<service>:<tenant>), zsets scored by creation (ms) with the run id as
+// member, kept by run_index (lua/lib_status.lua) inside the transitions.
+// A query reads one page per shard with query_runs.lua, all shards in one
+// pipeline, merges them by (score, id) descending, then reads the page's
+// runs in a second pipeline: two round trips a page whatever the shard
+// count.
+
+// queryBudget bounds the index entries query_runs.lua reads per key and
+// call, beyond the page itself: a status filter on a service or workflow
+// index skips runs in other statuses, and a call must stay short.
+const queryBudget = 1000
+
+// letterOf maps a run status to its letter (runLetters).
+func letterOf(st plait.RunStatus) string {
+	for _, l := range runLetters {
+		if l.status == string(st) {
+			return l.letter
+		}
+	}
+	return ""
+}
+
+// position is an index entry: a run's creation (ms) and id. Entries are
+// ordered newest first, then by id in descending byte order, as
+// ZREVRANGEBYSCORE orders members of one score.
+type position struct {
+	score int64
+	id    string
+}
+
+// newer reports whether a sorts before b in a listing.
+func (a position) newer(b position) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.id > b.id
+}
+
+func comparePositions(a, b position) int {
+	if a.newer(b) {
+		return -1
+	}
+	if b.newer(a) {
+		return 1
+	}
+	return 0
+}
+
+// cursor encoding: "r1.<score>.<id>".
+func encodeCursor(p position) string { return "r1." + strconv.FormatInt(p.score, 10) + "." + p.id }
+
+func decodeCursor(c string) (position, error) {
+	bad := fmt.Errorf("redisstore: query cursor %q: %w", clip(c), plait.ErrInvalidArgument)
+	rest, ok := strings.CutPrefix(c, "r1.")
+	if !ok {
+		return position{}, bad
+	}
+	sc, id, ok := strings.Cut(rest, ".")
+	if !ok || id == "" {
+		return position{}, bad
+	}
+	n, err := strconv.ParseInt(sc, 10, 64)
+	if err != nil {
+		return position{}, bad
+	}
+	return position{n, id}, nil
+}
+
+// queryKeys returns the index keys of shard s that a filter reads, and the
+// status letters a run must be in when the keys are not status indexes.
+func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters string) {
+	statuses := f.Statuses
+	for _, st := range statuses {
+		letters += letterOf(st)
+	}
+	switch {
+	case f.Tenant != "":
+		return []string{s.keys.tenantIndex(shard, f.Service, f.Tenant)}, letters
+	case f.Service != "":
+		return []string{s.keys.serviceIndex(shard, f.Service)}, letters
+	case f.Workflow != "":
+		return []string{s.keys.workflowIndex(shard, f.Workflow)}, letters
+	}
+	if len(statuses) == 0 {
+		statuses = plait.RunStatuses()
+	}
+	seen := map[plait.RunStatus]bool{}
+	for _, st := range statuses {
+		if !seen[st] {
+			seen[st] = true
+			keys = append(keys, s.keys.statusIndex(shard, letterOf(st)))
+		}
+	}
+	return keys, ""
+}
+
+// RunQuery lists runs newest first. See [plait.QueryStore.RunQuery]. Two
+// round trips: the index pages of every shard, then the page's runs.
+func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*plait.RunQueryResult, error) {
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	f := &params.Filter
+	max, min, cid := "+inf", "-inf", ""
+	if !f.CreatedTo.IsZero() {
+		max = "(" + strconv.FormatInt(f.CreatedTo.UnixMilli(), 10)
+	}
+	if !f.CreatedFrom.IsZero() {
+		min = strconv.FormatInt(f.CreatedFrom.UnixMilli(), 10)
+	}
+	if params.Cursor != "" {
+		c, err := decodeCursor(params.Cursor)
+		if err != nil {
+			return nil, err
+		}
+		max, cid = strconv.FormatInt(c.score, 10), c.id
+	}
+	want := params.Limit + 1
+	calls := make([]scriptCall, s.cfg.shards)
+	for sh := range calls {
+		keys, letters := s.queryKeys(sh, f)
+		calls[sh] = scriptCall{keys: keys, args: []any{s.keys.base(sh), max, cid, min, want, letters, queryBudget + want}}
+	}
+	replies, err := s.pipeScripts(ctx, scriptQueryRuns, calls)
+	if err != nil {
+		return nil, err
+	}
+	var found []position
+	var frontier *position // the newest position a cut key stopped at
+	for _, v := range replies {
+		r := &reply{v: v}
+		for r.i < len(r.v) && r.err == nil {
+			cut, lastS, lastM, n := r.int(), r.str(), r.str(), int(r.int())
+			for j := 0; j < n && r.err == nil; j++ {
+				m, sc := r.str(), r.str()
+				score, err := strconv.ParseInt(sc, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("redisstore: index score %q: %w", sc, err)
+				}
+				found = append(found, position{score, m})
+			}
+			if cut == 1 {
+				score, err := strconv.ParseInt(lastS, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("redisstore: index score %q: %w", lastS, err)
+				}
+				p := position{score, lastM}
+				if frontier == nil || p.newer(*frontier) {
+					frontier = &p
+				}
+			}
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+	}
+	slices.SortFunc(found, comparePositions)
+	if frontier != nil {
+		// A key cut short may hold entries older than its frontier that
+		// sort before what other keys found: nothing past it is sure.
+		keep := 0
+		for keep < len(found) && !frontier.newer(found[keep]) {
+			keep++
+		}
+		found = found[:keep]
+	}
+	out := &plait.RunQueryResult{}
+	page := found
+	if len(page) > params.Limit {
+		page = page[:params.Limit]
+		out.Cursor = encodeCursor(page[len(page)-1])
+	} else if frontier != nil {
+		out.Cursor = encodeCursor(*frontier)
+	}
+	ids := make([]string, len(page))
+	for i, p := range page {
+		ids[i] = p.id
+	}
+	runs, err := s.getMany(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		if r != nil {
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	return out, nil
+}
+
+// RunGetMany reads runs by id in one pipeline of HGETALL. See
+// [plait.QueryStore.RunGetMany].
+func (s *Store) RunGetMany(ctx context.Context, params *plait.RunGetManyParams) (*plait.RunGetManyResult, error) {
+	if len(params.IDs) > plait.GetManyMax {
+		return nil, fmt.Errorf("redisstore: %d ids, want at most %d: %w", len(params.IDs), plait.GetManyMax, plait.ErrInvalidArgument)
+	}
+	runs, err := s.getMany(ctx, params.IDs)
+	if err != nil {
+		return nil, err
+	}
+	return &plait.RunGetManyResult{Runs: runs}, nil
+}
+
+// getMany reads runs in one pipeline; a missing run, or an id this store
+// cannot have issued, is nil.
+func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error) {
+	out := make([]*plait.Run, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	pipe := s.client.Pipeline()
+	cmds := make([]*redis.MapStringStringCmd, len(ids))
+	for i, id := range ids {
+		if sh, ok := shardOf(id, s.cfg.shards); ok {
+			cmds[i] = pipe.HGetAll(ctx, s.keys.run(sh, id))
+		}
+	}
+	if pipe.Len() == 0 {
+		return out, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	for i, c := range cmds {
+		if c == nil {
+			continue
+		}
+		h := c.Val()
+		if len(h) == 0 {
+			continue
+		}
+		r, err := decodeRun(ids[i], h)
+		if errors.Is(err, plait.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// RunCount counts runs per status with one ZCOUNT per shard and status,
+// in one pipeline. See [plait.QueryStore.RunCount].
+func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*plait.RunCountResult, error) {
+	min, max := "-inf", "+inf"
+	if !params.CreatedFrom.IsZero() {
+		min = strconv.FormatInt(params.CreatedFrom.UnixMilli(), 10)
+	}
+	if !params.CreatedTo.IsZero() {
+		max = "(" + strconv.FormatInt(params.CreatedTo.UnixMilli(), 10)
+	}
+	pipe := s.client.Pipeline()
+	type count struct {
+		st  plait.RunStatus
+		cmd *redis.IntCmd
+	}
+	var cmds []count
+	for sh := 0; sh < s.cfg.shards; sh++ {
+		for _, st := range plait.RunStatuses() {
+			cmds = append(cmds, count{st, pipe.ZCount(ctx, s.keys.statusIndex(sh, letterOf(st)), min, max)})
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	out := &plait.RunCountResult{Counts: map[plait.RunStatus]int64{}}
+	for _, c := range cmds {
+		if n := c.cmd.Val(); n > 0 {
+			out.Counts[c.st] += n
+		}
+	}
+	return out, nil
+}
+
+// RunDelete deletes a finished run with delete_run.lua. See
+// [plait.QueryStore.RunDelete].
+func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) error {
+	shard, err := s.runShard(params.ID)
+	if err != nil {
+		return err
+	}
+	v, err := s.runScript(ctx, scriptDeleteRun, []string{s.keys.run(shard, params.ID)}, s.nowArg(), s.keys.base(shard), params.ID)
+	if err != nil {
+		return err
+	}
+	r := &reply{v: v}
+	code := r.int()
+	if r.err != nil {
+		return r.err
+	}
+	if err := codeErr(code); err != nil {
+		return fmt.Errorf("redisstore: delete run %s: %w", params.ID, err)
+	}
+	return nil
+}
+
+// RunPrune removes the runs whose retention is over, shard after shard,
+// until params.Limit runs are pruned. See [plait.QueryStore.RunPrune]. One
+// prune_runs.lua call per shard visited.
+func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*plait.RunPruneResult, error) {
+	if params.Limit < 1 {
+		return nil, fmt.Errorf("redisstore: prune limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+	}
+	out := &plait.RunPruneResult{}
+	for _, sh := range s.shardOrder() {
+		left := params.Limit - out.Pruned
+		if left == 0 {
+			out.More = true
+			break
+		}
+		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiry(sh)}, s.nowArg(), s.keys.base(sh), left)
+		if err != nil {
+			return out, err
+		}
+		r := &reply{v: v}
+		n, more := r.int(), r.int()
+		if r.err != nil {
+			return out, r.err
+		}
+		out.Pruned += int(n)
+		out.More = out.More || more == 1
+	}
+	return out, nil
+}
+
+// TaskQuery reads one run and keeps the tasks asked for. See
+// [plait.QueryStore.TaskQuery].
+func (s *Store) TaskQuery(ctx context.Context, params *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
+	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.RunID})
+	if err != nil {
+		return nil, err
+	}
+	tasks := run.Tasks
+	if len(params.Statuses) > 0 {
+		tasks = slices.DeleteFunc(tasks, func(t plait.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
+	}
+	return &plait.TaskQueryResult{Tasks: tasks}, nil
+}
+
+// scriptCall is one call of a script in a pipeline.
+type scriptCall struct {
+	keys []string
+	args []any
+}
+
+// pipeScripts sends one call of sc per element of calls in one pipeline
+// and returns their replies. A pipeline cannot fall back per command, so
+// when the server lacks the script or the library it loads them and sends
+// the pipeline again (the scripts sent this way read only).
+func (s *Store) pipeScripts(ctx context.Context, sc *script, calls []scriptCall) ([][]any, error) {
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			if s.functions {
+				cmds[i] = pipe.FCallRO(ctx, sc.function(), c.keys, c.args...)
+			} else {
+				cmds[i] = sc.eval.EvalShaRO(ctx, pipe, c.keys, c.args...)
+			}
+		}
+		_, execErr := pipe.Exec(ctx)
+		if try == 0 && missingScript(cmds) {
+			var err error
+			if s.functions {
+				err = s.loadLibrary(ctx)
+			} else {
+				err = sc.eval.Load(ctx, s.client).Err()
+			}
+			if err != nil {
+				return nil, mapErr(err)
+			}
+			continue
+		}
+		if execErr != nil {
+			return nil, mapErr(execErr)
+		}
+		out := make([][]any, len(cmds))
+		for i, c := range cmds {
+			v, err := c.Slice()
+			if err != nil {
+				return nil, mapErr(err)
+			}
+			out[i] = v
+		}
+		return out, nil
+	}
+}
