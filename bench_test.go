@@ -34,12 +34,12 @@ func benchStores() []benchStore {
 	}
 }
 
-func benchScheduler(b *testing.B, store plait.Store, concurrency int, observer func(plait.Event)) *plait.Scheduler {
+func benchScheduler(b *testing.B, store plait.Store, concurrency int, observer func(plait.Event), extra ...plait.Option) *plait.Scheduler {
 	b.Helper()
-	opts := []plait.Option{
+	opts := append([]plait.Option{
 		plait.WithConcurrency(concurrency),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
-	}
+	}, extra...)
 	if observer != nil {
 		opts = append(opts, plait.WithObserver(observer))
 	}

@@ -34,6 +34,9 @@ type TaskSpec struct {
 	// Delay, when set, is how long after the run is created the task may
 	// start, on the store's clock.
 	Delay time.Duration
+	// Limits hold the task back while others sharing a key run or started
+	// recently (see [TaskLimit] and [Limiter]).
+	Limits []TaskLimit
 }
 
 // Dep is one incoming edge: the task depends on Task under condition On.
@@ -293,6 +296,9 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 			if err := ids.Check(c); err != nil {
 				bad(name, "requires", ErrInvalidID, err.Error())
 			}
+		}
+		if err := checkLimits(t.Limits); err != nil {
+			bad(name, "limits", ErrInvalidTaskOption, err.Error())
 		}
 		if n := len(normalCaps(t.Requires)); n > MaxCapabilities {
 			bad(name, "requires", ErrInvalidTaskOption, fmt.Sprintf("%d capabilities, at most %d", n, MaxCapabilities))

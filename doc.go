@@ -116,6 +116,7 @@
 //   - Optional capabilities: [Pinger], [StorePingParams],
 //     [StorePingResult], [ClaimRouter] (with [RoutedQueue],
 //     [SplitRoutedQueue], [WaitingForCapability], [WaitingForHandler]),
+//     [FairClaimer], [Limiter] (with [TaskLimit], [WaitingForLimit]),
 //     [UnsupportedError], [ErrUnsupported].
 //   - The sentinels a store answers with: [ErrNotFound], [ErrStaleEpoch],
 //     [ErrStoreFull], [ErrInvalidArgument].

@@ -97,6 +97,9 @@ type config struct {
 	// weights turns on the weighted mode of claiming (fairness.go). Nil:
 	// strict priority.
 	weights *PriorityWeights
+	// queueLimits are the concurrency limits WithQueueLimit put on queues,
+	// stamped on each task submitted. Nil: none.
+	queueLimits map[string]int
 	// workerID names this process in records. Empty until given.
 	workerID string
 	// clock is the time source. Nil until given.

@@ -14,12 +14,13 @@ import (
 )
 
 // routedCalls is a callCounter that lets the Scheduler see that the store
-// under it routes claims and claims by shares (callCounter alone hides
-// every capability).
+// under it routes claims, claims by shares and keeps limits (callCounter
+// alone hides every capability).
 type routedCalls struct{ *callCounter }
 
 func (routedCalls) RoutesClaims()   {}
 func (routedCalls) ClaimsByShares() {}
+func (routedCalls) KeepsLimits()    {}
 
 // routedOn builds a scheduler named workerID on store and clk whose store
 // calls are counted and routed, as one process of a deployment.

@@ -142,6 +142,7 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 	if err != nil {
 		return nil, err
 	}
+	s.cfg.applyQueueLimits(spec)
 	params := &RunCreateParams{Workflow: spec}
 	for _, o := range opts {
 		o(params)
@@ -159,6 +160,13 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 		for _, t := range spec.Tasks {
 			if _, ok := s.handler(t.Handler); !ok {
 				errs = append(errs, fmt.Errorf("plait: workflow %s task %s: %w %s", quote(spec.Name), quote(t.Name), ErrUnknownHandler, quote(t.Handler)))
+			}
+		}
+	}
+	if _, err := capability[Limiter](s.store, "Limiter"); err != nil {
+		for _, t := range spec.Tasks {
+			if len(t.Limits) > 0 {
+				errs = append(errs, fmt.Errorf("plait: workflow %s task %s has limits: %w", quote(spec.Name), quote(t.Name), err))
 			}
 		}
 	}

@@ -68,6 +68,7 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 		s.promoteLocked(q, now, promoteBound)
 		queues = append(queues, q)
 	}
+	s.wakeRatesLocked(now)
 	for _, q := range queues {
 		s.claimAsideLocked(q, params, res, now, until)
 	}
@@ -83,6 +84,8 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 		s.claimLevelLocked(queues, p, params.Limit, params, res, now, until)
 	}
 
+	// Tasks held back by a rate in this claim set their key's wake-up.
+	res.NextDueAt = s.wakeRatesLocked(now)
 	for _, q := range queues {
 		if d, ok := q.delayed.peek(); ok && (res.NextDueAt.IsZero() || d.due.Before(res.NextDueAt)) {
 			res.NextDueAt = d.due
@@ -104,6 +107,9 @@ func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.Tas
 			f.drop()
 			if !runsHere(e.t, params.Handlers) {
 				s.setAsideLocked(q, e)
+				continue
+			}
+			if !s.admitLocked(e, now) {
 				continue
 			}
 			ct := s.claimLocked(e.t, params.WorkerID, now, until)

@@ -30,6 +30,11 @@ type Store struct {
 
 	// queues holds the ready FIFOs and the delayed heap of each queue.
 	queues map[string]*queue
+	// limits holds the state of each limit key in use (keylimits.go).
+	limits map[string]*keyLimit
+	// rateWaits are the keys with tasks held back by a rate, by key: the
+	// claim wakes those whose window moved on.
+	rateWaits map[string]*keyLimit
 	// leases orders running tasks by lease deadline for the sweep.
 	leases leaseHeap
 

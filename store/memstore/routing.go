@@ -70,6 +70,10 @@ func (s *Store) claimAsideLocked(q *queue, params *plait.TaskClaimParams, res *p
 				break
 			}
 			f.drop()
+			e.t.asideFor = ""
+			if !s.admitLocked(e, now) {
+				continue
+			}
 			if ct := s.claimLocked(e.t, params.WorkerID, now, until); ct != nil {
 				res.Tasks = append(res.Tasks, ct)
 			}
@@ -84,6 +88,9 @@ func (t *task) waitingFor() string {
 	}
 	if t.asideFor != "" {
 		return plait.WaitingForHandler(t.asideFor)
+	}
+	if t.limitedBy != "" {
+		return plait.WaitingForLimit(t.limitedBy)
 	}
 	return plait.WaitingForCapability(t.route)
 }

@@ -62,6 +62,9 @@ type task struct {
 	// asideFor names the handler a claim lacked when it set the task
 	// aside (routing.go); empty once the task is queued or claimed again.
 	asideFor string
+	// limitedBy names the limit key the task waits on (keylimits.go);
+	// empty once it is queued or claimed again.
+	limitedBy string
 
 	resolved, satisfied int
 }
@@ -313,6 +316,9 @@ func copySpec(t *plait.TaskSpec) plait.TaskSpec {
 	}
 	if t.Requires != nil {
 		out.Requires = append([]string(nil), t.Requires...)
+	}
+	if t.Limits != nil {
+		out.Limits = append([]plait.TaskLimit(nil), t.Limits...)
 	}
 	out.Retry = t.Retry
 	return out

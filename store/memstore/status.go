@@ -11,12 +11,17 @@ import (
 // the move against plait's status machine before touching anything, then
 // writes the status with the times and counters that go with it: the first
 // and current claim for running, the end time and the run's counters for a
-// terminal status. Index membership and events join here as they arrive.
+// terminal status; the limit slots of an attempt that ends. Index
+// membership and events join here as they arrive.
 // An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
 	if !t.status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
+	}
+	if t.status == plait.TaskRunning && to != plait.TaskRunning {
+		// The attempt ends: its limit slots go back, once.
+		s.releaseLimitsLocked(t)
 	}
 	t.status = to
 	r := t.run

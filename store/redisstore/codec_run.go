@@ -262,8 +262,8 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		EndedAt:   offTime(created, st.ended),
 	}
 	if in.Status == plait.TaskReady {
-		if handler, ok := h["g:"+name]; ok {
-			in.WaitingFor = plait.WaitingForHandler(handler)
+		if reason, ok := h["g:"+name]; ok {
+			in.WaitingFor = reason
 		} else {
 			in.WaitingFor = plait.WaitingForCapability(def.route)
 		}

@@ -160,6 +160,17 @@ func encodeTaskDef(t *plait.TaskSpec, payload string, apart bool) string {
 		w.varint(int64(t.RunAt.Nanosecond()))
 	}
 	w.varint(int64(t.Delay))
+	// Version 3: the limits, as the spec has them (the scripts read l:),
+	// only when there are some: a definition without ends at the delay.
+	if len(t.Limits) > 0 {
+		w.uvarint(uint64(len(t.Limits)))
+	}
+	for _, l := range t.Limits {
+		w.str(l.Key)
+		w.uvarint(uint64(l.Concurrency))
+		w.uvarint(uint64(l.Rate))
+		w.varint(int64(l.Per))
+	}
 	b.Write(w.b)
 	return b.String()
 }
@@ -205,7 +216,8 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 		return taskDef{}, corrupt("task %q definition has no header", name)
 	}
 	r := &reader{b: []byte(body)}
-	if _, err := r.version("task definition"); err != nil {
+	version, err := r.version("task definition")
+	if err != nil {
 		return taskDef{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	var d taskDef
@@ -256,6 +268,16 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 		}
 	}
 	t.Delay = time.Duration(r.varint("delay"))
+	if version >= 3 && len(r.b) > 0 {
+		n := int(r.uvarint("limits"))
+		for i := 0; i < n && r.err == nil; i++ {
+			l := plait.TaskLimit{Key: r.str("limit key")}
+			l.Concurrency = int(r.uvarint("limit concurrency"))
+			l.Rate = int(r.uvarint("limit rate"))
+			l.Per = time.Duration(r.varint("limit window"))
+			t.Limits = append(t.Limits, l)
+		}
+	}
 	r.end("definition")
 	if r.err != nil {
 		return taskDef{}, fmt.Errorf("task %q: %w", name, r.err)

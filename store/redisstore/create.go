@@ -129,6 +129,9 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 	if err != nil {
 		return nil, nil, err
 	}
+	if err := s.checkLimits(wf); err != nil {
+		return nil, nil, err
+	}
 
 	// Everything is computed before the first write.
 	children := make(map[string][]edgeRef, len(wf.Tasks))
@@ -155,6 +158,9 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 		}
 		if ch := children[t.Name]; len(ch) > 0 {
 			f = append(f, "c:"+t.Name, encodeEdges(ch))
+		}
+		if len(t.Limits) > 0 {
+			f = append(f, "l:"+t.Name, encodeLimits(t.Limits))
 		}
 		if tf.apart {
 			apart = append(apart, t.Name, tf.payload)

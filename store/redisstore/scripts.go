@@ -23,6 +23,7 @@ import (
 //	common.lua       key builder, lease and queue entries (keys_test.go reads it)
 //	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
 //	lib_codec.lua    the packed run meta, task state and definition header
+//	lib_limit.lua    task limits: admit at a claim, release as an attempt ends
 //	lib_status.lua   task_to and run_to, the one place a status letter
 //	                 changes; statusTable renders plait's status machine
 //	                 into the Lua tables they check, put right before it
@@ -115,12 +116,12 @@ var scriptNames = []string{"create_run", "create_part", "claim", "finish", "fini
 
 // libOrder is the order of the lib files: each uses only those before it.
 // statusLib stands for the tables statusTable renders.
-var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status", "lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status", "lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
 // baseLibs are the lib files every script gets.
-var baseLibs = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_status"}
+var baseLibs = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status"}
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{

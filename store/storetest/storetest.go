@@ -137,6 +137,7 @@ func capabilities() []suite {
 	return []suite{
 		{group{"ClaimRouter", testClaimRouter}, func(s plait.Store) bool { _, ok := s.(plait.ClaimRouter); return ok }},
 		{group{"FairClaimer", testFairClaimer}, func(s plait.Store) bool { _, ok := s.(plait.FairClaimer); return ok }},
+		{group{"Limiter", testLimiter}, func(s plait.Store) bool { _, ok := s.(plait.Limiter); return ok }},
 		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s plait.Store) bool { _, ok := s.(plait.QueueDepther); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},

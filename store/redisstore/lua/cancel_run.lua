@@ -31,6 +31,7 @@ if r == nil then return {1} end
 if r == false then return {4} end
 if not run_terminal(r) and not stop_run(ctx, rk, ARGV[4], r, 'C', ARGV[5]) then return {code_illegal} end
 flush()
+wake(ctx)
 local out = {0}
 for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
 return out

@@ -114,9 +114,10 @@ end
 -- Routing by handler: hs (handler_set) lists the handlers the claimer
 -- runs, or is nil for any. A ready task whose handler is not in hs is set
 -- aside instead of claimed: its entry goes to the list "<aside index>:<handler>"
--- of its queue, the handler into the queue's aside index (a set), and the
--- handler into the run hash field g:<task> (what RunGet answers as
--- WaitingFor); it stays ready. Before the ready lists, a claim takes the
+-- of its queue, the handler into the queue's aside index (a set), and
+-- "handler <name>" into the run hash field g:<task> (what RunGet answers as
+-- WaitingFor); it stays ready. A task whose limits (field l:) refuse it is
+-- held back on its key (limit_admit, lib_limit.lua) the same way. Before the ready lists, a claim takes the
 -- tasks set aside on its queues for handlers in hs (every one when hs is
 -- nil), dropping the handler from the index once its list is empty, and
 -- deleting g:<task> of each it claims. With no task set aside this costs
@@ -148,6 +149,9 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
   end
 
+  -- 1b. tasks held back by a rate whose window moved on (lib_limit.lua).
+  limit_wake_due(ctx)
+
   -- 2. pop ready entries, up to the number still wanted per LPOP. The
   -- buffered writes are sent first, so the records read below come straight
   -- from Redis and are current; each claimed task's fields are read with one
@@ -169,13 +173,13 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- from an aside list (its handler was checked there).
   local function take(e, gk)
     local id, name = string.match(e, '^([^ ]*) (.*)$')
-    local rk, sf, d, ps, r, t, deps, apart, ns, nm, info
+    local rk, sf, d, ps, r, t, deps, apart, ns, nm, info, lim
     if id then
       rk = base .. 'r:' .. id
       sf = 's:' .. name
-      local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i')
+      local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i', 'l:' .. name)
       local m, s = v[1], v[2]
-      d, ps, info = v[3], v[4], v[5]
+      d, ps, info, lim = v[3], v[4], v[5], v[6]
       t = m and s and d and state_scan(s, scan_t)
       if t and t.st == 'R' then
         r = meta_scan(m, scan_r)
@@ -187,10 +191,11 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       if h and not hs[h] then
         redis.call('RPUSH', gk .. ':' .. h, e)
         redis.call('SADD', gk, h)
-        redis.call('HSET', rk, 'g:' .. name, h)
+        redis.call('HSET', rk, 'g:' .. name, 'handler ' .. h)
         return
       end
     end
+    if r and deps and lim and not limit_admit(ctx, rk, name, e, lim, t.epoch + 1) then return end
     if r and deps then
       t.epoch = t.epoch + 1
       if t.attempt == '0' then t.attempt = '1' end
@@ -300,8 +305,11 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   end
   flush()
 
-  -- 3. the earliest live delayed due time on these queues.
+  -- 3. the earliest live delayed due time on these queues, or rate
+  -- wake-up.
   local next_ms = next_due(ctx, qkeys, nq)
+  local lim_ms = limit_next(ctx)
+  if lim_ms > 0 and (next_ms == 0 or lim_ms < next_ms) then next_ms = lim_ms end
 
   out[head + 1] = ctx.now
   out[head + 2] = next_ms

@@ -68,6 +68,10 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     ctx.refused = true
     return nil
   end
+  if t.st == 'U' and to ~= 'U' then
+    -- The attempt ends: its limit slots go back, once (lib_limit.lua).
+    limit_release(ctx, rk, id, name)
+  end
   t.st = to
   if to == 'U' then
     local off = offset(ctx, r)
@@ -83,7 +87,8 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     if h and h.apart then del(key(ctx.base, 'p', id, name)) end
   end
   -- Index membership and events of a task's status change belong here.
-  -- Today the only index is the queues, whose entry position (tail, head,
+  -- The limit slots of an attempt are released above. The other index is
+  -- the queues, whose entry position (tail, head,
   -- delayed due time) only the caller knows; the callers push them.
   local s = state_pack(t)
   if not packed then hset(rk, 's:' .. name, s) end

@@ -1,0 +1,172 @@
+package memstore
+
+import (
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// Fleet-wide limits (see [plait.Limiter]): the state of each limit key,
+// kept in step with the tasks' statuses: a claim admits a task or holds it
+// back (admitLocked), and the one status function releases its slots when
+// its running attempt ends (releaseLimitsLocked). A task held back stays
+// ready, out of the ready FIFOs, in its key's waiting FIFO.
+
+// keyLimit is the state of one limit key.
+type keyLimit struct {
+	// holders are the running tasks that hold a concurrency slot.
+	holders map[*task]struct{}
+	// starts are the start times of the rate window, oldest first.
+	starts []time.Time
+	// waiting are the ready tasks held back on this key, oldest first.
+	waiting fifo
+	// wakeAt, when set, is when a task held back by the rate may start.
+	wakeAt time.Time
+}
+
+// KeepsLimits declares that the store keeps task limits; see
+// [plait.Limiter].
+func (s *Store) KeepsLimits() {}
+
+var _ plait.Limiter = (*Store)(nil)
+
+func (s *Store) keyLimitLocked(key string) *keyLimit {
+	l := s.limits[key]
+	if l == nil {
+		l = &keyLimit{holders: map[*task]struct{}{}}
+		if s.limits == nil {
+			s.limits = map[string]*keyLimit{}
+		}
+		s.limits[key] = l
+	}
+	return l
+}
+
+// admitLocked checks t's limits at now. When each allows, it takes t's
+// slots and rate starts and reports true. Otherwise it holds t back on the
+// first key that refuses, setting the key's wake-up time for a rate, and
+// reports false; e is t's entry, its queue sequence kept.
+func (s *Store) admitLocked(e entry, now time.Time) bool {
+	t := e.t
+	limits := t.spec().Limits
+	if len(limits) == 0 {
+		return true
+	}
+	for _, lim := range limits {
+		l := s.keyLimitLocked(lim.Key)
+		if lim.Concurrency > 0 && len(l.holders) >= lim.Concurrency {
+			s.holdBackLocked(l, lim.Key, e)
+			return false
+		}
+		if lim.Rate > 0 {
+			cut := now.Add(-lim.Per)
+			i := 0
+			for i < len(l.starts) && !l.starts[i].After(cut) {
+				i++
+			}
+			l.starts = l.starts[i:]
+			if len(l.starts) >= lim.Rate {
+				// The oldest start that must leave the window for one
+				// more to fit.
+				at := l.starts[len(l.starts)-lim.Rate].Add(lim.Per)
+				if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
+					l.wakeAt = at
+				}
+				if s.rateWaits == nil {
+					s.rateWaits = map[string]*keyLimit{}
+				}
+				s.rateWaits[lim.Key] = l
+				s.holdBackLocked(l, lim.Key, e)
+				return false
+			}
+		}
+	}
+	for _, lim := range limits {
+		l := s.limits[lim.Key]
+		if lim.Concurrency > 0 {
+			l.holders[t] = struct{}{}
+		}
+		if lim.Rate > 0 {
+			l.starts = append(l.starts, now)
+		}
+	}
+	return true
+}
+
+// holdBackLocked parks t, popped from a ready FIFO, on l.
+func (s *Store) holdBackLocked(l *keyLimit, key string, e entry) {
+	l.waiting.push(e)
+	e.t.limitedBy = key
+}
+
+// releaseLimitsLocked gives back the concurrency slots t holds as its
+// running attempt ends, each once, and lets the oldest live task waiting
+// on each freed key go back to the head of its ready FIFO.
+func (s *Store) releaseLimitsLocked(t *task) {
+	for _, lim := range t.spec().Limits {
+		l := s.limits[lim.Key]
+		if l == nil {
+			continue
+		}
+		if _, held := l.holders[t]; !held {
+			continue
+		}
+		delete(l.holders, t)
+		s.wakeWaitingLocked(l, 1)
+		s.dropIdleLimitLocked(lim.Key, l)
+	}
+}
+
+// wakeWaitingLocked puts up to n live tasks waiting on l back at the heads
+// of their ready FIFOs, oldest first, so each goes before tasks readied
+// after it; n < 0 means all of them.
+func (s *Store) wakeWaitingLocked(l *keyLimit, n int) {
+	var back []*task
+	for n != 0 {
+		e, ok := l.waiting.peek()
+		if !ok {
+			break
+		}
+		l.waiting.drop()
+		back = append(back, e.t)
+		n--
+	}
+	for i := len(back) - 1; i >= 0; i-- {
+		t := back[i]
+		t.limitedBy = ""
+		t.qseq = s.nextSeqLocked()
+		s.queueFor(t.route).ready[prioIndex(t.spec().Priority)].pushFront(entry{t: t, seq: t.qseq})
+	}
+	if len(back) > 0 {
+		s.notifyLocked()
+	}
+}
+
+// wakeRatesLocked lets the tasks held back by a rate whose window has
+// moved on by now try again, and returns the earliest wake-up time still
+// ahead (zero: none).
+func (s *Store) wakeRatesLocked(now time.Time) time.Time {
+	var next time.Time
+	for key, l := range s.rateWaits {
+		if !l.wakeAt.After(now) {
+			l.wakeAt = time.Time{}
+			delete(s.rateWaits, key)
+			s.wakeWaitingLocked(l, -1)
+			s.dropIdleLimitLocked(key, l)
+			continue
+		}
+		if next.IsZero() || l.wakeAt.Before(next) {
+			next = l.wakeAt
+		}
+	}
+	return next
+}
+
+// dropIdleLimitLocked forgets a key with nothing to remember.
+func (s *Store) dropIdleLimitLocked(key string, l *keyLimit) {
+	if len(l.holders) == 0 && len(l.starts) == 0 && l.wakeAt.IsZero() {
+		if _, ok := l.waiting.peek(); !ok {
+			delete(s.limits, key)
+		}
+	}
+}

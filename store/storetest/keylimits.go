@@ -1,0 +1,184 @@
+package storetest
+
+import (
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// limited returns task name carrying limits.
+func limited(name string, ls ...plait.TaskLimit) plait.TaskSpec {
+	ts := task(name)
+	ts.Limits = ls
+	return ts
+}
+
+// conc is a concurrency limit.
+func conc(key string, n int) plait.TaskLimit { return plait.TaskLimit{Key: key, Concurrency: n} }
+
+// claimedNames returns the sorted task names of a claim.
+func claimedNames(res *plait.TaskClaimResult) []string {
+	var out []string
+	for _, ct := range res.Tasks {
+		out = append(out, ct.Lease.Task)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// limitEndings lists every way a running attempt ends, each of which must
+// give its slot back once.
+var limitEndings = []struct {
+	name string
+	end  func(t *testing.T, h *Harness, ct *plait.ClaimedTask)
+}{
+	{"Succeeded", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+	}},
+	{"Retry", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "again", RetryDelay: time.Hour})
+	}},
+	{"Failed", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeFailed, Error: "no"})
+	}},
+	{"Released", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReleased})
+	}},
+	{"Returned", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReturned})
+	}},
+	{"LeaseLost", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		h.Advance(time.Minute)
+		res, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+		require.NoError(t, err)
+		require.Len(t, res.Requeued, 1)
+	}},
+	{"Dead", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		h.Advance(time.Minute)
+		res, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 0})
+		require.NoError(t, err)
+		require.Len(t, res.Dead, 1)
+	}},
+	{"Cancelled", func(t *testing.T, h *Harness, ct *plait.ClaimedTask) {
+		_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: ct.Lease.RunID, Reason: "stop"})
+		require.NoError(t, err)
+	}},
+}
+
+// testLimiter is the suite of [plait.Limiter].
+func testLimiter(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	cases := []testCase{
+		{
+			name: "ConcurrencyHoldsBackWithoutBlocking",
+			rule: "a claim starts at most Concurrency tasks holding a key, holds the others back as ready waiting for the limit, and goes on to the tasks behind them",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue,
+					limited("a", conc("cust-1", 2)), limited("b", conc("cust-1", 2)), limited("c", conc("cust-1", 2)), task("free"))})
+				res := claim(t, h, nil)
+				require.Equal(t, []string{"a", "b", "free"}, claimedNames(res), rule)
+				for _, ct := range res.Tasks {
+					if ct.Lease.Task == "a" {
+						require.Equal(t, []plait.TaskLimit{conc("cust-1", 2)}, ct.Spec.Limits, "a claimed task's spec carries its limits")
+					}
+				}
+				c := taskOf(t, h, r.ID, "c")
+				require.Equal(t, plait.TaskReady, c.Status, rule)
+				require.Equal(t, "limit cust-1", c.WaitingFor, rule)
+				claimNone(t, h, rule)
+				// A finish that claims frees the slot and starts c.
+				got := finishClaim(t, h, []plait.TaskOutcome{{Lease: res.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded}},
+					plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+				require.Equal(t, []string{"c"}, claimedNames(got.Claimed), rule)
+				require.Empty(t, taskOf(t, h, r.ID, "c").WaitingFor, rule)
+			},
+		},
+		{
+			name: "SharedAcrossRuns",
+			rule: "tasks of different runs and queues share a key's limit",
+			run: func(t *testing.T, h *Harness, rule string) {
+				other := limited("b", conc("k", 1))
+				other.Queue = "other"
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("a", conc("k", 1)))})
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, other)})
+				require.Equal(t, []string{"a"}, claimedNames(claim(t, h, &claimOpts{Queues: []string{plait.DefaultQueue, "other"}})), rule)
+				claimNone(t, h, rule)
+				require.Empty(t, claim(t, h, &claimOpts{Queues: []string{"other"}}).Tasks, rule)
+			},
+		},
+		{
+			name: "EndedOnceFreesOnce",
+			rule: "an attempt's slot comes back once: a finish sent again, answered stale, frees nothing more",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue,
+					limited("a", conc("k", 1)), limited("b", conc("k", 1)), limited("c", conc("k", 1)))})
+				a := claimOne(t, h, "a", rule)
+				succeed(t, h, a.Lease, "", rule)
+				res := finish(t, h, plait.TaskOutcome{Lease: a.Lease, Outcome: plait.OutcomeSucceeded})
+				require.ErrorIs(t, res.Err, plait.ErrStaleEpoch, rule)
+				require.Equal(t, []string{"b"}, claimedNames(claim(t, h, nil)), rule)
+				claimNone(t, h, rule)
+			},
+		},
+		{
+			name: "HeldBackTaskCancelled",
+			rule: "a task held back whose run is cancelled is never started and takes no slot",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("a", conc("k", 1)))})
+				r2 := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("b", conc("k", 1)))})
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("c", conc("k", 1)))})
+				a := claimOne(t, h, "a", rule)
+				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r2.ID, Reason: "stop"})
+				require.NoError(t, err, rule)
+				succeed(t, h, a.Lease, "", rule)
+				require.Equal(t, []string{"c"}, claimedNames(claim(t, h, nil)), rule)
+			},
+		},
+		{
+			name: "Rate",
+			rule: "at most Rate tasks with a key start within any window of Per; one held back starts once the oldest start is Per old, and NextDueAt says when",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rate := plait.TaskLimit{Key: "api", Rate: 2, Per: 10 * time.Second}
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue,
+					limited("a", rate), limited("b", rate), limited("c", rate), task("free"))})
+				start := h.Now()
+				res := claim(t, h, &claimOpts{Limit: 2})
+				require.Equal(t, []string{"a", "b"}, claimedNames(res), rule)
+				h.Advance(4 * time.Second)
+				for _, ct := range res.Tasks {
+					succeed(t, h, ct.Lease, "", rule)
+				}
+				res = claim(t, h, nil)
+				require.Equal(t, []string{"free"}, claimedNames(res), rule)
+				require.Equal(t, "limit api", taskOf(t, h, r.ID, "c").WaitingFor, rule)
+				sameTime(t, start.Add(10*time.Second), res.NextDueAt, rule)
+				h.Advance(6*time.Second - time.Millisecond)
+				claimNone(t, h, rule)
+				h.Advance(time.Millisecond)
+				require.Equal(t, []string{"c"}, claimedNames(claim(t, h, nil)), rule)
+			},
+		},
+	}
+	for _, e := range limitEndings {
+		cases = append(cases, testCase{
+			name: "FreedBy" + e.name,
+			rule: "a running attempt that ends (" + e.name + ") gives its slot back to the oldest task waiting on the key",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("a", conc("k", 1)))})
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("b", conc("k", 1)))})
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("c", conc("k", 1)))})
+				res := claim(t, h, &claimOpts{Lease: 30 * time.Second})
+				require.Equal(t, []string{"a"}, claimedNames(res), rule)
+				e.end(t, h, res.Tasks[0])
+				got := claimedNames(claim(t, h, &claimOpts{Lease: 5 * time.Minute}))
+				require.Len(t, got, 1, rule)
+				require.Contains(t, []string{"a", "b"}, got[0], rule)
+				claimNone(t, h, rule)
+			},
+		})
+	}
+	runCases(t, newHarness, cases)
+}
