@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -26,6 +27,10 @@ const (
 	envWorkMS = "PLAIT_FAULT_WORK_MS"
 	envLease  = "PLAIT_FAULT_LEASE_MS"
 	envSweep  = "PLAIT_FAULT_SWEEP_MS"
+	// envCaps lists the capabilities of the worker, comma separated.
+	envCaps = "PLAIT_FAULT_CAPS"
+	// envNodeTTL is the worker's node TTL in ms (heartbeats at a third).
+	envNodeTTL = "PLAIT_FAULT_NODE_TTL_MS"
 )
 
 // auditKey is the Redis list every worker appends its observations to:
@@ -58,7 +63,14 @@ func workerMain(addr string) int {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2
 	}
-	s, err := plait.New(store,
+	var extra []plait.Option
+	if caps := os.Getenv(envCaps); caps != "" {
+		extra = append(extra, plait.WithCapabilities(strings.Split(caps, ",")...))
+	}
+	if ttl := envMS(envNodeTTL, 0); ttl > 0 {
+		extra = append(extra, plait.WithNodeTTL(ttl), plait.WithNodeHeartbeat(ttl/3))
+	}
+	s, err := plait.New(store, append([]plait.Option{
 		plait.WithWorkerID(name),
 		plait.WithConcurrency(4),
 		plait.WithLeaseDuration(envMS(envLease, time.Second)),
@@ -69,7 +81,7 @@ func workerMain(addr string) int {
 				audit("lost", e.Task, e.Epoch)
 			}
 		}),
-	)
+	}, extra...)...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2
