@@ -264,7 +264,7 @@ func (p *pool) outcome(e *execution, started time.Time, result any, err error) T
 	if !ct.FirstStartedAt.IsZero() && e.claimedAt.After(ct.FirstStartedAt) {
 		elapsed += e.claimedAt.Sub(ct.FirstStartedAt)
 	}
-	if d, ok := policy.delay(ct.Attempt, elapsed); ok {
+	if d, ok := policy.next(ct.Attempt, elapsed, err); ok {
 		o.Outcome, o.RetryDelay = OutcomeRetry, d
 		return o
 	}

@@ -154,3 +154,57 @@ func (p RetryPolicy) delay(attempt int, elapsed time.Duration) (time.Duration, b
 	}
 	return d, true
 }
+
+// retryAfterError carries the delay a handler asks for before the next
+// attempt, such as an HTTP server's Retry-After.
+type retryAfterError struct {
+	delay time.Duration
+	err   error
+}
+
+func (r *retryAfterError) Error() string { return r.err.Error() }
+func (r *retryAfterError) Unwrap() error { return r.err }
+
+// RetryAfter wraps err so that, when the task has an attempt left, the next
+// one starts d after this one failed instead of after the retry policy's
+// backoff. The attempt count and [RetryPolicy].MaxElapsed still apply: a
+// task whose budget is spent fails, and one whose next start would pass
+// MaxElapsed fails too. A negative d counts as zero. [Permanent] wins over
+// RetryAfter. RetryAfter(d, nil) returns nil.
+func RetryAfter(d time.Duration, err error) error {
+	if err == nil {
+		return nil
+	}
+	if d < 0 {
+		d = 0
+	}
+	return &retryAfterError{delay: d, err: err}
+}
+
+// RetryAfterDelay returns the delay asked for by the outermost [RetryAfter]
+// in err's chain, and whether there is one.
+func RetryAfterDelay(err error) (time.Duration, bool) {
+	var r *retryAfterError
+	if errors.As(err, &r) {
+		return r.delay, true
+	}
+	return 0, false
+}
+
+// next returns the delay before the attempt after failed attempt number
+// attempt, honouring a [RetryAfter] in err, or false when no attempt is
+// left.
+func (p RetryPolicy) next(attempt int, elapsed time.Duration, err error) (time.Duration, bool) {
+	d, ok := p.delay(attempt, elapsed)
+	if !ok {
+		return 0, false
+	}
+	asked, ok := RetryAfterDelay(err)
+	if !ok {
+		return d, true
+	}
+	if p.MaxElapsed > 0 && elapsed+asked > p.MaxElapsed {
+		return 0, false
+	}
+	return asked, true
+}

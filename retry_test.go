@@ -1,6 +1,7 @@
 package plait
 
 import (
+	"errors"
 	"math"
 	"testing"
 	"time"
@@ -256,4 +257,19 @@ func TestRetryPolicyValidate(t *testing.T) {
 	for _, p := range invalid {
 		require.Error(t, p.validate(), "%+v", p)
 	}
+}
+
+func TestRetryNextHonoursRetryAfterWithinTheBudget(t *testing.T) {
+	t.Parallel()
+	p := RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxElapsed: time.Minute}.merged(RetryPolicy{})
+	asked := RetryAfter(30*time.Second, errors.New("busy"))
+	d, ok := p.next(1, 0, asked)
+	require.True(t, ok)
+	require.Equal(t, 30*time.Second, d, "RetryAfter must set the delay")
+	_, ok = p.next(3, 0, asked)
+	require.False(t, ok, "RetryAfter must not add attempts")
+	_, ok = p.next(1, 40*time.Second, asked)
+	require.False(t, ok, "a RetryAfter past MaxElapsed must end the retries")
+	_, ok = p.next(1, 0, Permanent(asked))
+	require.True(t, ok, "next leaves Permanent to the caller, which checks it first")
 }
