@@ -6,6 +6,9 @@ package plait
 // run the task. The return wakes the other processes; this one stops
 // claiming for a while, so it does not spin on a task at the head of a
 // queue that it cannot run. A task no live process can run stays ready.
+// This is the fallback for stores without ClaimRouter: a store that
+// routes never hands a process a task whose handler it lacks (claims list
+// the handlers, see routing.go), so nothing comes back this way.
 
 // handBack returns a task whose handler is not registered here, with no
 // attempt record and no crash charged.

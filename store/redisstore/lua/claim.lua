@@ -43,6 +43,17 @@
 -- with the call as the claim does. A set-aside task is never lost: it is
 -- in exactly one aside list while ready, and a claim listing its handler
 -- (or any handler) takes it.
+-- Limits (lib_limit.lua): a task with limits (field l:) is admitted only
+-- when each allows: SADD to l:<key>, ZADD of its start to lr:<key> (with
+-- PEXPIRE of the window); otherwise it is held back: RPUSH to lw:<key>,
+-- HSET of g:<task> "limit <key>", and for a rate a ZADD of the key's
+-- wake-up time to ld. Keys due in ld first put their waiting tasks back at
+-- the heads of their ready lists. All of it is part of the one call:
+-- retried with a request id, the memory answers and nothing is admitted
+-- again (a replay takes no slot); without one, the lost call's tasks keep
+-- their slots until their leases expire and the sweep gives them back.
+-- Redis lost data: as finish.lua says. Out of memory: refused up front,
+-- whole, like the rest of the claim. Cut off: atomic, whole or nothing.
 -- Retried: with a request id, the memory is found first: the call claims
 -- nothing and answers the tasks the first call claimed that are still
 -- running under its epochs (read again, payloads and parents' results

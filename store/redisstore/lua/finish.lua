@@ -22,6 +22,19 @@
 -- status letter after it ('' when the run is gone). Pushes one wake-up
 -- token per task made ready or delayed, to its queue's wake list.
 --
+-- Limits (lib_limit.lua): a task leaving running gives back its slots
+-- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
+-- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
+-- HDEL of g:<task>, a wake-up token). Retried: the second call finds the
+-- epoch moved on and makes no move, so nothing is given back twice, and an
+-- SREM of a slot already given back frees nothing. Redis lost data: a lost
+-- l:<key> forgets holders, so the key admits more than its limit until
+-- they end (their SREM then finds nothing); a lost lw:<key> forgets who
+-- waited, and those tasks stay ready but out of every list until their
+-- run is cancelled (the store cannot find them again without a scan).
+-- Out of memory: the releases shrink memory; the waiter moved back costs
+-- one list entry it already had. Cut off: as the rest of the call, which
+-- is atomic: either it applied whole or not at all.
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers 2 (stale epoch), changing nothing.
 -- Out of memory: the function is declared allow-oom and runs whole, so

@@ -29,6 +29,7 @@
 -- request id, the outcome codes and the claimed tasks are kept in the claim
 -- memory (lib_claim.lua), one SET.
 --
+-- Limits: the releases of finish.lua, then the admissions of claim.lua.
 -- Retried: with a request id, the memory is found first: the call applies
 -- nothing and claims nothing, and answers the codes the first call's
 -- outcomes got and, as claim.lua does, the tasks it claimed that are still
