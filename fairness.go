@@ -106,8 +106,11 @@ func (f *fairness) shares(n int) []int {
 }
 
 // rotate returns groups (each a queue followed by its routed queues)
-// flattened, starting at the next group in turn.
+// flattened, starting at the next group in turn; nil for none.
 func (f *fairness) rotate(groups [][]string) []string {
+	if len(groups) == 0 {
+		return nil
+	}
 	f.mu.Lock()
 	start := f.turn % len(groups)
 	f.turn++
@@ -119,8 +122,9 @@ func (f *fairness) rotate(groups [][]string) []string {
 	return out
 }
 
-// queueGroups splits the queues claimQueues built into one group per
-// configured queue: the queue and its routed queues.
+// queueGroups splits the queues a claim asks for (claimQueues less the
+// paused ones) into one group per configured queue: the queue and its
+// routed queues.
 func queueGroups(queues []string) [][]string {
 	var groups [][]string
 	for _, q := range queues {

@@ -27,6 +27,9 @@ type nodeCounter struct {
 // RoutesClaims passes ClaimRouter through: every shipped store routes.
 func (c *nodeCounter) RoutesClaims() {}
 
+// ClaimsByShares passes FairClaimer through: every shipped store has it.
+func (c *nodeCounter) ClaimsByShares() {}
+
 var errCutOff = &plait.UnsupportedError{Capability: "a store cut off by the test"}
 
 func (c *nodeCounter) NodeHeartbeat(ctx context.Context, p *plait.NodeHeartbeatParams) (*plait.NodeHeartbeatResult, error) {
@@ -261,9 +264,20 @@ func TestNodeDrainFromAnotherProcess(t *testing.T) {
 
 func TestQueuePauseAndResumeReachEveryNode(t *testing.T) {
 	t.Parallel()
+	queuePauseAndResume(t)
+}
+
+// TestQueuePauseInWeightedMode: the weighted mode, which turns the queues
+// of each claim, asks only for those not paused.
+func TestQueuePauseInWeightedMode(t *testing.T) {
+	t.Parallel()
+	queuePauseAndResume(t, plait.WithWeightedPriorities(plait.PriorityWeightsDefault))
+}
+
+func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		ctx := context.Background()
-		b := setupNodes(t, f, plait.WithQueues(plait.DefaultQueue, "mail"))
+		b := setupNodes(t, f, append([]plait.Option{plait.WithQueues(plait.DefaultQueue, "mail")}, opts...)...)
 		b.handle(t, "work", noop)
 		b.run(t)
 		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))

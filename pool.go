@@ -40,9 +40,8 @@ type pool struct {
 	// list the handlers registered here.
 	routes bool
 	// fair hands out the shares and queue turns of the weighted mode; nil
-	// in strict mode. groups are the queues by configured queue.
-	fair   *fairness
-	groups [][]string
+	// in strict mode.
+	fair *fairness
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
@@ -94,7 +93,6 @@ func newPool(s *Scheduler) *pool {
 	p.routes = s.routes()
 	if s.cfg.weights != nil {
 		p.fair = newFairness(*s.cfg.weights)
-		p.groups = queueGroups(p.queues)
 	}
 	return p
 }
@@ -309,7 +307,7 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 	}
 	if p.fair != nil {
 		params.Shares = p.fair.shares(free)
-		params.Queues = p.fair.rotate(p.groups)
+		params.Queues = p.fair.rotate(queueGroups(params.Queues))
 	}
 	if p.routes {
 		params.Handlers = []string{}
