@@ -68,6 +68,7 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 		s.promoteLocked(q, now, promoteBound)
 		queues = append(queues, q)
 	}
+	s.expireStartsLocked(now)
 	s.wakeRatesLocked(now)
 	for _, q := range queues {
 		s.claimAsideLocked(q, params, res, now, until)

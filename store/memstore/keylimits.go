@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"container/heap"
 	"time"
 
 	"github.com/plaitdag/plait"
@@ -88,9 +89,51 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 		}
 		if lim.Rate > 0 {
 			l.starts = append(l.starts, now)
+			heap.Push(&s.rateExpiry, rateStart{at: now.Add(lim.Per), start: now, key: lim.Key})
 		}
 	}
 	return true
+}
+
+// rateStart is when (at) the start at start leaves the rate window of
+// key.
+type rateStart struct {
+	at, start time.Time
+	key       string
+}
+
+// rateHeap orders rate starts by when they leave their window, so a key
+// nobody starts again is still forgotten once its window is empty.
+type rateHeap []rateStart
+
+func (h rateHeap) Len() int           { return len(h) }
+func (h rateHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h rateHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *rateHeap) Push(x any)        { *h = append(*h, x.(rateStart)) }
+func (h *rateHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	x := old[n]
+	*h = old[:n]
+	return x
+}
+
+// expireStartsLocked drops the rate starts whose window has passed by now
+// and forgets the keys left with nothing to remember.
+func (s *Store) expireStartsLocked(now time.Time) {
+	for len(s.rateExpiry) > 0 && !s.rateExpiry[0].at.After(now) {
+		rs := heap.Pop(&s.rateExpiry).(rateStart)
+		l := s.limits[rs.key]
+		if l == nil {
+			continue
+		}
+		i := 0
+		for i < len(l.starts) && !l.starts[i].After(rs.start) {
+			i++
+		}
+		l.starts = l.starts[i:]
+		s.dropIdleLimitLocked(rs.key, l)
+	}
 }
 
 // holdBackLocked parks t, popped from a ready FIFO, on l.

@@ -35,6 +35,8 @@ type Store struct {
 	// rateWaits are the keys with tasks held back by a rate, by key: the
 	// claim wakes those whose window moved on.
 	rateWaits map[string]*keyLimit
+	// rateExpiry orders the rate starts by when they leave their window.
+	rateExpiry rateHeap
 	// leases orders running tasks by lease deadline for the sweep.
 	leases leaseHeap
 
