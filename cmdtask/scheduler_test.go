@@ -1,0 +1,72 @@
+package cmdtask_test
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/cmdtask"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+// records keeps every log record a scheduler writes.
+type records struct {
+	mu   sync.Mutex
+	recs []slog.Record
+}
+
+func (r *records) Enabled(context.Context, slog.Level) bool { return true }
+func (r *records) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.recs = append(r.recs, rec)
+	return nil
+}
+func (r *records) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *records) WithGroup(string) slog.Handler      { return r }
+
+func (r *records) stderrLines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var lines []string
+	for _, rec := range r.recs {
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "stream" && a.Value.String() == "stderr" {
+				lines = append(lines, rec.Message)
+			}
+			return true
+		})
+	}
+	return lines
+}
+
+func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
+	t.Parallel()
+	logs := &records{}
+	s, err := plait.New(memstore.New(), plait.WithLogger(slog.New(logs)))
+	require.NoError(t, err)
+	h := handler(t, cmdtask.Allow("sh", "tr"))
+	require.NoError(t, s.Handle(cmdtask.HandlerName, h))
+
+	wf := plait.NewWorkflow("pipe").
+		Task("say", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"sh", "-c", "echo working >&2; echo hello world"}}).
+		Task("shout", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"tr", "a-z", "A-Z"}, StdinFrom: "say"}, plait.After("say"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := s.Submit(ctx, wf)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	final, err := s.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	cancel()
+	require.NoError(t, <-done)
+
+	require.Equal(t, plait.RunCompleted, final.Status)
+	require.Equal(t, "HELLO WORLD\n", string(final.Task("shout").Result), "stdin must come from the parent's stored result")
+	require.Contains(t, logs.stderrLines(), "working", "stderr lines must reach the task's log")
+}
