@@ -181,3 +181,14 @@ func (c *callCounter) RunPrune(ctx context.Context, p *plait.RunPruneParams) (*p
 func (c *callCounter) TaskQuery(ctx context.Context, p *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
 	return forwardQuery(c, func(q plait.QueryStore) (*plait.TaskQueryResult, error) { return q.TaskQuery(ctx, p) })
 }
+
+// AttemptHistory forwards the HistoryStore capability of the store under it.
+func (c *callCounter) AttemptHistory(ctx context.Context, p *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
+	hs, ok := c.Store.(plait.HistoryStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "HistoryStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return hs.AttemptHistory(ctx, p)
+}

@@ -485,15 +485,26 @@ type TaskInstance struct {
 	Attempts []Attempt
 }
 
-// Attempt is the execution record of one attempt of a task.
+// Attempt is the execution record of one attempt of a task: one per claim
+// that ended, appended when it ends and never changed afterwards.
 type Attempt struct {
-	Attempt   int
-	Epoch     int64
-	Worker    string
+	// Attempt is the attempt number (a crash re-run or a release keeps it).
+	Attempt int
+	// Epoch is the fencing token of the claim, unique per record of a task.
+	Epoch int64
+	// Worker is the id of the process that held the claim (WithWorkerID).
+	Worker string
+	// StartedAt is the claim; EndedAt the end of the attempt, both on the
+	// store's clock; Duration is the time between them, in whole
+	// milliseconds.
 	StartedAt time.Time
+	EndedAt   time.Time
 	Duration  time.Duration
 	// Outcome is one of "succeeded", "retry", "failed", "released",
 	// "crashed" (lease expired) or "cancelled".
 	Outcome string
 	Error   string
+	// RetryDelay is the backoff chosen before the next attempt, for a
+	// "retry" record; zero otherwise.
+	RetryDelay time.Duration
 }

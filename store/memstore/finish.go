@@ -76,7 +76,12 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
 	}
 	if o.Outcome != plait.OutcomeReturned {
-		t.record(now, o.Outcome.String(), o.Error)
+		var delay time.Duration
+		if o.Outcome == plait.OutcomeRetry && o.RetryDelay > 0 {
+			// whole milliseconds, rounded up, as the Redis store keeps it.
+			delay = (o.RetryDelay + time.Millisecond - 1) / time.Millisecond * time.Millisecond
+		}
+		t.record(now, o.Outcome.String(), o.Error, delay)
 	}
 	s.unholdLocked(t)
 
@@ -126,15 +131,18 @@ var outcomeStatus = [...]plait.TaskStatus{
 // record appends the attempt record of the current claim. Its duration is
 // kept in whole milliseconds, the unit of every duration both shipped
 // stores keep.
-func (t *task) record(now time.Time, outcome, errText string) {
+func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Duration) {
+	dur := time.Duration(now.UnixMilli()-t.claimedAt.UnixMilli()) * time.Millisecond
 	t.inst.Attempts = append(t.inst.Attempts, plait.Attempt{
-		Attempt:   t.inst.Attempt,
-		Epoch:     t.epoch,
-		Worker:    t.inst.Worker,
-		StartedAt: t.claimedAt,
-		Duration:  time.Duration(now.UnixMilli()-t.claimedAt.UnixMilli()) * time.Millisecond,
-		Outcome:   outcome,
-		Error:     errText,
+		Attempt:    t.inst.Attempt,
+		Epoch:      t.epoch,
+		Worker:     t.inst.Worker,
+		StartedAt:  t.claimedAt,
+		EndedAt:    t.claimedAt.Add(dur),
+		Duration:   dur,
+		Outcome:    outcome,
+		Error:      errText,
+		RetryDelay: retryDelay,
 	})
 }
 
@@ -212,7 +220,7 @@ func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now tim
 		}
 		if t.status == plait.TaskRunning {
 			t.epoch++
-			t.record(now, "cancelled", reason)
+			t.record(now, "cancelled", reason, 0)
 			s.unholdLocked(t)
 		}
 		if reason != "" {

@@ -33,7 +33,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 		r := t.run
 		lease := plait.Lease{RunID: r.rec.ID, Task: t.inst.Name, Epoch: t.epoch}
 		t.inst.Crashes++
-		t.record(now, "crashed", "")
+		t.record(now, "crashed", "", 0)
 		t.epoch++
 		var err error
 		if t.inst.Crashes > params.CrashLimit {

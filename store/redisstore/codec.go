@@ -33,10 +33,15 @@ import (
 //
 // Versions:
 //
-//	3  the current format: version 2, with the queue in the header of d:
-//	   the routed queue of the task's capabilities (plait.RoutedQueue), the
-//	   one its entries go to; field g:<task> names the handler a task set
-//	   aside waits for.
+//	4  the current format: version 3, with each attempt record in a field
+//	   of its own, a:<task>:<epoch>, written once when the claim ends and
+//	   never rewritten, and the retry delay chosen at the end of a retry
+//	   record's header.
+//	3  version 2, with the queue in the header of d: the routed queue of
+//	   the task's capabilities (plait.RoutedQueue), the one its entries go
+//	   to; field g:<task> names the handler a task set aside waits for. Its
+//	   attempt records, one after another in a:<task>, are read as they
+//	   are (a script of version 4 never appends to that field).
 //	2  edge lists u: and c: apart from the definition, the retry policy
 //	   only when set, payloads and results with a flag byte. Read as
 //	   version 3: its header names the task's plain queue, where its
@@ -64,7 +69,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 3
+	formatVersion = 4
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

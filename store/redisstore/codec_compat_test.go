@@ -69,8 +69,13 @@ func goldenWorkflow() *plait.WorkflowSpec {
 	}}
 }
 
-// goldenRun is the run the golden records hold.
-func goldenRun() *plait.Run {
+// goldenRun is the run the golden records of format version v hold:
+// before version 4 an attempt record kept no retry delay.
+func goldenRun(v int) *plait.Run {
+	var delay time.Duration
+	if v >= 4 {
+		delay = 2 * time.Second
+	}
 	at := func(ms int64) time.Time { return goldenStart.Add(time.Duration(ms) * time.Millisecond) }
 	return &plait.Run{
 		ID: "1", Key: "order-42", Workflow: "golden", Strategy: plait.StrategyStop, Status: plait.RunRunning,
@@ -82,8 +87,8 @@ func goldenRun() *plait.Run {
 				Name: "fetch", Handler: "fetcher", Status: plait.TaskSucceeded, Attempt: 2, Epoch: 2,
 				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
 				Attempts: []plait.Attempt{
-					{Attempt: 1, Epoch: 1, StartedAt: at(1000), Duration: 500 * time.Millisecond, Outcome: "retry", Worker: "w1", Error: "timeout"},
-					{Attempt: 2, Epoch: 2, StartedAt: at(4000), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
+					{Attempt: 1, Epoch: 1, StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: "retry", Worker: "w1", Error: "timeout", RetryDelay: delay},
+					{Attempt: 2, Epoch: 2, StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
 				},
 			},
 			{Name: "parse", Handler: "parser", Status: plait.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
@@ -113,7 +118,7 @@ func writeGolden(t *testing.T) goldenRecords {
 	s, err := New(ctx, c, WithClock(clk), WithCompression(64), WithLogger(discardLogger()))
 	require.NoError(t, err)
 	created, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: goldenWorkflow(), Key: "order-42",
-		Tenant: "acme", Service: "billing", Metadata: goldenRun().Metadata})
+		Tenant: "acme", Service: "billing", Metadata: goldenRun(formatVersion).Metadata})
 	require.NoError(t, err)
 	id := created.Run.ID
 	claim := func(worker string, queues ...string) *plait.ClaimedTask {
@@ -233,7 +238,9 @@ func TestGoldenRecords(t *testing.T) {
 			require.NoError(t, err)
 			run, err := decodeRun("1", g.hash)
 			require.NoError(t, err)
-			require.Equal(t, goldenRun(), run)
+			v, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(filepath.Base(path), "run_v"), ".txt"))
+			require.NoError(t, err)
+			require.Equal(t, goldenRun(v), run)
 			for _, want := range goldenWorkflow().Tasks {
 				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], g.payloads[want.Name])
 				require.NoError(t, err, want.Name)

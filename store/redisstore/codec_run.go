@@ -273,10 +273,8 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 			return plait.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)
 		}
 	}
-	if a, ok := h["a:"+name]; ok {
-		if in.Attempts, err = decodeAttempts(a, created); err != nil {
-			return plait.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
-		}
+	if in.Attempts, err = decodeTaskAttempts(name, h, st.epoch, created); err != nil {
+		return plait.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	return in, nil
 }

@@ -106,9 +106,37 @@ func decodeState(s string) (taskState, error) {
 	return t, nil
 }
 
-// decodeAttempts decodes field a:<task>, records of
-// "attempt,epoch,startOff,durMs,outcome,wlen,elen;" then the worker and the
-// error, whose lengths the record gives.
+// decodeTaskAttempts gathers the attempt records of one task: those of a
+// run written before per-epoch fields, in a:<task>, then one field
+// a:<task>:<epoch> per ended claim up to the task's epoch, oldest first.
+// It looks up at most epoch fields and never scans the hash.
+func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) ([]plait.Attempt, error) {
+	var out []plait.Attempt
+	if a, ok := h["a:"+name]; ok {
+		legacy, err := decodeAttempts(a, created)
+		if err != nil {
+			return nil, err
+		}
+		out = legacy
+	}
+	prefix := "a:" + name + ":"
+	for e := int64(1); e <= epoch; e++ {
+		a, ok := h[prefix+strconv.FormatInt(e, 10)]
+		if !ok {
+			continue
+		}
+		recs, err := decodeAttempts(a, created)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, recs...)
+	}
+	return out, nil
+}
+
+// decodeAttempts decodes attempt records, one after another, each
+// "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs];" then the
+// worker and the error, whose lengths the record gives.
 func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 	var out []plait.Attempt
 	for len(s) > 0 {
@@ -117,11 +145,14 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 			return nil, corrupt("attempt record %s", clip(s))
 		}
 		f := strings.Split(head, ",")
-		if len(f) != 7 || len(f[4]) != 1 {
+		if (len(f) != 7 && len(f) != 8) || len(f[4]) != 1 {
 			return nil, corrupt("attempt record %s", clip(head))
 		}
-		var n [6]int64
-		for i, j := range []int{0, 1, 2, 3, 5, 6} {
+		var n [7]int64
+		for i, j := range []int{0, 1, 2, 3, 5, 6, 7} {
+			if j >= len(f) {
+				break
+			}
 			v, err := strconv.ParseInt(f[j], 10, 64)
 			if err != nil {
 				return nil, corrupt("attempt field %s", clip(f[j]))
@@ -130,17 +161,21 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 		}
 		outcome, ok := outcomeOf(f[4][0])
 		wl, el := n[4], n[5]
-		if !ok || wl < 0 || el < 0 || wl > int64(len(rest)) || el > int64(len(rest))-wl {
+		if !ok || wl < 0 || el < 0 || n[6] < 0 || wl > int64(len(rest)) || el > int64(len(rest))-wl {
 			return nil, corrupt("attempt record %s", clip(head))
 		}
+		started := msTime(created + n[2])
+		dur := time.Duration(n[3]) * time.Millisecond
 		out = append(out, plait.Attempt{
-			Attempt:   int(n[0]),
-			Epoch:     n[1],
-			StartedAt: msTime(created + n[2]),
-			Duration:  time.Duration(n[3]) * time.Millisecond,
-			Outcome:   outcome,
-			Worker:    rest[:wl],
-			Error:     rest[wl : wl+el],
+			Attempt:    int(n[0]),
+			Epoch:      n[1],
+			StartedAt:  started,
+			EndedAt:    started.Add(dur),
+			Duration:   dur,
+			Outcome:    outcome,
+			Worker:     rest[:wl],
+			Error:      rest[wl : wl+el],
+			RetryDelay: time.Duration(n[6]) * time.Millisecond,
 		})
 		s = rest[wl+el:]
 	}

@@ -143,6 +143,7 @@ func capabilities() []suite {
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},
 		{group{"NodeStore", testNodes}, func(s plait.Store) bool { _, ok := s.(plait.NodeStore); return ok }},
 		{group{"QueryStore", testQueries}, func(s plait.Store) bool { _, ok := s.(plait.QueryStore); return ok }},
+		{group{"HistoryStore", testHistory}, func(s plait.Store) bool { _, ok := s.(plait.HistoryStore); return ok }},
 	}
 }
 

@@ -36,7 +36,9 @@
 -- one list entry it already had. Cut off: as the rest of the call, which
 -- is atomic: either it applied whole or not at all.
 -- Retried: every outcome the first call applied finds the epoch moved on
--- and answers 2 (stale epoch), changing nothing.
+-- and answers 2 (stale epoch), changing nothing. Each applied outcome
+-- writes its attempt record once, into field a:<task>:<epoch> of its own
+-- (never rewritten), so a retry cannot append a record twice.
 -- Out of memory: the function is declared allow-oom and runs whole, so
 -- in-flight work keeps completing: it adds only the records of attempts
 -- already leased (results are bounded by WithMaxResultBytes) and frees

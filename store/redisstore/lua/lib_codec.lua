@@ -17,7 +17,11 @@
 --   field c:<task>      children "name:cond name:cond" (tasks with dependents only)
 --   field r:<task>      result: a flag byte (0 raw, 1 deflate) and the bytes
 --   field e:<task>      last error text
---   field a:<task>      attempt records, each "attempt,epoch,startOff,durMs,outcome,wlen,elen;" .. worker .. error
+--   field a:<task>:<ep> the attempt record of the claim of epoch ep (written once, never rewritten):
+--                        "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs];" .. worker .. error
+--                        delayMs: the retry delay chosen, on retry records with a delay only
+--   field a:<task>      attempt records of runs written before per-epoch fields, each as above,
+--                        one after another (read only)
 --
 -- The packed fields are parsed with one string.match each and written with
 -- one concatenation: far cheaper in Lua than splitting or string.format. A
@@ -138,16 +142,34 @@ local function edges(s)
   return out
 end
 
--- attempt appends one attempt record for the task's current claim. The
--- field grows with the attempts of this one task only (bounded by its retry
--- policy, crash limit and releases).
-local function attempt(rk, name, t, r, now, outcome, err)
+-- attempt writes the attempt record of the task's current claim into a
+-- field of its own, a:<task>:<epoch>: a record is appended as a new field
+-- and never rewritten, so a finish neither reads nor copies the records of
+-- earlier attempts. Each epoch ends at most once (every write is fenced by
+-- it), so a field is written once. delay is the retry delay chosen, in ms
+-- (retry records only).
+local function attempt(rk, name, t, r, now, outcome, err, delay)
   err = err or ''
   local claim = t.claim or 0
-  local rec = string.format('%d,%d,%d,%d,%s,%d,%d;%s%s', t.attempt, t.epoch, claim,
-    now - r.created - claim, outcome, #t.worker, #err, t.worker, err)
-  local f = 'a:' .. name
-  local old = hget(rk, f)
-  if old then rec = old .. rec end
-  hset(rk, f, rec)
+  if claim == '' then claim = 0 end
+  local tail = ''
+  if delay and delay > 0 then tail = ',' .. delay end
+  local rec = string.format('%d,%d,%d,%d,%s,%d,%d%s;%s%s', t.attempt, t.epoch, claim,
+    now - r.created - claim, outcome, #t.worker, #err, tail, t.worker, err)
+  hset(rk, 'a:' .. name .. ':' .. t.epoch, rec)
+end
+
+-- has_attempts reports whether the task has an attempt record from a claim
+-- before the one of epoch claimed. A retry record exists when the attempt
+-- number went past 1, a crash record when it crashed; otherwise only a
+-- release can have left one, which is looked up epoch by epoch (a task is
+-- released a handful of times at most). Runs written before per-epoch
+-- fields keep their records in a:<task>.
+local function has_attempts(rk, name, t, claimed)
+  if tonumber(t.attempt) > 1 or tonumber(t.crashes) > 0 then return true end
+  if hget(rk, 'a:' .. name) then return true end
+  for e = claimed - 1, 1, -1 do
+    if hget(rk, 'a:' .. name .. ':' .. e) then return true end
+  end
+  return false
 end

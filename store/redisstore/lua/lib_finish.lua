@@ -89,18 +89,19 @@ local fast_h = {}
 -- once, one HSET. Otherwise it reads and writes through the cache, and a
 -- task with children releases them with release_children.
 local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
-  local sf, df, af, ef, cf = 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name
+  local sf, df, ef, cf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name
+  local af = 'a:' .. name .. ':' .. epoch
   local ch = hcache[rk]
-  local m, s, d, a, e, c, k
+  local m, s, d, e, c, k
   if ch then
-    hmget(rk, {'m', sf, df, af, ef, cf, 'k'})
-    m, s, d, a, e, c, k = ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k
+    hmget(rk, {'m', sf, df, ef, cf, 'k'})
+    m, s, d, e, c, k = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, af, ef, cf, 'k')
-    m, s, d, a, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k')
+    m, s, d, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6]
     if c then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m, s, d, a, e, c, k
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k = m, s, d, e, c, k
     end
   end
   local r = m and meta_scan(m, scan_r)
@@ -112,8 +113,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   if not hend then
     if not ch then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[af], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
-        a or false, e or false, c or false, k or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
+        e or false, c or false, k or false
     end
     return nil
   end
@@ -146,7 +147,6 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   err = err or ''
   local rec = t.attempt .. ',' .. t.epoch .. ',' .. claim .. ',' .. (t.ended - claim) .. ',s,' .. #t.worker ..
     ',' .. #err .. ';' .. t.worker .. err
-  if a then rec = a .. rec end
 
   if ch then
     -- through the cache: the task's fields, its children, then the meta.
@@ -179,7 +179,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
     if code then return code, st end
   end
-  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'a:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
+  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
   local r = meta_get(rk)
   if r == nil then return 1, '' end
   if r == false then return 4, '' end
@@ -204,7 +204,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     task_to(ctx, rk, id, r, name, t, 'S', h)
     release_children(ctx, rk, id, r, name, 'S')
   elseif outcome == 2 then
-    attempt(rk, name, t, r, ctx.now, 'r', err)
+    attempt(rk, name, t, r, ctx.now, 'r', err, delay)
     hset(rk, 'e:' .. name, err)
     t.attempt = t.attempt + 1
     task_to(ctx, rk, id, r, name, t, to, h)
@@ -221,7 +221,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   else
     -- returned unstarted: no record; a first claim is undone.
     t.epoch = t.epoch + 1
-    if not hget(rk, 'a:' .. name) then
+    if not has_attempts(rk, name, t, epoch) then
       t.attempt = 0
       t.first = nil
     end

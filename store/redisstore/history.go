@@ -1,0 +1,51 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/plaitdag/plait"
+)
+
+// AttemptHistory answers the attempt records of a run's tasks. See
+// [plait.HistoryStore]. One round trip (HGETALL of the run hash, where
+// each ended claim left its field a:<task>:<epoch>); only the fields of the
+// tasks asked for are decoded.
+func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
+	shard, err := s.runShard(params.RunID)
+	if err != nil {
+		return nil, err
+	}
+	h, err := s.client.HGetAll(ctx, s.keys.run(shard, params.RunID)).Result()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	ms, ok := h["m"]
+	if !ok {
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+	}
+	m, err := decodeMeta(ms)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", params.RunID, err)
+	}
+	res := &plait.AttemptHistoryResult{}
+	for _, name := range strings.Fields(h["o"]) {
+		if params.Task != "" && name != params.Task {
+			continue
+		}
+		st, err := decodeState(h["s:"+name])
+		if err != nil {
+			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
+		}
+		attempts, err := decodeTaskAttempts(name, h, st.epoch, m.created)
+		if err != nil {
+			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
+		}
+		res.Tasks = append(res.Tasks, plait.TaskHistory{Task: name, Attempts: attempts})
+	}
+	if params.Task != "" && len(res.Tasks) == 0 {
+		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, plait.ErrNotFound)
+	}
+	return res, nil
+}

@@ -1,0 +1,128 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// testHistory is the suite of [plait.HistoryStore].
+func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "OneRecordPerEndedClaim",
+			rule: "every ended claim leaves one attempt record, appended in order and never changed: attempt, epoch, worker, start, end, duration, outcome, error and the retry delay chosen",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs := h.Store.(plait.HistoryStore)
+				r := createRun(t, h, nil)
+				t0 := h.Now()
+				ct := claim(t, h, &claimOpts{Worker: "node-1.w1"}).Tasks[0]
+				h.Advance(250 * time.Millisecond)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "boom", RetryDelay: 1500 * time.Millisecond}).Err, rule)
+				first := history(t, hs, r.ID, "a", rule)
+				require.Len(t, first, 1, rule)
+
+				h.Advance(1500 * time.Millisecond)
+				t1 := h.Now()
+				claim(t, h, &claimOpts{Worker: "node-2.w1", Lease: time.Second})
+				h.Advance(2 * time.Second)
+				sw, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				require.NoError(t, err, rule)
+				require.Len(t, sw.Requeued, 1, rule)
+
+				t2 := h.Now()
+				ct = claimOne(t, h, "a", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReleased, Error: "shutdown"}).Err, rule)
+				h.Advance(10 * time.Millisecond)
+				t3 := h.Now()
+				ct = claimOne(t, h, "a", rule)
+				h.Advance(40 * time.Millisecond)
+				succeed(t, h, ct.Lease, "ok", rule)
+
+				got := history(t, hs, r.ID, "a", rule)
+				want := []plait.Attempt{
+					{Attempt: 1, Epoch: 1, Worker: "node-1.w1", StartedAt: t0, Duration: 250 * time.Millisecond, Outcome: "retry", Error: "boom", RetryDelay: 1500 * time.Millisecond},
+					{Attempt: 2, Epoch: 2, Worker: "node-2.w1", StartedAt: t1, Duration: 2 * time.Second, Outcome: "crashed"},
+					{Attempt: 2, Epoch: 4, Worker: defaultWorker, StartedAt: t2, Outcome: "released", Error: "shutdown"},
+					{Attempt: 2, Epoch: 6, Worker: defaultWorker, StartedAt: t3, Duration: 40 * time.Millisecond, Outcome: "succeeded"},
+				}
+				require.Len(t, got, len(want), rule)
+				for i := range want {
+					w, g := want[i], got[i]
+					require.Equal(t, [...]any{w.Attempt, w.Epoch, w.Worker, w.Outcome, w.Error}, [...]any{g.Attempt, g.Epoch, g.Worker, g.Outcome, g.Error}, rule)
+					sameTime(t, w.StartedAt, g.StartedAt, rule)
+					sameTime(t, w.StartedAt.Add(w.Duration), g.EndedAt, rule)
+					sameDuration(t, w.Duration, g.Duration, rule)
+					sameDuration(t, w.RetryDelay, g.RetryDelay, rule)
+				}
+				require.Equal(t, first[0], got[0], rule+": an earlier record is never rewritten")
+				require.Equal(t, got, taskOf(t, h, r.ID, "a").Attempts, rule+": RunGet answers the same records")
+			},
+		},
+		{
+			name: "PerRunAndPerTask",
+			rule: "AttemptHistory answers every task of the run in definition order, or the one task asked for; an unknown run or task is not found",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs := h.Store.(plait.HistoryStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c", "a"))})
+				got := claimNames(t, h)
+				succeed(t, h, got["b"].Lease, "", rule)
+				failTask(t, h, got["a"].Lease, "no", rule)
+				res, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID})
+				require.NoError(t, err, rule)
+				require.Len(t, res.Tasks, 3, rule)
+				require.Equal(t, []string{"a", "b", "c"}, []string{res.Tasks[0].Task, res.Tasks[1].Task, res.Tasks[2].Task}, rule)
+				require.Len(t, res.Tasks[0].Attempts, 1, rule)
+				require.Equal(t, "failed", res.Tasks[0].Attempts[0].Outcome, rule)
+				require.Equal(t, "no", res.Tasks[0].Attempts[0].Error, rule)
+				require.Equal(t, "succeeded", res.Tasks[1].Attempts[0].Outcome, rule)
+				require.Empty(t, res.Tasks[2].Attempts, rule+": a task that never ran has no record")
+				one, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID, Task: "b"})
+				require.NoError(t, err, rule)
+				require.Equal(t, []plait.TaskHistory{res.Tasks[1]}, one.Tasks, rule)
+				_, err = hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID, Task: "zz"})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err = hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: "no-such-run"})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+			},
+		},
+		{
+			name: "CancelAndReturn",
+			rule: "a cancel records the running attempt as cancelled with the reason; a claim returned unstarted leaves no record and keeps the records before it",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs := h.Store.(plait.HistoryStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				got := claimNames(t, h)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got["b"].Lease, Outcome: plait.OutcomeReleased}).Err, rule)
+				ct := claimOne(t, h, "b", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				b := taskOf(t, h, r.ID, "b")
+				require.Equal(t, 1, b.Attempt, rule+": a returned claim after a released one undoes nothing")
+				require.False(t, b.StartedAt.IsZero(), rule)
+				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "stop"})
+				require.NoError(t, err, rule)
+				a := history(t, hs, r.ID, "a", rule)
+				require.Len(t, a, 1, rule)
+				require.Equal(t, "cancelled", a[0].Outcome, rule)
+				require.Equal(t, "stop", a[0].Error, rule)
+				bh := history(t, hs, r.ID, "b", rule)
+				require.Len(t, bh, 1, rule)
+				require.Equal(t, "released", bh[0].Outcome, rule)
+			},
+		},
+	})
+}
+
+// history answers one task's attempt records and requires the call to
+// succeed.
+func history(t *testing.T, hs plait.HistoryStore, runID, name, rule string) []plait.Attempt {
+	t.Helper()
+	res, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: runID, Task: name})
+	require.NoError(t, err, rule)
+	require.Len(t, res.Tasks, 1, rule)
+	require.Equal(t, name, res.Tasks[0].Task, rule)
+	return res.Tasks[0].Attempts
+}
