@@ -347,7 +347,13 @@ func (p *pool) waitForStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		err := p.store.ReadyWait(ctx, &ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait})
+		wait := &ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait}
+		if p.routes {
+			if names := p.s.handlerNames.Load(); names != nil {
+				wait.Handlers = *names
+			}
+		}
+		err := p.store.ReadyWait(ctx, wait)
 		if ctx.Err() != nil {
 			return
 		}

@@ -366,6 +366,10 @@ type LeaseSweepResult struct {
 type ReadyWaitParams struct {
 	Queues  []string
 	Timeout time.Duration
+	// Handlers, when not nil, are the handlers the caller runs: a store
+	// implementing [ClaimRouter] also wakes it for a task a claim of
+	// another caller set aside for want of one of them. Nil: as before.
+	Handlers []string
 }
 
 // RunStatus is the status of a run.

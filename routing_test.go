@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -162,4 +163,27 @@ func TestRoutedQueueNames(t *testing.T) {
 	}
 	require.Equal(t, "capability gpu,ssd", plait.WaitingForCapability("q+gpu+ssd"))
 	require.Empty(t, plait.WaitingForCapability("q"))
+}
+
+// TestHandlerSetAsideWakesAProcessThatHasIt: two idle processes whose
+// waits never time out; the one without the task's handler may take the
+// wake-up and set the task aside, and the one with it must still wake and
+// run it.
+func TestHandlerSetAsideWakesAProcessThatHasIt(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		clk := fakeclock.New(epoch)
+		store := f.new(t, clk)
+		a := routedOn(t, clk, store, "a", plait.WithRemoteHandlers(), plait.WithIdleWait(time.Hour))
+		a.handle(t, "ha", ok)
+		b := routedOn(t, clk, store, "b", plait.WithIdleWait(time.Hour))
+		b.handle(t, "hb", ok)
+		a.start(t)
+		b.start(t)
+		a.calls.waitIdle(t)
+		b.calls.waitIdle(t)
+		run := a.submit(t, plait.NewWorkflow("wake").Task("x", "hb", nil))
+		final := b.wait(t, run.ID)
+		require.Equal(t, "b", final.Task("x").Worker)
+	})
 }

@@ -81,6 +81,26 @@ func (s *Store) claimAsideLocked(q *queue, params *plait.TaskClaimParams, res *p
 	}
 }
 
+// hasAsideLocked reports whether a task of the queues names is set aside
+// for one of handlers (none when handlers is nil: a ReadyWait that names
+// no handlers wakes for ready work only).
+func (s *Store) hasAsideLocked(names, handlers []string) bool {
+	for _, name := range names {
+		q := s.queues[name]
+		if q == nil || len(q.aside) == 0 {
+			continue
+		}
+		for _, h := range handlers {
+			if f := q.aside[h]; f != nil {
+				if _, ok := f.peek(); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // waitingFor is the task's [plait.TaskInstance.WaitingFor].
 func (t *task) waitingFor() string {
 	if t.status != plait.TaskReady {

@@ -17,7 +17,7 @@ func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) er
 		names = defaultQueues
 	}
 	s.mu.Lock()
-	if s.hasWorkLocked(names) {
+	if s.hasWorkLocked(names) || s.hasAsideLocked(names, params.Handlers) {
 		s.mu.Unlock()
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
 //	<prefix>:{<shard>}:g:<queue>         handlers with tasks of the queue set aside (set)
 //	<prefix>:{<shard>}:g:<queue>:<handler> tasks of the queue set aside for want of the handler (list)
+//	<prefix>:{<shard>}:g:<queue>:<handler>:n wake-up tokens for ReadyWait of processes with the handler (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
 //	<prefix>:{<shard>}:it:<status>       runs of the shard in one status letter (zset, score created ms, member run id)
@@ -100,6 +101,13 @@ func (k keys) asideIndex(s int, queue string) string { return k.base(s) + "g:" +
 // handler.
 func (k keys) aside(s int, queue, handler string) string {
 	return k.asideIndex(s, queue) + ":" + handler
+}
+
+// asideWake is the wake-up list of the tasks of queue set aside for want
+// of handler: ReadyWait of a process with the handler blocks on it.
+// claim_tasks builds it in Lua as the aside list key and ":n".
+func (k keys) asideWake(s int, queue, handler string) string {
+	return k.aside(s, queue, handler) + ":n"
 }
 
 // active is the lease zset of a shard.

@@ -16,7 +16,10 @@ import (
 // a task its own call readied takes the token back, so a token is waiting
 // for any work that appeared after the caller's last empty claim; delayed
 // tasks becoming due are the caller's timer (NextDueAt), not a token. A
-// zero Timeout means no timeout.
+// claim that sets a task aside for want of its handler pushes a token to
+// the aside wake list of that (queue, handler), which ReadyWait waits on
+// too for params.Handlers, so the process with the handler wakes even when
+// another took the queue's token. A zero Timeout means no timeout.
 func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
 	queues, err := checkQueues(params.Queues)
 	if err != nil {
@@ -31,6 +34,11 @@ func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) er
 	var all []string
 	for i, shard := range order {
 		perShard[i] = s.wakeKeys(shard, queues)
+		for _, q := range queues {
+			for _, h := range params.Handlers {
+				perShard[i] = append(perShard[i], s.keys.asideWake(shard, q, h))
+			}
+		}
 		all = append(all, perShard[i]...)
 	}
 	for turn := 0; ; turn++ {

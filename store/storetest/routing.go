@@ -131,6 +131,24 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "ReadyWaitForHandlersSetAside",
+			rule: "ReadyWait naming handlers returns when another claim set a task aside for one of them, though no task is ready",
+			run: func(t *testing.T, h *Harness, rule string) {
+				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"))})
+				// Take the queue's wake-up, as an idle process would.
+				require.NoError(t, returned(t, readyWait(h, bg, nil, time.Minute), rule), rule)
+				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
+				ctx, cancel := context.WithCancel(bg)
+				defer cancel()
+				done := make(chan error, 1)
+				go func() {
+					done <- h.Store.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: time.Minute, Handlers: []string{"h-a"}})
+				}()
+				require.NoError(t, returned(t, done, rule), rule)
+				require.Len(t, claim(t, h, &claimOpts{Handlers: []string{"h-a"}}).Tasks, 1, rule)
+			},
+		},
+		{
 			name: "HandlerSetAside",
 			rule: "a claim listing its handlers never takes a task whose handler it lacks: the task stays ready, says which handler it waits for, and the next claim listing that handler takes it first",
 			run: func(t *testing.T, h *Harness, rule string) {

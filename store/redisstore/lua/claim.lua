@@ -38,6 +38,13 @@
 -- With a request id, the claimed tasks and their epochs are kept in the
 -- claim memory for the lease duration (lib_claim.lua), one SET.
 --
+-- A task set aside pushes a wake-up token to the aside wake list of its
+-- (queue, handler), "<aside list>:n" (at most 64), on which the ReadyWait
+-- of processes with the handler blocks: the queue's token this claimer's
+-- ReadyWait took was meant for whoever can run the task. The claim that
+-- empties an aside list deletes its wake list. Tasks put back by a rate
+-- window that the claim did not take owe their queues tokens, pushed at
+-- the end.
 -- Setting aside (RPUSH to an aside list, SADD to the aside index, HSET of
 -- g:<task>) is part of the same call: retried, lost or refused, it goes
 -- with the call as the claim does. A set-aside task is never lost: it is
@@ -83,5 +90,6 @@ if mk then
   memo = {}
 end
 claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo, handler_set(ARGV[9]), share_list(ARGV[10]))
+wake(ctx)
 if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, tonumber(ARGV[5])) end
 return out

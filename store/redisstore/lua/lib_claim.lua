@@ -192,6 +192,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         redis.call('RPUSH', gk .. ':' .. h, e)
         redis.call('SADD', gk, h)
         redis.call('HSET', rk, 'g:' .. name, 'handler ' .. h)
+        local wk = gk .. ':' .. h .. ':n'
+        if redis.call('LLEN', wk) < 64 then redis.call('RPUSH', wk, '1') end
         return
       end
     end
@@ -267,6 +269,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
           local es = redis.call('LPOP', ak, limit - n)
           if not es then
             redis.call('SREM', gk, h)
+            redis.call('DEL', ak .. ':n')
             break
           end
           for _, e in ipairs(es) do take(e, nil) end
