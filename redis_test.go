@@ -38,7 +38,7 @@ func init() {
 
 var prefixSeq atomic.Int64
 
-func newRedisStore(t testing.TB, addr string, clk *fakeclock.Clock) plait.Store {
+func newRedisStore(t testing.TB, addr string, clk *fakeclock.Clock, extra ...redisstore.Option) plait.Store {
 	t.Helper()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = client.Close() })
@@ -46,7 +46,7 @@ func newRedisStore(t testing.TB, addr string, clk *fakeclock.Clock) plait.Store 
 	if clk != nil {
 		opts = append(opts, redisstore.WithClock(clk))
 	}
-	store, err := redisstore.New(context.Background(), client, opts...)
+	store, err := redisstore.New(context.Background(), client, append(opts, extra...)...)
 	require.NoError(t, err)
 	return store
 }

@@ -70,6 +70,10 @@ type Store struct {
 	// maxResult is the largest result a finish stores.
 	maxResult int
 
+	// ev is the event stream and st the counters (events.go, stats.go).
+	ev eventLog
+	st statsLog
+
 	// sched holds the schedules and the leader lease (schedule.go).
 	sched schedules
 	// nodes holds the node registry and the paused queues (nodes.go).

@@ -163,6 +163,9 @@ func (s *Store) holdLocked(t *task, until time.Time) {
 		return
 	}
 	heap.Push(&s.leases, t)
+	// a new lease is a claim: its event carries the epoch, attempt and
+	// worker the claim has just set (events.go).
+	s.taskEventLocked(t, plait.TaskReady, t.claimedAt)
 }
 
 // unholdLocked drops t's lease.

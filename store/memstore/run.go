@@ -31,6 +31,9 @@ type run struct {
 	// index and expiry entries that still point at it.
 	num     uint64
 	removed bool
+	// firstEvent is the seq of the run's first event in the store's
+	// stream (events.go), 0 before it has one.
+	firstEvent uint64
 }
 
 // edge is one dependency seen from the parent: child task index and the

@@ -11,15 +11,19 @@ import (
 // the move against plait's status machine before touching anything, then
 // writes the status with the times and counters that go with it: the first
 // and current claim for running, the end time and the run's counters for a
-// terminal status; the limit slots of an attempt that ends. Index
-// membership and events join here as they arrive.
-// An illegal move changes nothing and returns an error wrapping
+// terminal status; the limit slots of an attempt that ends; and the event
+// and counters of the move (events.go, stats.go). The caller sets the
+// task's other fields (error, attempt) before the call, so the event
+// carries them; the event of a move to running is made by holdLocked, once
+// the claim has set the epoch and the worker. A task created pending makes
+// no event. An illegal move changes nothing and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
 	if !t.status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
 	}
-	if t.status == plait.TaskRunning && to != plait.TaskRunning {
+	from := t.status
+	if from == plait.TaskRunning && to != plait.TaskRunning {
 		// The attempt ends: its limit slots go back, once.
 		s.releaseLimitsLocked(t)
 	}
@@ -44,18 +48,27 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 		t.inst.EndedAt = now
 		r.ended++
 	}
+	s.statsTaskLocked(t, from, now)
+	if to != plait.TaskRunning {
+		// a claim's event waits for the claim's epoch, attempt and worker:
+		// holdLocked makes it.
+		s.taskEventLocked(t, from, now)
+	}
 	return nil
 }
 
 // setRunStatusLocked is the one place a run's status changes, with its
-// start or end time and the count of runs per status. A run that ends
-// wakes its waiters and starts its retention. The indexes hold no status
-// (a query filters on the record), so a move touches none of them. An illegal move changes nothing and returns an error wrapping
+// start or end time, the count of runs per status and its event. A run
+// created counts for its workflow. A run that ends wakes its waiters and
+// starts its retention. The indexes hold no status (a query filters on the
+// record), so a move touches none of them. An illegal move changes nothing
+// and returns an error wrapping
 // [plait.ErrIllegalTransition].
 func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
 	if !r.rec.Status.CanBecome(to) {
 		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
 	}
+	created := r.rec.Status == ""
 	if from := r.rec.Status; from != "" {
 		if s.counts[from]--; s.counts[from] == 0 {
 			delete(s.counts, from)
@@ -63,6 +76,10 @@ func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) er
 	}
 	s.counts[to]++
 	r.rec.Status = to
+	if created {
+		s.statsRunLocked(r)
+	}
+	s.runEventLocked(r, now)
 	switch {
 	case to == plait.RunRunning:
 		r.rec.StartedAt = now

@@ -112,7 +112,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			}
 		}
 		v, err := s.runScript(ctx, scriptClaim, keys,
-			s.nowArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
+			s.stepArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
 		if err != nil {
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim

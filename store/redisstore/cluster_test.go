@@ -37,7 +37,7 @@ func clusterHarness(t *testing.T, c *redis.ClusterClient, prefix string) *storet
 	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clk := fakeclock.New(start)
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
-		redisstore.WithLogger(quietLogger()))
+		redisstore.WithLogger(quietLogger()), redisstore.WithStats(0))
 	require.NoError(t, err)
 	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
 }

@@ -227,7 +227,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 		keys = append(keys, s.keys.keyIndex(shard, params.Key))
 	}
 	args := make([]any, 0, 9+len(roots)+len(fields)+len(apart))
-	args = append(args, s.nowArg(), s.keys.base(shard), id, strat, len(wf.Tasks), prior, len(fields)/2, len(roots), len(apart)/2)
+	args = append(args, s.stepArg(), s.keys.base(shard), id, strat, len(wf.Tasks), prior, len(fields)/2, len(roots), len(apart)/2)
 	args = append(args, roots...)
 	args = append(args, fields...)
 	args = append(args, apart...)

@@ -28,6 +28,10 @@ import (
 //	<prefix>:{<shard>}:is:<service>      runs of one service (zset, as it:)
 //	<prefix>:{<shard>}:iu:<svc>:<tenant> runs of one service and tenant (zset, as it:)
 //	<prefix>:{<shard>}:ie                finished runs by end of retention (zset, score ms, member "<run>:<st>:<wf>:<svc>:<tenant>")
+//	<prefix>:{<shard>}:e                 event stream of the shard, one entry per script call (MAXLEN ~ global cap, in entries)
+//	<prefix>:{<shard>}:st                counters of the shard (hash: q:<queue>:<counter>, n:<task>)
+//	<prefix>:{<shard>}:sd:<task>         recent attempt durations of a task name in ms (list, newest first, capped)
+//	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
 //	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
@@ -179,6 +183,19 @@ func (k keys) control() string { return k.nodesTag() + "ctl" }
 
 // layout records the shard count and key layout of the prefix.
 func (k keys) layout() string { return k.prefix + ":{layout}" }
+
+// events is the event stream of a shard.
+func (k keys) events(s int) string { return k.base(s) + "e" }
+
+// stats is the counters hash of a shard.
+func (k keys) stats(s int) string { return k.base(s) + "st" }
+
+// durations is the list of recent attempt durations of a task name.
+func (k keys) durations(s int, task string) string { return k.base(s) + "sd:" + task }
+
+// eventsChannel is the pub/sub channel a script that appended events
+// publishes to, for live readers of every shard.
+func (k keys) eventsChannel() string { return k.prefix + ":ev" }
 
 // shardOf returns the shard of a run id: its sequence number modulo the
 // shard count. Ids are "<n>-<nonce>" (see ids.go), or a plain "<n>" as

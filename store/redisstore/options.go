@@ -68,6 +68,9 @@ type config struct {
 	compress int
 	// maxResult is the largest result, in bytes as given.
 	maxResult int
+	// eventCap and statsWindow (0: stats off): see WithEventCap and
+	// WithStats.
+	eventCap, statsWindow int
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }
@@ -98,6 +101,9 @@ func (c *config) withDefaults() {
 	}
 	if c.maxResult == 0 {
 		c.maxResult = MaxResultBytesDefault
+	}
+	if c.eventCap == 0 {
+		c.eventCap = EventsCapDefault
 	}
 }
 

@@ -298,7 +298,7 @@ func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) er
 	if err != nil {
 		return err
 	}
-	v, err := s.runScript(ctx, scriptDeleteRun, []string{s.keys.run(shard, params.ID)}, s.nowArg(), s.keys.base(shard), params.ID)
+	v, err := s.runScript(ctx, scriptDeleteRun, []string{s.keys.run(shard, params.ID)}, s.stepArg(), s.keys.base(shard), params.ID)
 	if err != nil {
 		return err
 	}
@@ -327,7 +327,7 @@ func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*pl
 			out.More = true
 			break
 		}
-		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiry(sh)}, s.nowArg(), s.keys.base(sh), left)
+		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiry(sh)}, s.stepArg(), s.keys.base(sh), left)
 		if err != nil {
 			return out, err
 		}

@@ -100,6 +100,8 @@ type Store struct {
 	next atomic.Uint32
 	// ids is the block of run ids this store reserved.
 	ids idBlock
+	// hub is the one pub/sub connection of the store's waiters (hub.go).
+	hub *hub
 }
 
 // New returns a Store over client. The caller owns client and closes it
@@ -127,6 +129,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 		return nil, err
 	}
 	s.functions = s.loadLibrary(ctx) == nil
+	s.hub = newHub(client)
 	return s, nil
 }
 

@@ -91,7 +91,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
-		redisstore.WithMaxResultBytes(maxResultBytes))
+		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0))
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,
@@ -124,7 +124,7 @@ func newServerHarness(t *testing.T) *storetest.Harness {
 	t.Cleanup(func() { c.Close() })
 	prefix := "t" + strconv.FormatInt(prefixes.Add(1), 10)
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
-		redisstore.WithMaxResultBytes(maxResultBytes),
+		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0),
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes}}

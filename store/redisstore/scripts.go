@@ -55,8 +55,13 @@ import (
 //	RunCreateMany    1 pipeline per createManyChunk runs of create_run.lua
 //	RunGet           1: HGETALL of the run hash
 //	RunCancel        1: cancel_run.lua answers with the run's fields
-//	RunWait          SUBSCRIBE to the run's channel, HGETALL, then wait for
+//	RunWait          SUBSCRIBE to the run's channel on the store's one shared
+//	                 pub/sub connection (hub.go), HGETALL, then wait for
 //	                 the message the run's end publishes
+//	EventRead        LRANGE of a run's events or one XRANGE per shard
+//	                 (pipelined), then one pipelined HMGET per run
+//	StoreStats       HGETALL of each shard's counters, then LRANGE of each
+//	                 task name's window (2 pipelines)
 //
 // Every script runs one of two ways, chosen once by New and running the same
 // Lua source:

@@ -181,7 +181,7 @@ return out`)
 // name, target letter. Returns {0} or {code_illegal, 1 when ctx.refused}.
 var moveScript = redis.NewScript(libSource() + `
 local rk = KEYS[1]
-local ctx = new_ctx(ARGV[1], 2000, 0)
+local ctx = new_ctx(ARGV[1], '2000;100;1000', 0)
 local r = meta_get(rk)
 if not r then
   r = {st = '', total = 3, succ = 0, failed = 0, skipped = 0, cancelled = 0, created = 1000,

@@ -14,10 +14,12 @@ import (
 
 // RunWait blocks until the run is terminal. A run not finished yet is
 // waited for on its pub/sub channel, to which the script that ends the run
-// publishes: RunWait subscribes first and reads the run after, so an end
-// between the two is seen by the read. A finished run costs no memory for
-// its waiters. While waiting it reads the run again every waitChunk, which
-// covers a message lost to a reconnect. See [plait.Store.RunWait].
+// publishes, through the store's one shared subscription connection (hub.go):
+// RunWait subscribes first and reads the run after the server confirmed the
+// subscription, so an end between the two is seen by the read. It reads the
+// run again only when the channel says the run ended, or when the shared
+// connection was cut (a message may have been lost). A finished run costs
+// no memory for its waiters. See [plait.Store.RunWait].
 func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
@@ -27,15 +29,17 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 	if err != nil || run.Status.Terminal() {
 		return run, err
 	}
-	ps := s.client.Subscribe(ctx, s.keys.done(shard, params.ID))
-	defer ps.Close()
-	if _, err := ps.Receive(ctx); err != nil {
+	w, err := s.hub.watch(ctx, s.keys.done(shard, params.ID))
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, mapErr(err)
+		return nil, err
 	}
-	msgs := ps.Channel()
+	defer w.stop()
+	if err := w.waitReady(ctx); err != nil {
+		return nil, err
+	}
 	for {
 		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
 		if err != nil {
@@ -47,15 +51,11 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 		if run.Status.Terminal() {
 			return run, nil
 		}
-		t := time.NewTimer(waitChunk)
 		select {
 		case <-ctx.Done():
-			t.Stop()
 			return nil, ctx.Err()
-		case <-msgs:
-		case <-t.C:
+		case <-w.signal:
 		}
-		t.Stop()
 	}
 }
 

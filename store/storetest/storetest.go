@@ -71,6 +71,12 @@ type Caps struct {
 	// MaxResultBytes is the largest result the store keeps, as it was
 	// built; the case about larger results needs it.
 	MaxResultBytes int
+	// EventCap is the event cap the store was built with, as a count of
+	// events a run's stream is sure to drop past (a store that caps in
+	// entries of several events gives the entries); the case about a
+	// reader behind the cap needs it, and works best with a small one (at
+	// most a few hundred).
+	EventCap int
 }
 
 // Run runs every conformance case as a parallel subtest of t. newHarness is
@@ -140,6 +146,8 @@ func capabilities() []suite {
 		{group{"Limiter", testLimiter}, func(s plait.Store) bool { _, ok := s.(plait.Limiter); return ok }},
 		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s plait.Store) bool { _, ok := s.(plait.QueueDepther); return ok }},
+		{group{"EventStore", testEvents}, func(s plait.Store) bool { _, ok := s.(plait.EventStore); return ok }},
+		{group{"StatsStore", testStats}, func(s plait.Store) bool { _, ok := s.(plait.StatsStore); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},
 		{group{"NodeStore", testNodes}, func(s plait.Store) bool { _, ok := s.(plait.NodeStore); return ok }},
 		{group{"QueryStore", testQueries}, func(s plait.Store) bool { _, ok := s.(plait.QueryStore); return ok }},

@@ -2,7 +2,8 @@
 -- (stop_run in lib_cancel.lua).
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (lease zset, payload keys, run channel, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  run id
@@ -30,14 +31,19 @@
 -- Out of memory: the releases shrink memory; the waiter moved back costs
 -- one list entry it already had. Cut off: as the rest of the call, which
 -- is atomic: either it applied whole or not at all.
+-- Events: one per task cancelled and run_cancelled, written last
+-- (flush_events); a cancel of a finished run moves nothing and makes none.
 -- Retried: the run is terminal by then: the retry answers 0 and the run's
 -- fields, changing nothing.
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- cancel ends work and frees leases. On the EVALSHA path the run hash is
 -- written first (one HSET), before the lease entries are removed, so Redis
 -- refuses the cancel at that write and nothing changes.
+-- Its events are written last, under allow-oom like the rest: a full Redis
+-- still applies the step, and its events with it; the streams are trimmed
+-- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
 local rk = KEYS[1]
 local r = meta_get(rk)
 if r == nil then return {1} end

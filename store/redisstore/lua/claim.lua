@@ -9,7 +9,8 @@
 -- KEYS[1+6(i-1)+6] <prefix>:{s}:g:<queue i>     aside index: handlers with tasks set aside
 --                  (their lists <prefix>:{s}:g:<queue i>:<handler> are built from it)
 -- KEYS[2+6q]       <prefix>:{s}:c:<request>     claim memory (only with a request id)
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes and payload keys of popped entries)
 -- ARGV[3]  worker id
 -- ARGV[4]  limit (tasks)
@@ -61,6 +62,9 @@
 -- their slots until their leases expire and the sweep gives them back.
 -- Redis lost data: as finish.lua says. Out of memory: refused up front,
 -- whole, like the rest of the claim. Cut off: atomic, whole or nothing.
+-- Events: task_ready per due delayed task moved, task_running per claim
+-- and run_running per first claim of a run, written at the end of the
+-- claim step (flush_events); a replay makes none.
 -- Retried: with a request id, the memory is found first: the call claims
 -- nothing and answers the tasks the first call claimed that are still
 -- running under its epochs (read again, payloads and parents' results
@@ -74,7 +78,7 @@
 -- path the first write is a removal (the ZREM of a due delayed entry, else
 -- the LPOP of a ready entry), which Redis allows, and the call runs whole.
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
+local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local nq = tonumber(ARGV[6])
 local qkeys = {}
 for i = 1, 6 * nq do qkeys[i] = KEYS[1 + i] end

@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash (no field m yet)
 -- KEYS[2]  <prefix>:{s}:k:<key>   idempotency key index (only for keyed runs)
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (ready, delayed and wake keys of root
 --          tasks, payload keys)
 -- ARGV[3]  run id
@@ -30,6 +31,11 @@
 -- is unreadable, {code_illegal, ''} when a move is refused (before any
 -- write on the common path).
 --
+-- Events: run_pending and one per root made due (R), written after the
+-- run's fields (flush_events, lib_buffers.lua): one XADD of them all to
+-- <base>e (MAXLEN ~ cap), with WithStats HINCRBY of <base>st, one PUBLISH
+-- to <prefix>:ev; a retry that finds the run writes none. They are never
+-- the first write, so a create Redis refuses for memory writes none either.
 -- Retried: the run exists (field m), so the retry answers {0, createdMs} of
 -- the first try and changes nothing (its index entries are there already;
 -- a ZADD of them again would change nothing either); a keyed retry finds its own id in the
@@ -53,9 +59,9 @@ local prior = tonumber(ARGV[6])
 -- made packed, into the field list, before its one HSET (the first write),
 -- so no field is written twice or read back.
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
-  local base = ARGV[2]
-  local now = now_ms(ARGV[1])
-  local ctx = {base = base, now = now, wake = {}, index_later = true}
+  local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+  ctx.index_later = true
+  local base, now = ctx.base, ctx.now
   local nroots = tonumber(ARGV[8])
   local nf = tonumber(ARGV[7])
   local np = tonumber(ARGV[9])
@@ -99,7 +105,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     local e = entry(id, root.name)
     local to = 'R'
     if due > now then to = 'W' end
-    local s = task_to(ctx, rk, id, r, root.name, t, to, nil, true)
+    local s = task_to(ctx, rk, id, r, root.name, t, to, {queue = queue}, true)
     if not s then return {code_illegal, ''} end
     args[root.s] = s
     if to == 'R' then
@@ -128,6 +134,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
       redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
     end
   end
+  flush_events()
   wake(ctx)
   return {0, now}
 end
@@ -149,7 +156,7 @@ if prior > 0 and redis.call('HLEN', rk) ~= prior then
   return {4, ''}
 end
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
+local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local nf = tonumber(ARGV[7])
 local nroots = tonumber(ARGV[8])
 local np = tonumber(ARGV[9])

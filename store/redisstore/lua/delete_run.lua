@@ -1,7 +1,7 @@
 -- delete_run.lua: delete a finished run with everything it owns.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME (unused
+-- ARGV[1]  the step argument "<now>;<event cap>;<stats window>" (unused
 --          but for the common argument order)
 -- ARGV[2]  shard base "<prefix>:{s}:" (dead letters, key index, query
 --          indexes, expiry zset of the run's shard)
@@ -30,7 +30,7 @@ if not m then return {1} end
 local st = string.sub(m, 1, 1)
 if not run_moves[st] then return {4} end
 if not run_final[st] then return {6} end
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
+local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local wf, svc, tenant = run_query(ctx, rk, false)
 forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
 return {0}

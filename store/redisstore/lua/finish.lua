@@ -3,7 +3,8 @@
 --
 -- KEYS[1]    <prefix>:{s}:active       lease zset
 -- KEYS[1+i]  <prefix>:{s}:r:<run i>    run hash of the i-th outcome
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (queues and wake lists of released
 --          children, payload keys, dead-letter lists, run channels, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
@@ -35,6 +36,12 @@
 -- Out of memory: the releases shrink memory; the waiter moved back costs
 -- one list entry it already had. Cut off: as the rest of the call, which
 -- is atomic: either it applied whole or not at all.
+-- Events: one per status move above, written last (flush_events,
+-- lib_buffers.lua): one XADD of them all to <base>e (MAXLEN ~ cap); with
+-- WithStats, HINCRBY of <base>st and LPUSH and LTRIM of <base>sd:<task> for
+-- an attempt that ended; one PUBLISH to <prefix>:ev. An outcome refused
+-- (stale epoch) moves nothing and makes no event. A lost reply retried
+-- applies nothing (below) and so appends no event twice.
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers 2 (stale epoch), changing nothing. Each applied outcome
 -- writes its attempt record once, into field a:<task>:<epoch> of its own
@@ -47,8 +54,11 @@
 -- when the first outcome applied is a retry with a delay or a failure does
 -- a write that needs memory come first (its delayed or dead-letter entry),
 -- and Redis refuses the call before it has written anything.
+-- Its events are written last, under allow-oom like the rest: a full Redis
+-- still applies the step, and its events with it; the streams are trimmed
+-- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
 local n = tonumber(ARGV[4])
 local rks = {}
 for i = 1, n do rks[i] = KEYS[1 + i] end

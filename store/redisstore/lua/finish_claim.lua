@@ -8,7 +8,8 @@
 -- KEYS[1+6(i-1)+6]     <prefix>:{s}:g:<queue i>     aside index (see claim.lua)
 -- KEYS[1+6q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
 -- KEYS[2+6q+n]         <prefix>:{s}:c:<request>     claim memory (only with a request id)
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  worker id
@@ -30,6 +31,7 @@
 -- memory (lib_claim.lua), one SET.
 --
 -- Limits: the releases of finish.lua, then the admissions of claim.lua.
+-- Events: those of finish.lua and claim.lua, written last (flush_events).
 -- Retried: with a request id, the memory is found first: the call applies
 -- nothing and claims nothing, and answers the codes the first call's
 -- outcomes got and, as claim.lua does, the tasks it claimed that are still
@@ -42,7 +44,7 @@
 -- with finish.lua, which Redis runs, and answers an empty claim. On the
 -- EVALSHA path: as finish.lua, then as claim.lua.
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
 local limit = tonumber(ARGV[5])
 local nq = tonumber(ARGV[7])
 local n = tonumber(ARGV[9])

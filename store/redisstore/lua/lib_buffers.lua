@@ -6,7 +6,8 @@
 -- buffered too and sent as one RPUSH per list, then deleted keys. Every
 -- script calls flush() before it returns (and claim_tasks before it pops).
 -- The order flush() writes in is what the scripts' "Out of memory" notes
--- rely on: lease removals first, then hashes, lists, deletions.
+-- rely on: lease removals first, then hashes, lists, deletions, and last
+-- the events and counters (flush_events).
 
 local hcache = {}
 local hdirty = {}
@@ -18,6 +19,13 @@ local dels = {}
 local unleased = {}
 local unleased_key = nil
 local wrote = false
+-- events and counters buffered by task_to and run_to (lib_status.lua),
+-- written by flush_events.
+local evs = {}
+local ev_errs = {}
+local ev_base, ev_cap, ev_win = nil, nil, 0
+local st_incr = {}
+local st_durs = {}
 
 -- reset empties the buffers above; a function library keeps its locals
 -- between calls, so every function call starts with it.
@@ -25,6 +33,7 @@ local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
   fronts, front_order = {}, {}
   wrote = false
+  evs, ev_errs, ev_base, st_incr, st_durs = {}, {}, nil, {}, {}
 end
 
 local function hfields(rk)
@@ -126,6 +135,52 @@ local function del(k)
   dels[#dels + 1] = k
 end
 
+-- flush_events writes the events, counters and durations buffered since
+-- the last flush, after everything else a step writes (so under maxmemory
+-- none of them is a call's first write): one XADD to the shard's stream
+-- whatever the number of events, all of them in its one field "e" joined
+-- by NUL (one argument and one listpack value, built by table.concat: a
+-- field per event cost Redis about twice as much per event), trimmed to
+-- the cap in entries (MAXLEN ~, so it stays bounded and an append frees
+-- about what it takes); with stats on, one HINCRBY per counter changed and
+-- an LPUSH and LTRIM per task name with durations; and one PUBLISH to
+-- <prefix>:ev for live readers. Nothing is written per run: a run's events
+-- are read from its shard's stream (a run lives in one shard). The cap and
+-- the stats window come from the step argument (new_ctx). An event's error
+-- is read last, from the fields the step wrote; a NUL in it is written as
+-- "\0" text.
+local function flush_events()
+  if ev_base == nil then return end
+  local base = ev_base
+  ev_base = nil
+  local win = ev_win
+  for i, e in pairs(ev_errs) do
+    local hc = hcache[e[1]]
+    local err = hc and hc[e[2]]
+    if err == nil then err = redis.call('HGET', e[1], e[2]) end
+    if err then
+      if string.find(err, '\0', 1, true) then err = string.gsub(err, '%z', '\\0') end
+      evs[i] = evs[i] .. '\n' .. err
+    end
+  end
+  ev_errs = {}
+  redis.call('XADD', base .. 'e', 'MAXLEN', '~', ev_cap, '*', 'e', table.concat(evs, '\0'))
+  if #evs > 0 then redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1') end
+  evs = {}
+  if win == 0 then return end
+  local sk = base .. 'st'
+  for f, n in pairs(st_incr) do
+    if n ~= 0 then redis.call('HINCRBY', sk, f, n) end
+  end
+  st_incr = {}
+  for name, ds in pairs(st_durs) do
+    local lk = base .. 'sd:' .. name
+    redis.call('LPUSH', lk, unpack(ds))
+    redis.call('LTRIM', lk, 0, win - 1)
+  end
+  st_durs = {}
+end
+
 local function flush()
   for i = 1, #unleased, 1000 do
     redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
@@ -163,14 +218,21 @@ local function flush()
     redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
   end
   dels = {}
+  flush_events()
 end
 
 -- ctx carries what the transition helpers need: ctx.base, ctx.now,
 -- ctx.retention (ms), ctx.wake (queue -> tasks readied or delayed by this
 -- call, the wake-up tokens owed) and ctx.readied (ready entries pushed by
 -- this call -> queue, so a claim in the same call takes their token back).
-local function new_ctx(base, now, retention)
-  return {base = base, now = now, retention = retention or 0, wake = {}, readied = {}}
+-- new_ctx takes the step argument of the Go side (stepArg in events.go):
+-- "<now ms or empty>;<event cap>;<stats window, 0 when off>".
+local function new_ctx(base, step, retention)
+  local now, cap, win = string.match(step, '^([^;]*);(%d+);(%d+)$')
+  if not now then now, cap, win = step, '100000', '0' end
+  local ms = now_ms(now)
+  return {base = base, now = ms, nows = int(ms), retention = retention or 0, wake = {}, readied = {},
+    evcap = cap, win = tonumber(win)}
 end
 
 local function owe(ctx, queue, n)

@@ -12,6 +12,11 @@
 --         F failed  K skipped  C cancelled  D dead
 --   run   P pending  U running  S completed  F failed  C cancelled
 --
+-- Each move that changes a status is one event and moves the shard's
+-- counters (note_task, note_run below), buffered and written last by
+-- flush() (flush_events in lib_buffers.lua), so a step's events follow all
+-- its other writes. Fast paths that pass packed=true get their events too.
+--
 -- A refused move changes nothing, returns nil and sets ctx.refused, so the
 -- step that asked answers code_illegal however deep the refusal was. Steps
 -- that write before their move check it first with task_can / run_can, so
@@ -25,6 +30,77 @@ end
 local function run_can(from, to)
   local m = run_moves[from]
   return m ~= nil and m[to] == true
+end
+
+-- Events and counters (lib_buffers.lua writes them in flush_events).
+-- Every move of a status, made here, is one event, buffered as a string
+-- made of strings the move builds anyway, so an event converts no number:
+--   task  "t<nowMs>,<durMs>,<run>,<task>,<packed state>"
+--   run   "r<nowMs>,<run>,<packed meta>"
+-- The packed state (state_pack) carries the status, attempt, epoch, claim
+-- and end offsets and worker; the meta (meta_pack) the run's status,
+-- counters and times. durMs is set only for a move off running that does
+-- not end the task (a retry, a crash, a hand-back): a move that ends it
+-- has its duration in the state (end - claim). An error is appended at
+-- the flush ("\n" and the task's error field) for a move to failed,
+-- retrying, dead or cancelled. A move between two letters of one status (P
+-- and W) and a task created pending make none. With stats on (ctx.win >
+-- 0), the counters of the task's queue go up in the shard's hash <base>st
+-- ("q:<queue>:<counter>"), with the count and the duration window of its
+-- name for the attempts that ended (succeeded, failed, retried).
+local ev_err = {F = true, Y = true, D = true, C = true}
+
+local function note(ctx, v, err, rk, name)
+  ev_base, ev_cap, ev_win = ctx.base, ctx.evcap, ctx.win
+  local n = #evs + 1
+  evs[n] = v
+  if err then ev_errs[n] = {rk, 'e:' .. name} end
+end
+
+local function count(f, n) st_incr[f] = (st_incr[f] or 0) + n end
+
+local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
+  if from == '' or ((from == 'P' or from == 'W') and (to == 'P' or to == 'W')) then return end
+  local dur = ''
+  if from == 'U' and r and t.claim and t.claim ~= '' and (ctx.win > 0 or not task_final[to]) then
+    dur = ctx.now - r.created - t.claim
+  end
+  if task_final[to] then
+    note(ctx, 't' .. ctx.nows .. ',,' .. id .. ',' .. name .. ',' .. s, ev_err[to], rk, name)
+  else
+    note(ctx, 't' .. ctx.nows .. ',' .. dur .. ',' .. id .. ',' .. name .. ',' .. s, ev_err[to], rk, name)
+  end
+  if ctx.win == 0 then return end
+  if h == nil then h = def_get(rk, name) end
+  if not h then return end
+  local q = 'q:' .. h.queue .. ':'
+  if to == 'R' then
+    if from == 'P' or from == 'W' then count(q .. 'sub', 1)
+    elseif from == 'U' and ctx.crash then count(q .. 'crash', 1) end
+  elseif to == 'U' then count(q .. 'run', 1)
+  elseif to == 'S' then count(q .. 'ok', 1)
+  elseif to == 'F' then count(q .. 'fail', 1)
+  elseif to == 'Y' then count(q .. 'retry', 1)
+  elseif to == 'D' then
+    count(q .. 'dead', 1)
+    if from == 'U' and ctx.crash then count(q .. 'crash', 1) end
+  end
+  if from == 'U' then
+    count(q .. 'run', -1)
+    if dur ~= '' and (to == 'S' or to == 'F' or to == 'Y') then
+      count('n:' .. name, 1)
+      local ds = st_durs[name]
+      if not ds then
+        ds = {}
+        st_durs[name] = ds
+      end
+      ds[#ds + 1] = dur
+    end
+  end
+end
+
+local function note_run(ctx, id, m)
+  note(ctx, 'r' .. ctx.nows .. ',' .. id .. ',' .. m, false)
 end
 
 local function task_terminal(st) return task_final[st] == true end
@@ -68,6 +144,7 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     ctx.refused = true
     return nil
   end
+  local from = t.st
   if t.st == 'U' and to ~= 'U' then
     -- The attempt ends: its limit slots go back, once (lib_limit.lua).
     limit_release(ctx, rk, id, name)
@@ -91,6 +168,7 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
   -- the queues, whose entry position (tail, head,
   -- delayed due time) only the caller knows; the callers push them.
   local s = state_pack(t)
+  note_task(ctx, rk, id, r, name, t, from, to, h, s)
   if not packed then hset(rk, 's:' .. name, s) end
   return s
 end
@@ -186,6 +264,7 @@ local function run_to(ctx, rk, id, r, to, packed)
     run_index(ctx, rk, id, r, from, to)
   end
   local m = meta_pack(r)
+  note_run(ctx, id, m)
   if not packed then hset(rk, 'm', m) end
   return m
 end

@@ -3,7 +3,8 @@
 --
 -- KEYS[1]  <prefix>:{s}:ie   expiry zset of the shard (score: end of
 --          retention in ms; member "<run>:<st>:<wf>:<svc>:<tenant>")
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3]  limit: the most runs pruned by this call
 --
@@ -23,9 +24,11 @@
 -- Out of memory: the function is declared allow-oom: it only deletes. On
 -- the EVALSHA path DEL and ZREM need no memory either.
 -- Cut off: atomic per call; an unanswered call pruned its batch or not.
+-- The DEL of the event stream, when the shard is left without a run, needs
+-- no memory and is as idempotent as the rest (a second DEL finds nothing).
 
 local ek = KEYS[1]
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), 0)
+local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local limit = tonumber(ARGV[3])
 local due = redis.call('ZRANGEBYSCORE', ek, '-inf', ctx.now, 'LIMIT', 0, limit + 1)
 local n = math.min(limit, #due)
@@ -40,4 +43,12 @@ for i = 1, n do
 end
 local more = 0
 if #due > limit then more = 1 end
+-- The shard's event stream outlives its runs (it is bounded by its cap,
+-- not by retention); once a prune leaves the shard without a run, pending,
+-- running or kept for retention, the stream goes too. A reader whose
+-- cursor was in it is told it fell behind.
+if n > 0 and more == 0 and redis.call('ZCARD', ek) == 0 and redis.call('ZCARD', key(ctx.base, 'it', 'P')) == 0
+  and redis.call('ZCARD', key(ctx.base, 'it', 'U')) == 0 then
+  redis.call('DEL', key(ctx.base, 'e'))
+end
 return {n, more}

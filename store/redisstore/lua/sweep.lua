@@ -1,7 +1,8 @@
 -- sweep.lua: recover running tasks whose lease deadline has passed.
 --
 -- KEYS[1]  <prefix>:{s}:active   lease zset
--- ARGV[1]  now in ms since the Unix epoch, or "" to use Redis TIME
+-- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
+--          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready
 --          queues and wake lists, payload keys, dead-letter lists)
 -- ARGV[3]  retention of a finished run's keys in ms
@@ -32,13 +33,21 @@
 -- Out of memory: the releases shrink memory; the waiter moved back costs
 -- one list entry it already had. Cut off: as the rest of the call, which
 -- is atomic: either it applied whole or not at all.
+-- Events: one per task recovered (task_ready or task_dead, with the
+-- attempt's duration) and per move it brings (children, the run's end),
+-- written last (flush_events); crashes counted in <base>st. A call that
+-- recovered nothing makes none.
 -- Retried: the entries the first call handled are gone from the lease
 -- zset; a retry handles the next expired ones, if any, once each.
 -- Out of memory: the function is declared allow-oom and runs whole; on the
 -- EVALSHA path the first write is the removal of the first expired lease
 -- entry, which Redis allows, and the call then runs whole too.
+-- Its events are written last, under allow-oom like the rest: a full Redis
+-- still applies the step, and its events with it; the streams are trimmed
+-- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], now_ms(ARGV[1]), tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+ctx.crash = true -- a task this call moves off running lost its lease
 local active = KEYS[1]
 local limit = tonumber(ARGV[4])
 local crash_limit = tonumber(ARGV[5])

@@ -1,0 +1,239 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// EventsCapDefault is how many events the store's stream keeps before
+// dropping its oldest; a run's events are read from it, so it caps them too.
+// At about 100 bytes an event it holds a store's stream under 1 MB.
+const EventsCapDefault = 10_000
+
+// evBlock is how many events one block of the ring holds: the ring grows a
+// block at a time, so no append ever copies the events already kept.
+const evBlock = 1024
+
+// WithEventCap sets how many events the store's stream keeps; older events
+// are dropped and a reader behind them is told so. A run's events are read
+// from this one stream. Zero or negative means EventsCapDefault.
+func WithEventCap(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.ev.cap = n
+		}
+	}
+}
+
+// eventLog holds the store's event stream: a ring of the newest cap
+// events, each numbered by seq (the cursor is that number in decimal, the
+// same for the store's stream and a run's). Events are kept as compact
+// records that point at their run and share its strings (evRec), built
+// into [plait.StoreEvent] values only when read: a transition costs a copy
+// into a slot of the ring and no allocation once the ring is full. A run
+// keeps no list of its own: it remembers the seq of its first event, and a
+// read of the run filters the ring from there.
+type eventLog struct {
+	cap    int
+	seq    uint64
+	blocks [][]evRec // the ring, evBlock events a block
+	head   int       // index of the oldest event in the ring
+	n      int
+	// dropped is the seq of the newest event dropped from the ring.
+	dropped uint64
+	// wake is closed and replaced when an event is appended and a reader
+	// waits (waited): a transition nobody reads pays one bool test.
+	wake   chan struct{}
+	waited bool
+}
+
+// evRec is one stored event.
+type evRec struct {
+	run     *run
+	worker  string
+	err     string
+	seq     uint64
+	at      int64 // ns since the Unix epoch
+	dur     int64
+	epoch   int64
+	attempt int32
+	task    int32 // index in run.tasks; -1 for a run event
+	status  string
+}
+
+// initLocked gives the cap its default when no option set it, once.
+func (l *eventLog) initLocked() {
+	if l.wake != nil {
+		return
+	}
+	if l.cap == 0 {
+		l.cap = EventsCapDefault
+	}
+	l.wake = make(chan struct{})
+}
+
+// at returns the slot of index i of the ring.
+func (l *eventLog) at(i int) *evRec { return &l.blocks[i/evBlock][i%evBlock] }
+
+// appendEventLocked numbers ev and adds it to the store's stream.
+func (s *Store) appendEventLocked(ev evRec) {
+	l := &s.ev
+	l.initLocked()
+	l.seq++
+	ev.seq = l.seq
+	if ev.run.firstEvent == 0 {
+		ev.run.firstEvent = l.seq
+	}
+	if l.n < l.cap {
+		if l.n%evBlock == 0 {
+			l.blocks = append(l.blocks, make([]evRec, min(evBlock, l.cap-l.n)))
+		}
+		*l.at(l.n) = ev
+		l.n++
+	} else {
+		l.dropped = l.seq - uint64(l.n)
+		*l.at(l.head) = ev
+		l.head++
+		if l.head == l.cap {
+			l.head = 0
+		}
+	}
+	if l.waited {
+		close(l.wake)
+		l.wake = make(chan struct{})
+		l.waited = false
+	}
+}
+
+// taskEventLocked records t's move from status from to its current status.
+func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
+	if from == "" || from == t.status {
+		return
+	}
+	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
+		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker}
+	if from == plait.TaskRunning {
+		ev.dur = int64(now.Sub(t.claimedAt))
+	}
+	switch t.status {
+	case plait.TaskFailed, plait.TaskRetrying, plait.TaskDead, plait.TaskCancelled:
+		ev.err = t.inst.Error
+	}
+	s.appendEventLocked(ev)
+}
+
+// runEventLocked records r's move to its current status.
+func (s *Store) runEventLocked(r *run, now time.Time) {
+	s.appendEventLocked(evRec{run: r, task: -1, status: string(r.rec.Status), at: now.UnixNano()})
+}
+
+// event builds the event a record stands for.
+func (e *evRec) event() plait.StoreEvent {
+	r := e.run
+	ev := plait.StoreEvent{
+		Cursor: plait.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.rec.ID, At: time.Unix(0, e.at).UTC(),
+		Workflow: r.rec.Workflow, Tenant: r.rec.Tenant, Service: r.rec.Service,
+	}
+	if e.task < 0 {
+		ev.RunStatus = plait.RunStatus(e.status)
+		ev.Type = plait.RunEventType(ev.RunStatus)
+		return ev
+	}
+	spec := &r.spec.Tasks[e.task]
+	ev.Task, ev.Queue, ev.Priority, ev.Handler = spec.Name, spec.Queue, spec.Priority, spec.Handler
+	ev.TaskStatus = plait.TaskStatus(e.status)
+	ev.Type = plait.TaskEventType(ev.TaskStatus)
+	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.err
+	return ev
+}
+
+// EventRead returns the events after params.After of the store's stream or
+// of one run's. See [plait.EventStore].
+func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+	if params == nil || params.Limit < 1 || params.Wait < 0 {
+		return nil, fmt.Errorf("memstore: event read needs a limit >= 1 and a wait >= 0: %w", plait.ErrInvalidArgument)
+	}
+	var after uint64
+	if params.After != "" {
+		n, err := strconv.ParseUint(string(params.After), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("memstore: event cursor %q: %w", params.After, plait.ErrInvalidArgument)
+		}
+		after = n
+	}
+	var timer clock.Timer
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		s.ev.initLocked()
+		res, err := s.readEventsLocked(params, after)
+		if err != nil || len(res.Events) > 0 || res.FellBehind || params.Wait == 0 {
+			s.mu.Unlock()
+			return res, err
+		}
+		wake := s.ev.wake
+		s.ev.waited = true
+		s.mu.Unlock()
+		if timer == nil {
+			timer = clock.Real{}.NewTimer(params.Wait)
+			defer timer.Stop()
+		}
+		select {
+		case <-wake:
+		case <-timer.C():
+			s.mu.Lock()
+			res, err = s.readEventsLocked(params, after)
+			s.mu.Unlock()
+			return res, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+func (s *Store) readEventsLocked(params *plait.EventReadParams, after uint64) (*plait.EventReadResult, error) {
+	res := &plait.EventReadResult{Cursor: params.After}
+	l := &s.ev
+	var r *run
+	if params.RunID != "" {
+		if r = s.runs[params.RunID]; r == nil {
+			return nil, fmt.Errorf("memstore: run %q: %w", params.RunID, plait.ErrNotFound)
+		}
+		// a run's events start at its first; none of it was dropped
+		// after the cursor unless it began before the drop point.
+		res.FellBehind = params.After != "" && after < l.dropped && r.firstEvent != 0 && r.firstEvent <= l.dropped
+		if after == 0 && r.firstEvent > 0 {
+			after = r.firstEvent - 1
+		}
+	} else {
+		res.FellBehind = params.After != "" && after < l.dropped
+	}
+	// the ring holds seqs l.seq-n+1 .. l.seq in order from head.
+	first := l.seq - uint64(l.n) + 1
+	start := uint64(0)
+	if after >= first {
+		start = after - first + 1
+	}
+	for k := start; k < uint64(l.n) && len(res.Events) < params.Limit; k++ {
+		i := l.head + int(k)
+		if i >= l.cap {
+			i -= l.cap
+		}
+		e := l.at(i)
+		if r != nil && e.run != r {
+			continue
+		}
+		res.Events = append(res.Events, e.event())
+	}
+	if len(res.Events) > 0 {
+		res.Cursor = res.Events[len(res.Events)-1].Cursor
+	}
+	return res, nil
+}

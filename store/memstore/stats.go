@@ -1,0 +1,146 @@
+package memstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// StatsWindowDefault is how many recent attempt durations of each task
+// name the store keeps for the percentiles of [plait.Scheduler.Stats].
+const StatsWindowDefault = 1_000
+
+// WithStatsWindow sets how many recent attempt durations of each task name
+// are kept for the percentiles. Zero or negative means the default.
+func WithStatsWindow(n int) Option {
+	return func(s *Store) {
+		if n > 0 {
+			s.st.window = n
+		}
+	}
+}
+
+// statsLog holds the counters per queue and per workflow and a ring of
+// recent attempt durations per task name, all kept up to date by the status
+// transitions (status.go).
+type statsLog struct {
+	window    int
+	queues    map[string]*plait.StatCounters
+	workflows map[string]*plait.StatCounters
+	durations map[string]*durRing
+}
+
+// durRing is a ring of the newest durations of one task name.
+type durRing struct {
+	d    []time.Duration
+	next int
+}
+
+func (l *statsLog) counters(m *map[string]*plait.StatCounters, name string) *plait.StatCounters {
+	if *m == nil {
+		*m = make(map[string]*plait.StatCounters)
+	}
+	c := (*m)[name]
+	if c == nil {
+		c = &plait.StatCounters{}
+		(*m)[name] = c
+	}
+	return c
+}
+
+// statsRunLocked counts a new run of its workflow.
+func (s *Store) statsRunLocked(r *run) {
+	s.st.counters(&s.st.workflows, r.rec.Workflow).Submitted++
+}
+
+// statsTaskLocked counts t's move from status from to its current one.
+func (s *Store) statsTaskLocked(t *task, from plait.TaskStatus, now time.Time) {
+	to := t.status
+	if from == "" || from == to {
+		return
+	}
+	spec := t.spec()
+	q := s.st.counters(&s.st.queues, spec.Queue)
+	w := s.st.counters(&s.st.workflows, t.run.rec.Workflow)
+	if from == plait.TaskPending && to == plait.TaskReady {
+		q.Submitted++
+	}
+	for _, c := range [2]*plait.StatCounters{q, w} {
+		if from == plait.TaskRunning {
+			c.Running--
+		}
+		switch to {
+		case plait.TaskRunning:
+			c.Running++
+		case plait.TaskSucceeded:
+			c.Succeeded++
+		case plait.TaskFailed:
+			c.Failed++
+		case plait.TaskDead:
+			c.Dead++
+		case plait.TaskRetrying:
+			c.Retried++
+		}
+		if from == plait.TaskRunning && (to == plait.TaskReady || to == plait.TaskDead) && lastOutcome(t) == "crashed" {
+			c.Crashed++
+		}
+	}
+	if from == plait.TaskRunning && (to == plait.TaskSucceeded || to == plait.TaskFailed || to == plait.TaskRetrying) {
+		s.recordDurationLocked(t.inst.Name, now.Sub(t.claimedAt))
+	}
+}
+
+func lastOutcome(t *task) string {
+	if n := len(t.inst.Attempts); n > 0 {
+		return t.inst.Attempts[n-1].Outcome
+	}
+	return ""
+}
+
+func (s *Store) recordDurationLocked(name string, d time.Duration) {
+	l := &s.st
+	if l.window == 0 {
+		l.window = StatsWindowDefault
+	}
+	if l.durations == nil {
+		l.durations = make(map[string]*durRing)
+	}
+	ring := l.durations[name]
+	if ring == nil {
+		ring = &durRing{}
+		l.durations[name] = ring
+	}
+	if len(ring.d) < l.window {
+		ring.d = append(ring.d, d)
+		return
+	}
+	ring.d[ring.next] = d
+	ring.next = (ring.next + 1) % len(ring.d)
+}
+
+// StoreStats returns copies of the counters and the duration windows. See
+// [plait.StatsStore]. Its cost grows with the number of queues, workflows
+// and task names, never with the number of runs.
+func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) (*plait.StoreStatsResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	res := &plait.StoreStatsResult{
+		Queues:    make(map[string]plait.StatCounters, len(s.st.queues)),
+		Workflows: make(map[string]plait.StatCounters, len(s.st.workflows)),
+		Durations: make(map[string][]time.Duration, len(s.st.durations)),
+	}
+	for k, c := range s.st.queues {
+		res.Queues[k] = *c
+	}
+	for k, c := range s.st.workflows {
+		res.Workflows[k] = *c
+	}
+	for k, r := range s.st.durations {
+		res.Durations[k] = append([]time.Duration(nil), r.d...)
+	}
+	return res, nil
+}

@@ -1,0 +1,535 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/clock"
+)
+
+// Event and stats defaults and bounds.
+const (
+	// EventsCapDefault is how many entries each shard's event stream
+	// keeps (an entry holds the events of one script call).
+	EventsCapDefault = 100_000
+	// StatsWindowDefault is how many recent attempt durations of each task
+	// name are kept for the percentiles.
+	StatsWindowDefault = 1_000
+	// EventsCapMax bounds WithEventCap and WithStats.
+	EventsCapMax = 100_000_000
+)
+
+// WithEventCap sets how many entries each shard's event stream keeps (an
+// entry holds the events of one script call, one or a few transitions).
+// A run's events are read from its shard's stream, so this caps them too.
+// The stream is trimmed with MAXLEN ~, so it holds at least its cap and at
+// most about one stream node (100 entries by default) more. Defaults to
+// EventsCapDefault; below 1 or above EventsCapMax is an error. Every
+// process of a prefix should use the same cap: each trims to its own.
+func WithEventCap(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > EventsCapMax {
+			c.reject("WithEventCap", strconv.Itoa(n), "want 1.."+strconv.Itoa(EventsCapMax))
+			return
+		}
+		c.eventCap = n
+	}
+}
+
+// WithStats turns on the counters and duration windows of
+// [plait.Scheduler.Stats]: every transition then also counts itself per
+// queue in its shard's hash and keeps the attempt durations of each task
+// name, window of them (StatsWindowDefault when window is 0). They cost
+// Redis CPU on every claim and finish (the README gives the figure), so they
+// are off by default, and StoreStats answers an [*plait.UnsupportedError]
+// while they are. A window below 0 or above EventsCapMax is an error. Every
+// process of a prefix should use the same setting.
+func WithStats(window int) Option {
+	return func(c *config) {
+		if window < 0 || window > EventsCapMax {
+			c.reject("WithStats", strconv.Itoa(window), "want 0.."+strconv.Itoa(EventsCapMax))
+			return
+		}
+		if window == 0 {
+			window = StatsWindowDefault
+		}
+		c.statsWindow = window
+	}
+}
+
+// stepArg is the first argument of the scripts that change statuses: the
+// "now" of nowArg, then ";" the event cap and ";" the stats window (0 when
+// stats are off), so a transition reads its settings from its arguments
+// and not from Redis.
+func (s *Store) stepArg() string {
+	return s.nowArg() + ";" + strconv.Itoa(s.cfg.eventCap) + ";" + strconv.Itoa(s.cfg.statsWindow)
+}
+
+// EventRead reads the events after params.After from the stream of one run
+// (a list in its shard's slot) or from the streams of every shard, merged
+// in the order of their ids. A cursor of the store's stream holds one
+// stream id per shard; a run's, the shard stream id of its last event. The fields a script does not write (queue,
+// priority, handler, workflow, tenant, service) are read from the run hash,
+// once per run and task of a read, and stay empty once the run expired.
+// With Wait, a read that found nothing waits on the shared subscription
+// connection for the next append. See [plait.EventStore].
+func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+	if params == nil || params.Limit < 1 || params.Wait < 0 {
+		return nil, fmt.Errorf("redisstore: event read needs a limit >= 1 and a wait >= 0: %w", plait.ErrInvalidArgument)
+	}
+	var read func() (*plait.EventReadResult, error)
+	if params.RunID != "" {
+		sh, err := s.runShard(params.RunID)
+		if err != nil {
+			return nil, err
+		}
+		pos, err := parseCursor(params.After, 1)
+		if err != nil {
+			return nil, err
+		}
+		read = func() (*plait.EventReadResult, error) { return s.readRun(ctx, sh, params.RunID, pos[0], params) }
+	} else {
+		var streams []string
+		for sh := 0; sh < s.cfg.shards; sh++ {
+			streams = append(streams, s.keys.events(sh))
+		}
+		pos, err := parseCursor(params.After, len(streams))
+		if err != nil {
+			return nil, err
+		}
+		read = func() (*plait.EventReadResult, error) { return s.readStreams(ctx, streams, pos, params) }
+	}
+	res, err := read()
+	if err != nil || len(res.Events) > 0 || res.FellBehind || params.Wait == 0 {
+		return res, err
+	}
+	w, err := s.hub.watch(ctx, s.keys.eventsChannel())
+	if err != nil {
+		return nil, err
+	}
+	defer w.stop()
+	t := clock.Real{}.NewTimer(params.Wait)
+	defer t.Stop()
+	select {
+	case <-w.ready:
+	case <-t.C():
+		return read()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for {
+		res, err := read()
+		if err != nil || len(res.Events) > 0 || res.FellBehind {
+			return res, err
+		}
+		select {
+		case <-w.signal:
+		case <-t.C():
+			return read()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// parseCursor splits a cursor into one stream id per stream; the empty
+// cursor is the start of each.
+func parseCursor(c plait.EventCursor, n int) ([]string, error) {
+	pos := make([]string, n)
+	if c == "" {
+		return pos, nil
+	}
+	parts := strings.Split(string(c), ",")
+	if len(parts) != n {
+		return nil, fmt.Errorf("redisstore: event cursor %q is not one of this stream: %w", c, plait.ErrInvalidArgument)
+	}
+	for i, p := range parts {
+		if p == "" {
+			continue
+		}
+		if _, _, ok := splitPos(p); !ok {
+			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, plait.ErrInvalidArgument)
+		}
+		pos[i] = p
+	}
+	return pos, nil
+}
+
+// splitPos splits a position "<ms>-<seq>.<field>" into the stream id and
+// the field number of the event within the entry.
+func splitPos(p string) (id string, field int, ok bool) {
+	id, f, ok := strings.Cut(p, ".")
+	if !ok {
+		return "", 0, false
+	}
+	ms, seq, ok := strings.Cut(id, "-")
+	if !ok {
+		return "", 0, false
+	}
+	if _, err := strconv.ParseUint(ms, 10, 64); err != nil {
+		return "", 0, false
+	}
+	if _, err := strconv.ParseUint(seq, 10, 64); err != nil {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(f)
+	if err != nil || n < 1 {
+		return "", 0, false
+	}
+	return id, n, true
+}
+
+// posLess orders two positions.
+func posLess(a, b string) bool {
+	aid, af, _ := splitPos(a)
+	bid, bf, _ := splitPos(b)
+	if aid != bid {
+		return streamIDLess(aid, bid)
+	}
+	return af < bf
+}
+
+// entryEvents returns the events of a stream entry, as positions
+// "<entry id>.<n>" (n from 1) and values: the entry's field "e" holds them
+// joined by NUL (flush_events in lua/lib_buffers.lua).
+func entryEvents(m redis.XMessage) (pos, vals []string) {
+	v, _ := m.Values["e"].(string)
+	if v == "" {
+		return nil, nil
+	}
+	vals = strings.Split(v, "\x00")
+	pos = make([]string, len(vals))
+	for i := range vals {
+		pos[i] = m.ID + "." + strconv.Itoa(i+1)
+	}
+	return pos, vals
+}
+
+// streamIDLess orders two stream ids.
+func streamIDLess(a, b string) bool {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	an, _ := strconv.ParseUint(am, 10, 64)
+	bn, _ := strconv.ParseUint(bm, 10, 64)
+	if an != bn {
+		return an < bn
+	}
+	aq, _ := strconv.ParseUint(as, 10, 64)
+	bq, _ := strconv.ParseUint(bs, 10, 64)
+	return aq < bq
+}
+
+// readStreams reads up to params.Limit events after pos from each stream in
+// one pipeline (XRANGE from the cursor's own id, inclusive, so a cursor
+// whose entry the cap removed is seen) and merges them.
+func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+	cmds := make([]*redis.XMessageSliceCmd, len(streams))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range streams {
+			start := "-"
+			if pos[i] != "" {
+				start, _, _ = splitPos(pos[i])
+			}
+			cmds[i] = p.XRangeN(ctx, k, start, "+", int64(params.Limit)+1)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err)
+	}
+	res := &plait.EventReadResult{Cursor: params.After}
+	type item struct{ pos, v string }
+	lists := make([][]item, len(streams))
+	for i, c := range cmds {
+		msgs, err := c.Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err)
+		}
+		var items []item
+		for j, m := range msgs {
+			ps, vs := entryEvents(m)
+			for k := range ps {
+				if pos[i] != "" && !posLess(pos[i], ps[k]) {
+					continue
+				}
+				items = append(items, item{ps[k], vs[k]})
+			}
+			if j == 0 && pos[i] != "" {
+				id, _, _ := splitPos(pos[i])
+				res.FellBehind = res.FellBehind || m.ID != id
+			}
+		}
+		lists[i] = items
+	}
+	cur := append([]string(nil), pos...)
+	idx := make([]int, len(streams))
+	for len(res.Events) < params.Limit {
+		best := -1
+		for i, l := range lists {
+			if idx[i] < len(l) && (best < 0 || posLess(l[idx[i]].pos, lists[best][idx[best]].pos)) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		it := lists[best][idx[best]]
+		idx[best]++
+		cur[best] = it.pos
+		res.Cursor = plait.EventCursor(strings.Join(cur, ","))
+		ev, err := decodeEvent(it.v)
+		if err != nil {
+			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", it.pos, "error", err)
+			continue
+		}
+		ev.Cursor = res.Cursor
+		res.Events = append(res.Events, ev)
+	}
+	if err := s.enrichEvents(ctx, res.Events); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// runScanChunk is how many stream entries one XRANGE of a run's read
+// fetches while it looks for the run's events.
+const runScanChunk = 1000
+
+// readRun reads the events of one run after the position after from its
+// shard's stream, which holds the events of every run of the shard: there
+// is no stream per run, so a transition writes one stream entry and no key
+// per run (docs/redis-schema.md gives the numbers). The read starts at the
+// cursor's entry, or without one at the run's creation (stream ids are
+// Redis TIME in ms, as the run's creation time is when the store uses the
+// server's clock; under WithClock at the stream's start), and fetches
+// entries in chunks of runScanChunk until it has params.Limit events of the
+// run or reaches the end. A cursor whose entry the cap removed is behind.
+func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+	key := s.keys.events(sh)
+	start := "-"
+	if after != "" {
+		start, _, _ = splitPos(after)
+	} else if s.cfg.clock == nil {
+		m, err := s.client.HGet(ctx, s.keys.run(sh, runID), "m").Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err)
+		}
+		if meta, err := decodeMeta(m); err == nil {
+			start = strconv.FormatInt(meta.created, 10) + "-0"
+		}
+	}
+	res := &plait.EventReadResult{Cursor: params.After}
+	first := true
+	for len(res.Events) < params.Limit {
+		msgs, err := s.client.XRangeN(ctx, key, start, "+", runScanChunk).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, mapErr(err)
+		}
+		for j, m := range msgs {
+			if first && j == 0 && after != "" {
+				id, _, _ := splitPos(after)
+				res.FellBehind = m.ID != id
+			}
+			ps, vs := entryEvents(m)
+			for k := range ps {
+				if after != "" && !posLess(after, ps[k]) {
+					continue
+				}
+				if !eventOfRun(vs[k], runID) || len(res.Events) == params.Limit {
+					continue
+				}
+				ev, err := decodeEvent(vs[k])
+				res.Cursor = plait.EventCursor(ps[k])
+				if err != nil {
+					s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", ps[k], "error", err)
+					continue
+				}
+				ev.Cursor = res.Cursor
+				res.Events = append(res.Events, ev)
+			}
+		}
+		first = false
+		if len(msgs) < runScanChunk {
+			break
+		}
+		start = "(" + msgs[len(msgs)-1].ID
+	}
+	if err := s.enrichEvents(ctx, res.Events); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// eventOfRun reports whether a stored event (see decodeEvent) is one of
+// the run runID, without decoding it.
+func eventOfRun(v, runID string) bool {
+	if v == "" {
+		return false
+	}
+	skip := 1
+	if v[0] == 't' {
+		skip = 2
+	}
+	f := v
+	for i := 0; i < skip; i++ {
+		_, rest, ok := strings.Cut(f, ",")
+		if !ok {
+			return false
+		}
+		f = rest
+	}
+	return len(f) > len(runID) && f[len(runID)] == ',' && f[:len(runID)] == runID
+}
+
+// decodeEvent decodes one event written by note_task or note_run
+// (lua/lib_status.lua): "t<nowMs>,<durMs>,<run>,<task>,<packed state>" or
+// "r<nowMs>,<run>,<packed meta>", then, for a task event with an error, a
+// newline and the error text.
+func decodeEvent(v string) (plait.StoreEvent, error) {
+	var ev plait.StoreEvent
+	head, errText, _ := strings.Cut(v, "\n")
+	if head == "" {
+		return ev, corrupt("event %q is malformed", clip(v))
+	}
+	kind := head[0]
+	n := 5
+	if kind == 'r' {
+		n = 3
+	}
+	f := strings.SplitN(head[1:], ",", n)
+	if len(f) != n {
+		return ev, corrupt("event %q is malformed", clip(v))
+	}
+	now, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil {
+		return ev, corrupt("event %q: time", clip(v))
+	}
+	ev.At = msTime(now)
+	switch kind {
+	case 't':
+		st, err := decodeState(f[4])
+		if err != nil {
+			return ev, err
+		}
+		ev.RunID, ev.Task = f[2], f[3]
+		ev.TaskStatus, ev.Type = st.status, plait.TaskEventType(st.status)
+		ev.Attempt, ev.Epoch, ev.Worker, ev.Error = st.attempt, st.epoch, st.worker, errText
+		switch {
+		case f[1] != "":
+			d, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				return ev, corrupt("event %q: duration", clip(v))
+			}
+			ev.Duration = time.Duration(d) * time.Millisecond
+		case st.ended >= 0 && st.claim >= 0:
+			ev.Duration = time.Duration(st.ended-st.claim) * time.Millisecond
+		}
+		return ev, nil
+	case 'r':
+		m, err := decodeMeta(f[2])
+		if err != nil {
+			return ev, err
+		}
+		ev.RunID = f[1]
+		ev.RunStatus, ev.Type = m.status, plait.RunEventType(m.status)
+		return ev, nil
+	}
+	return ev, corrupt("event %q: kind", clip(v))
+}
+
+// enrichEvents fills the fields that live in the run hash, with one
+// pipelined HMGET per run of the batch.
+func (s *Store) enrichEvents(ctx context.Context, evs []plait.StoreEvent) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	type want struct {
+		fields []string
+		seen   map[string]bool
+		cmd    *redis.SliceCmd
+	}
+	runs := map[string]*want{}
+	var order []string
+	for i := range evs {
+		e := &evs[i]
+		w := runs[e.RunID]
+		if w == nil {
+			w = &want{fields: []string{"i"}, seen: map[string]bool{}}
+			runs[e.RunID] = w
+			order = append(order, e.RunID)
+		}
+		if e.Task != "" && !w.seen[e.Task] {
+			w.seen[e.Task] = true
+			w.fields = append(w.fields, "d:"+e.Task)
+		}
+	}
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, id := range order {
+			sh, ok := shardOf(id, s.cfg.shards)
+			if !ok {
+				continue
+			}
+			w := runs[id]
+			w.cmd = p.HMGet(ctx, s.keys.run(sh, id), w.fields...)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return mapErr(err)
+	}
+	type taskInfo struct {
+		queue    string
+		prio     plait.Priority
+		handler  string
+		resolved bool
+	}
+	infos := map[string]runInfo{}
+	defs := map[string]taskInfo{}
+	for _, id := range order {
+		w := runs[id]
+		if w.cmd == nil {
+			continue
+		}
+		vals, err := w.cmd.Result()
+		if err != nil {
+			continue
+		}
+		for j, f := range w.fields {
+			raw, ok := vals[j].(string)
+			if !ok {
+				continue
+			}
+			if f == "i" {
+				if in, err := decodeRunInfo(raw); err == nil {
+					infos[id] = in
+				}
+				continue
+			}
+			name := strings.TrimPrefix(f, "d:")
+			if d, err := decodeDef(name, raw, true); err == nil {
+				defs[id+" "+name] = taskInfo{queue: d.spec.Queue, prio: d.spec.Priority, handler: d.spec.Handler, resolved: true}
+			}
+		}
+	}
+	for i := range evs {
+		e := &evs[i]
+		if in, ok := infos[e.RunID]; ok {
+			e.Workflow, e.Tenant, e.Service = in.Workflow, in.Tenant, in.Service
+		}
+		if e.Task != "" {
+			if d, ok := defs[e.RunID+" "+e.Task]; ok {
+				e.Queue, e.Priority, e.Handler = d.queue, d.prio, d.handler
+			}
+		}
+	}
+	return nil
+}
+
+var _ plait.EventStore = (*Store)(nil)

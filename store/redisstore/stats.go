@@ -1,0 +1,98 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+)
+
+// StoreStats reads the counters hash of every shard, then the duration
+// window of every task name they list: two pipelined round trips whatever
+// the number of runs. The scripts keep them (lua/lib_status.lua): counters
+// per queue in HINCRBY, durations in a list per task name capped at the
+// window. Counters per workflow are not kept on Redis (the workflow name
+// lives in a field only Go reads): Workflows is nil. See
+// [plait.StatsStore]. Without [WithStats] the scripts keep nothing, and it
+// answers an [*plait.UnsupportedError].
+func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) (*plait.StoreStatsResult, error) {
+	if s.cfg.statsWindow == 0 {
+		return nil, &plait.UnsupportedError{Capability: "StatsStore"}
+	}
+	hashes := make([]*redis.MapStringStringCmd, s.cfg.shards)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for sh := range hashes {
+			hashes[sh] = p.HGetAll(ctx, s.keys.stats(sh))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	res := &plait.StoreStatsResult{Queues: map[string]plait.StatCounters{}, Durations: map[string][]time.Duration{}}
+	type window struct {
+		name string
+		cmd  *redis.StringSliceCmd
+	}
+	var windows []window
+	_, err = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for sh, c := range hashes {
+			for f, v := range c.Val() {
+				if name, ok := strings.CutPrefix(f, "n:"); ok {
+					windows = append(windows, window{name, p.LRange(ctx, s.keys.durations(sh, name), 0, -1)})
+					continue
+				}
+				rest, ok := strings.CutPrefix(f, "q:")
+				if !ok {
+					continue
+				}
+				cut := strings.LastIndexByte(rest, ':')
+				if cut < 0 {
+					continue
+				}
+				n, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					continue
+				}
+				q := rest[:cut]
+				c := res.Queues[q]
+				switch rest[cut+1:] {
+				case "sub":
+					c.Submitted += n
+				case "run":
+					c.Running += n
+				case "ok":
+					c.Succeeded += n
+				case "fail":
+					c.Failed += n
+				case "dead":
+					c.Dead += n
+				case "retry":
+					c.Retried += n
+				case "crash":
+					c.Crashed += n
+				}
+				res.Queues[q] = c
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err)
+	}
+	for _, w := range windows {
+		for _, v := range w.cmd.Val() {
+			if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+				res.Durations[w.name] = append(res.Durations[w.name], time.Duration(ms)*time.Millisecond)
+			}
+		}
+	}
+	return res, nil
+}
+
+var _ plait.StatsStore = (*Store)(nil)
