@@ -23,11 +23,13 @@ import (
 //	<prefix>:{<shard>}:g:<queue>:<handler>:n wake-up tokens for ReadyWait of processes with the handler (list, at most 64)
 //	<prefix>:{<shard>}:active            lease zset of the shard, score = lease deadline (ms)
 //	<prefix>:{<shard>}:c:<request>       claim memory of a claim sent with a request id (string, PX lease)
-//	<prefix>:{<shard>}:it:<status>       runs of the shard in one status letter (zset, score created ms, member run id)
-//	<prefix>:{<shard>}:iw:<workflow>     runs of one workflow (zset, as it:)
-//	<prefix>:{<shard>}:is:<service>      runs of one service (zset, as it:)
-//	<prefix>:{<shard>}:iu:<svc>:<tenant> runs of one service and tenant (zset, as it:)
-//	<prefix>:{<shard>}:ie                finished runs by end of retention (zset, score ms, member "<run>:<st>:<wf>:<svc>:<tenant>")
+//	<prefix>:{<shard>}:ia                every run of the shard (zset, score created ms, member run id)
+//	<prefix>:{<shard>}:it:<status>       runs in status letter U, S, F or C (zset, as ia); pending ones are the rest
+//	<prefix>:{<shard>}:iw:<workflow>     runs of one workflow (zset, as ia)
+//	<prefix>:{<shard>}:is:<service>      runs of one service (zset, as ia)
+//	<prefix>:{<shard>}:iu:<svc>:<tenant> runs of one service and tenant (zset, as ia)
+//	<prefix>:{<shard>}:ie:<ms>           finished runs of one retention in due order (list of "<due>:<run>:<st>:<wf>:<svc>:<tenant>")
+//	<prefix>:{<shard>}:iel               the retentions (ms) that have an expiry list (set)
 //	<prefix>:{<shard>}:e                 event stream of the shard, one entry per script call (MAXLEN ~ global cap, in entries)
 //	<prefix>:{<shard>}:st                counters of the shard (hash: q:<queue>:<counter>, n:<task>)
 //	<prefix>:{<shard>}:sd:<task>         recent attempt durations of a task name in ms (list, newest first, capped)
@@ -123,7 +125,10 @@ func (k keys) claimMemo(s int, rid string) string { return k.base(s) + "c:" + ri
 // wake is the wake-up list of one queue of a shard.
 func (k keys) wake(s int, queue string) string { return k.base(s) + "n:" + queue }
 
-// statusIndex lists the runs of shard s in status letter st.
+// allIndex lists every run of shard s.
+func (k keys) allIndex(s int) string { return k.base(s) + "ia" }
+
+// statusIndex lists the runs of shard s in status letter st (U, S, F, C).
 func (k keys) statusIndex(s int, st string) string { return k.base(s) + "it:" + st }
 
 // workflowIndex lists the runs of shard s of one workflow.
@@ -137,9 +142,14 @@ func (k keys) tenantIndex(s int, svc, tenant string) string {
 	return k.base(s) + "iu:" + svc + ":" + tenant
 }
 
-// expiry orders the finished runs of shard s by the end of their
-// retention, for the pruner.
-func (k keys) expiry(s int) string { return k.base(s) + "ie" }
+// expiryList holds the finished runs of shard s kept for retention ms, in
+// the order they expire, for the pruner.
+func (k keys) expiryList(s int, ms int64) string {
+	return k.base(s) + "ie:" + strconv.FormatInt(ms, 10)
+}
+
+// expiryLists is the set of the retentions of shard s with an expiry list.
+func (k keys) expiryLists(s int) string { return k.base(s) + "iel" }
 
 // sched is the start of every schedule key: one hash tag of their own,
 // apart from the run shards, so each schedule script touches one slot.

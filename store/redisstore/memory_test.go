@@ -20,7 +20,7 @@ import (
 // Memory budgets per single-task run (100 B payload) on redis-server with
 // jemalloc and default encodings, in bytes of used_memory: a pending run
 // and a finished run kept for retention, with their events (entries in the
-// shard's stream, bounded by its cap): about 730 B and 737 B for the run
+// shard's stream, bounded by its cap): about 732 B and 773 B for the run
 // and its query index entries, about 120 B and 410 B for its events.
 const (
 	memBudgetPending  = 1000

@@ -14,7 +14,7 @@ import (
 )
 
 // The query side of plait.QueryStore. Every run is in the query indexes of
-// its shard (keys.go: it:<status>, iw:<workflow>, is:<service>,
+// its shard (keys.go: ia, it:<status>, iw:<workflow>, is:<service>,
 // iu:<service>:<tenant>), zsets scored by creation (ms) with the run id as
 // member, kept by run_index (lua/lib_status.lua) inside the transitions.
 // A query reads one page per shard with query_runs.lua, all shards in one
@@ -84,11 +84,16 @@ func decodeCursor(c string) (position, error) {
 }
 
 // queryKeys returns the index keys of shard s that a filter reads, and the
-// status letters a run must be in when the keys are not status indexes.
+// status letters a run must be in when the keys hold runs of other
+// statuses too (read from each run's meta, within the budget): a service,
+// tenant or workflow index, or the index of all runs when pending runs are
+// asked for (they have no index of their own). Runs in other statuses
+// only are read from their status indexes, merged.
 func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters string) {
-	statuses := f.Statuses
-	for _, st := range statuses {
+	pending := false
+	for _, st := range f.Statuses {
 		letters += letterOf(st)
+		pending = pending || st == plait.RunPending
 	}
 	switch {
 	case f.Tenant != "":
@@ -97,12 +102,13 @@ func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters
 		return []string{s.keys.serviceIndex(shard, f.Service)}, letters
 	case f.Workflow != "":
 		return []string{s.keys.workflowIndex(shard, f.Workflow)}, letters
-	}
-	if len(statuses) == 0 {
-		statuses = plait.RunStatuses()
+	case len(f.Statuses) == 0:
+		return []string{s.keys.allIndex(shard)}, ""
+	case pending:
+		return []string{s.keys.allIndex(shard)}, letters
 	}
 	seen := map[plait.RunStatus]bool{}
-	for _, st := range statuses {
+	for _, st := range f.Statuses {
 		if !seen[st] {
 			seen[st] = true
 			keys = append(keys, s.keys.statusIndex(shard, letterOf(st)))
@@ -258,8 +264,8 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error)
 	return out, nil
 }
 
-// RunCount counts runs per status with one ZCOUNT per shard and status,
-// in one pipeline. See [plait.QueryStore.RunCount].
+// RunCount counts runs per status with one ZCOUNT per shard and index
+// (all runs, and running, completed, failed, cancelled), in one pipeline. See [plait.QueryStore.RunCount].
 func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*plait.RunCountResult, error) {
 	min, max := "-inf", "+inf"
 	if !params.CreatedFrom.IsZero() {
@@ -269,23 +275,33 @@ func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*pl
 		max = "(" + strconv.FormatInt(params.CreatedTo.UnixMilli(), 10)
 	}
 	pipe := s.client.Pipeline()
-	type count struct {
-		st  plait.RunStatus
-		cmd *redis.IntCmd
+	type shardCounts struct {
+		all  *redis.IntCmd
+		each map[plait.RunStatus]*redis.IntCmd
 	}
-	var cmds []count
-	for sh := 0; sh < s.cfg.shards; sh++ {
-		for _, st := range plait.RunStatuses() {
-			cmds = append(cmds, count{st, pipe.ZCount(ctx, s.keys.statusIndex(sh, letterOf(st)), min, max)})
+	shards := make([]shardCounts, s.cfg.shards)
+	for sh := range shards {
+		shards[sh] = shardCounts{all: pipe.ZCount(ctx, s.keys.allIndex(sh), min, max), each: map[plait.RunStatus]*redis.IntCmd{}}
+		for _, st := range []plait.RunStatus{plait.RunRunning, plait.RunCompleted, plait.RunFailed, plait.RunCancelled} {
+			shards[sh].each[st] = pipe.ZCount(ctx, s.keys.statusIndex(sh, letterOf(st)), min, max)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, mapErr(err)
 	}
 	out := &plait.RunCountResult{Counts: map[plait.RunStatus]int64{}}
-	for _, c := range cmds {
-		if n := c.cmd.Val(); n > 0 {
-			out.Counts[c.st] += n
+	for _, sc := range shards {
+		// A pending run is in the index of all runs and in no status
+		// index; every other run is in both.
+		pending := sc.all.Val()
+		for st, c := range sc.each {
+			if n := c.Val(); n > 0 {
+				out.Counts[st] += n
+				pending -= n
+			}
+		}
+		if pending > 0 {
+			out.Counts[plait.RunPending] += pending
 		}
 	}
 	return out, nil
@@ -327,7 +343,7 @@ func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*pl
 			out.More = true
 			break
 		}
-		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiry(sh)}, s.stepArg(), s.keys.base(sh), left)
+		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiryLists(sh)}, s.stepArg(), s.keys.base(sh), left)
 		if err != nil {
 			return out, err
 		}

@@ -20,7 +20,7 @@
 --
 -- Transition: run (new) -> P; root tasks P -> R (due now) or P -> W (due
 -- later: run-at time or delay); the other tasks stay P as the Go side
--- encoded them. The run enters the query indexes of its shard (it:P, and
+-- encoded them. The run enters the query indexes of its shard (ia, and
 -- iw, is, iu as its field q names them; see run_index in lib_status.lua),
 -- after the first write.
 --

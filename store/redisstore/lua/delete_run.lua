@@ -4,7 +4,7 @@
 -- ARGV[1]  the step argument "<now>;<event cap>;<stats window>" (unused
 --          but for the common argument order)
 -- ARGV[2]  shard base "<prefix>:{s}:" (dead letters, key index, query
---          indexes, expiry zset of the run's shard)
+--          indexes of the run's shard)
 -- ARGV[3]  run id
 --
 -- Transition: none; a finished run (S, F or C) leaves the store: see

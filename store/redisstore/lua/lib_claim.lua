@@ -173,13 +173,13 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- from an aside list (its handler was checked there).
   local function take(e, gk)
     local id, name = string.match(e, '^([^ ]*) (.*)$')
-    local rk, sf, d, ps, r, t, deps, apart, ns, nm, info, lim
+    local rk, sf, d, ps, r, t, deps, apart, ns, nm, info, lim, q
     if id then
       rk = base .. 'r:' .. id
       sf = 's:' .. name
-      local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i', 'l:' .. name)
+      local v = redis.call('HMGET', rk, 'm', sf, 'd:' .. name, 'u:' .. name, 'i', 'l:' .. name, 'q')
       local m, s = v[1], v[2]
-      d, ps, info, lim = v[3], v[4], v[5], v[6]
+      d, ps, info, lim, q = v[3], v[4], v[5], v[6], v[7]
       t = m and s and d and state_scan(s, scan_t)
       if t and t.st == 'R' then
         r = meta_scan(m, scan_r)
@@ -204,6 +204,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       t.worker = worker
       ns = task_to(ctx, rk, id, r, name, t, 'U', nil, true)
       if ns and r.st == 'P' then
+        ctx.qk, ctx.q = rk, q or false -- run_index reads the indexes' field from here
         nm = run_to(ctx, rk, id, r, 'U', true)
         if not nm then ns = nil end
       end

@@ -92,18 +92,20 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local sf, df, ef, cf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name
   local af = 'a:' .. name .. ':' .. epoch
   local ch = hcache[rk]
-  local m, s, d, e, c, k
+  local m, s, d, e, c, k, q
   if ch then
-    hmget(rk, {'m', sf, df, ef, cf, 'k'})
-    m, s, d, e, c, k = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k
+    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q'})
+    m, s, d, e, c, k, q = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k')
-    m, s, d, e, c, k = v[1], v[2], v[3], v[4], v[5], v[6]
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q')
+    m, s, d, e, c, k, q = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
     if c then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k = m, s, d, e, c, k
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q = m, s, d, e, c, k, q or false
     end
   end
+  -- run_index and run_retention read the indexes' field from here.
+  ctx.qk, ctx.q = rk, q or false
   local r = m and meta_scan(m, scan_r)
   local t = s and state_scan(s, scan_t)
   local hend, _
@@ -113,8 +115,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   if not hend then
     if not ch then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k = m or false, s or false, d or false,
-        e or false, c or false, k or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q = m or false, s or false, d or false,
+        e or false, c or false, k or false, q or false
     end
     return nil
   end

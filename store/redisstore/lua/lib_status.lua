@@ -173,25 +173,31 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
   return s
 end
 
--- run_query returns the query field q of run hash rk parsed: workflow,
--- service, tenant (each '' when the run has none) and the field itself, or
--- nil for a run written before the indexes (it is left out of them). A run
--- being created finds q in ctx.q: its fields are not written yet.
-local function run_query(ctx, rk, creating)
+-- run_q returns the query field q of run hash rk: ctx.q when the caller
+-- put it there (a create, whose fields are not written yet, or a claim or
+-- finish that read it with the record, ctx.qk naming the hash), else
+-- through the cache; false for a run written before the indexes.
+local function run_q(ctx, rk, creating)
   local q
-  if creating then q = ctx.q end
-  if not q then q = hget(rk, 'q') end
+  if creating or ctx.qk == rk then q = ctx.q end
+  if q == nil then q = hget(rk, 'q') or false end
+  return q
+end
+
+-- run_query returns q of run hash rk parsed: workflow, service, tenant
+-- (each '' when the run has none), or nil for a run written before the
+-- indexes (it is left out of them).
+local function run_query(ctx, rk, creating)
+  local q = run_q(ctx, rk, creating)
   if not q then return nil end
-  local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
-  if not wf then return nil end
-  return wf, svc, tenant, q
+  return string.match(q, '^([^:]*):([^:]*):([^:]*):')
 end
 
 -- run_retention returns how long run hash rk is kept after ending in
--- status letter st: the rule settled at its creation (field q), else the
--- store's retention (ctx.retention).
+-- status letter st: the rule settled at its creation (the tail of q),
+-- else the store's retention (ctx.retention).
 local function run_retention(ctx, rk, st)
-  local q = hget(rk, 'q')
+  local q = run_q(ctx, rk, false)
   if q then
     local s, f, c = string.match(q, ':(%d+):(%d+):(%d+)$')
     if s then
@@ -202,34 +208,49 @@ local function run_retention(ctx, rk, st)
   return ctx.retention
 end
 
--- expiry_member is a finished run's member in the shard's expiry zset ie:
+-- expiry_member is a finished run's entry in an expiry list ie:<ms>:
 -- everything the pruner needs to find its index entries once the run's
 -- hash is gone. Names hold no ':' (internal/ids).
-local function expiry_member(id, st, wf, svc, tenant)
-  return id .. ':' .. st .. ':' .. wf .. ':' .. svc .. ':' .. tenant
+local function expiry_member(due, id, st, wf, svc, tenant)
+  return int(due) .. ':' .. id .. ':' .. st .. ':' .. wf .. ':' .. svc .. ':' .. tenant
 end
 
--- run_index moves run id's index entries from status letter from ('' for
--- a new run) to to: the status index it:<letter> always; the workflow,
--- service and service-and-tenant indexes (iw, is, iu) once, at creation;
--- and for a terminal status the expiry entry, scored by the end of the
--- run's retention, which the pruner (prune_runs.lua) reads. Every index is
--- a zset of the shard scored by the run's creation (ms), member the run id.
+-- run_index keeps run id's index entries as its status moves from from
+-- ('' for a new run) to to. Every index is a zset of the shard scored by
+-- the run's creation (ms), member the run id. At creation the run enters
+-- the index of all runs ia and the workflow, service and service-and-
+-- tenant indexes (iw, is, iu) it has: those never move. A pending run is
+-- in no status index (pending = all less the others); a running one is in
+-- it:U, a finished one in it:<S|F|C>. A finished run also goes at the tail
+-- of the expiry list of its retention, ie:<ms> (registered in the set
+-- iel), whose head the pruner (prune_runs.lua) pops once due: runs end in
+-- the order of the clock, so a list per retention stays in expiry order
+-- and a push costs less than a zset insert. The cost per run: two ZADDs
+-- at creation (three, four with a service and a tenant), one at its first
+-- claim, a ZREM, a ZADD and an RPUSH at its end.
 local function run_index(ctx, rk, id, r, from, to)
   local wf, svc, tenant = run_query(ctx, rk, from == '')
   if not wf then return end
   local b, created = ctx.base, r.created
-  if from ~= '' then redis.call('ZREM', key(b, 'it', from), id) end
-  redis.call('ZADD', key(b, 'it', to), created, id)
   if from == '' then
+    redis.call('ZADD', key(b, 'ia'), created, id)
     if wf ~= '' then redis.call('ZADD', key(b, 'iw', wf), created, id) end
     if svc ~= '' then
       redis.call('ZADD', key(b, 'is', svc), created, id)
       if tenant ~= '' then redis.call('ZADD', key(b, 'iu', svc, tenant), created, id) end
     end
   end
-  if run_final[to] and ctx.retention > 0 then
-    redis.call('ZADD', key(b, 'ie'), ctx.now + run_retention(ctx, rk, to), expiry_member(id, to, wf, svc, tenant))
+  if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
+  if to == 'U' then
+    redis.call('ZADD', key(b, 'it', 'U'), created, id)
+  elseif run_final[to] then
+    redis.call('ZADD', key(b, 'it', to), created, id)
+    if ctx.retention > 0 then
+      local ret = run_retention(ctx, rk, to)
+      if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx.now + ret, id, to, wf, svc, tenant)) == 1 then
+        redis.call('SADD', key(b, 'iel'), ret)
+      end
+    end
   end
 end
 

@@ -1,54 +1,69 @@
 -- prune_runs.lua: remove the runs of one shard whose retention is over,
 -- with their index entries: the janitor's step.
 --
--- KEYS[1]  <prefix>:{s}:ie   expiry zset of the shard (score: end of
---          retention in ms; member "<run>:<st>:<wf>:<svc>:<tenant>")
+-- KEYS[1]  <prefix>:{s}:iel   the retentions (ms) that have an expiry list
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
--- ARGV[2]  shard base "<prefix>:{s}:"
+-- ARGV[2]  shard base "<prefix>:{s}:" (the expiry lists ie:<ms>, the
+--          runs, their key indexes and query indexes, the event stream)
 -- ARGV[3]  limit: the most runs pruned by this call
 --
--- Transition: none; each run whose expiry entry is due leaves the store
--- through forget_run (lib_delete.lua): its keys have usually expired by
--- their TTL at that very instant, and whatever is left (a TTL on another
--- clock, a key index) goes with its index entries.
+-- Transition: none; each run at the head of an expiry list whose time has
+-- come (entries "<due ms>:<run>:<st>:<wf>:<svc>:<tenant>", in due order in
+-- each list) leaves the store through forget_run (lib_delete.lua): its keys
+-- have usually expired by their TTL at that very instant, and whatever is
+-- left (a TTL on another clock, a key index) goes with its index entries.
+-- An emptied list leaves the set iel.
 --
 -- Returns {pruned, more}: more is 1 when due entries remain.
 --
 -- Retried: an entry pruned is gone, so a retry prunes the next ones or
 -- nothing; many processes may prune one shard at once and each entry is
--- removed once, by whichever call reads it first (the call is atomic).
+-- removed once, by whichever call pops it first (the call is atomic).
 -- Lost data: an entry Redis lost leaves its run's index entries behind
 -- (the run's keys still expire by TTL); a query skips a run whose hash is
--- gone. Entries of runs Redis lost are pruned as usual.
+-- gone, and counts include it.
 -- Out of memory: the function is declared allow-oom: it only deletes. On
--- the EVALSHA path DEL and ZREM need no memory either.
+-- the EVALSHA path LPOP, DEL, ZREM and SREM need no memory either.
 -- Cut off: atomic per call; an unanswered call pruned its batch or not.
 -- The DEL of the event stream, when the shard is left without a run, needs
 -- no memory and is as idempotent as the rest (a second DEL finds nothing).
 
-local ek = KEYS[1]
 local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local limit = tonumber(ARGV[3])
-local due = redis.call('ZRANGEBYSCORE', ek, '-inf', ctx.now, 'LIMIT', 0, limit + 1)
-local n = math.min(limit, #due)
-for i = 1, n do
-  local id, st, wf, svc, tenant = string.match(due[i], '^([^:]*):(%a):([^:]*):([^:]*):([^:]*)$')
-  if id then
-    local k = redis.call('HGET', key(ctx.base, 'r', id), 'k')
-    forget_run(ctx, id, st, wf, svc, tenant, k)
-  else
-    redis.call('ZREM', ek, due[i])
+local pruned, more = 0, 0
+for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local lk = key(ctx.base, 'ie', ret)
+  local left = limit - pruned
+  if left <= 0 then
+    more = 1
+    break
   end
+  local head = redis.call('LRANGE', lk, 0, left)
+  local n = 0
+  for i = 1, #head do
+    local due, id, st, wf, svc, tenant = string.match(head[i], '^(%d+):([^:]*):(%a):([^:]*):([^:]*):([^:]*)$')
+    if due and tonumber(due) > ctx.now then break end
+    if i > left then
+      more = 1
+      break
+    end
+    n = i
+    if due then
+      forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', key(ctx.base, 'r', id), 'k'))
+    end
+  end
+  if n > 0 then
+    redis.call('LPOP', lk, n)
+    pruned = pruned + n
+  end
+  if redis.call('LLEN', lk) == 0 then redis.call('SREM', KEYS[1], ret) end
 end
-local more = 0
-if #due > limit then more = 1 end
 -- The shard's event stream outlives its runs (it is bounded by its cap,
 -- not by retention); once a prune leaves the shard without a run, pending,
--- running or kept for retention, the stream goes too. A reader whose
--- cursor was in it is told it fell behind.
-if n > 0 and more == 0 and redis.call('ZCARD', ek) == 0 and redis.call('ZCARD', key(ctx.base, 'it', 'P')) == 0
-  and redis.call('ZCARD', key(ctx.base, 'it', 'U')) == 0 then
+-- running or kept for retention (the index of all runs is empty), the
+-- stream goes too. A reader whose cursor was in it is told it fell behind.
+if pruned > 0 and more == 0 and redis.call('ZCARD', key(ctx.base, 'ia')) == 0 then
   redis.call('DEL', key(ctx.base, 'e'))
 end
-return {n, more}
+return {pruned, more}

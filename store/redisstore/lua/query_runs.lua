@@ -2,8 +2,9 @@
 -- shard, newest first. It writes nothing.
 --
 -- KEYS[1..n]  the index zsets of the shard to read (score created ms,
---             member run id): one service, tenant or workflow index, or
---             the status indexes it:<letter> of the statuses asked
+--             member run id): one service, tenant or workflow index, the
+--             index of all runs ia, or the status indexes it:<letter> of
+--             the statuses asked (U, S, F, C)
 -- ARGV[1]  shard base "<prefix>:{s}:" (run hashes, for the status filter)
 -- ARGV[2]  max score, as ZREVRANGEBYSCORE takes it: "+inf", "(<ms>" (the
 --          end of a time range, exclusive) or "<ms>" (a cursor's score)
@@ -13,7 +14,8 @@
 -- ARGV[4]  min score: "-inf" or "<ms>" (the start of a time range)
 -- ARGV[5]  want: how many entries to answer per key (page size + 1)
 -- ARGV[6]  status letters a run must be in ("" for any): read from each
---          run's meta, for a service, tenant or workflow index
+--          run's meta, for a service, tenant or workflow index, or ia when
+--          pending runs are asked for
 -- ARGV[7]  budget: the most entries read per key
 --
 -- Returns, per key in order: cut (1 when the budget ran out before want
