@@ -192,3 +192,25 @@ func (c *callCounter) AttemptHistory(ctx context.Context, p *plait.AttemptHistor
 	defer c.leave()
 	return hs.AttemptHistory(ctx, p)
 }
+
+// TaskLogAppend forwards the TaskLogStore capability of the store under it.
+func (c *callCounter) TaskLogAppend(ctx context.Context, p *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
+	ls, ok := c.Store.(plait.TaskLogStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "TaskLogStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return ls.TaskLogAppend(ctx, p)
+}
+
+// TaskLogRead forwards the TaskLogStore capability of the store under it.
+func (c *callCounter) TaskLogRead(ctx context.Context, p *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+	ls, ok := c.Store.(plait.TaskLogStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "TaskLogStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return ls.TaskLogRead(ctx, p)
+}

@@ -46,6 +46,12 @@ type execution struct {
 	returned  bool
 	abandoned bool
 
+	// logOnce makes log, the buffer of the lines the handler logs for the
+	// store (tasklogger.go), at the first Task.Logger call; nil when the
+	// store keeps no task logs.
+	logOnce sync.Once
+	log     *attemptLog
+
 	// ran is how long the handler ran, set before its outcome is queued,
 	// for the metrics hooks.
 	ran time.Duration
@@ -179,6 +185,9 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 	p.health.busy.Add(1)
 	result, err := call(e.ctx, fn, task)
 	p.health.busy.Add(-1)
+	// The attempt's lines reach the store before its outcome: after it, a
+	// retry's next claim would make them stale.
+	e.endTaskLog()
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}

@@ -102,6 +102,9 @@ type config struct {
 	queueLimits map[string]int
 	// workerID names this process in records. Empty until given.
 	workerID string
+	// taskLogFlush is the longest a task log line waits unsent. Zero until
+	// given.
+	taskLogFlush time.Duration
 	// clock is the time source. Nil until given.
 	clock Clock
 	// logger receives operational logs. Nil until given.
@@ -167,6 +170,9 @@ func (c *config) withDefaults() {
 	}
 	if len(c.queues) == 0 {
 		c.queues = []string{DefaultQueue}
+	}
+	if c.taskLogFlush == 0 {
+		c.taskLogFlush = TaskLogFlushDefault
 	}
 	if c.workerID == "" {
 		host, _ := os.Hostname()

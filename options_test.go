@@ -42,6 +42,8 @@ func TestOptionsRejectBadValues(t *testing.T) {
 		{"queue empty name", plait.WithQueues(""), "WithQueues", `""`},
 		{"queue twice", plait.WithQueues("q", "q"), "WithQueues", `"q"`},
 		{"worker id empty", plait.WithWorkerID(""), "WithWorkerID", `""`},
+		{"task log flush zero", plait.WithTaskLogFlush(0), "WithTaskLogFlush", "0s"},
+		{"task log flush too long", plait.WithTaskLogFlush(2 * time.Minute), "WithTaskLogFlush", "2m0s"},
 		{"worker id space", plait.WithWorkerID("host 1"), "WithWorkerID", `"host 1"`},
 		{"worker id control byte", plait.WithWorkerID("w\n1"), "WithWorkerID", `"w\n1"`},
 		{"worker id separator", plait.WithWorkerID("w:1"), "WithWorkerID", `"w:1"`},

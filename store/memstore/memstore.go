@@ -69,6 +69,8 @@ type Store struct {
 
 	// maxResult is the largest result a finish stores.
 	maxResult int
+	// logLines and logBytes cap each task's stored log lines (tasklog.go).
+	logLines, logBytes int
 
 	// ev is the event stream and st the counters (events.go, stats.go).
 	ev eventLog
@@ -106,6 +108,8 @@ func New(opts ...Option) *Store {
 		indexes:   make(map[string]*runIndex),
 		counts:    make(map[plait.RunStatus]int64),
 		maxResult: MaxResultBytesDefault,
+		logLines:  TaskLogLinesDefault,
+		logBytes:  TaskLogBytesDefault,
 	}
 	for _, o := range opts {
 		o(s)

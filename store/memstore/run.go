@@ -22,6 +22,9 @@ type run struct {
 	done chan struct{}
 	// dead lists dead-lettered task indexes, oldest first.
 	dead []int
+	// logs holds what the tasks logged, by task name (tasklog.go); nil
+	// until a task logs.
+	logs map[string]*taskLog
 	// expireAt is when a finished run is freed; expireNext is the run freed
 	// after it, in the expiry list of its retention.
 	expireAt   time.Time

@@ -71,6 +71,8 @@ type config struct {
 	// eventCap and statsWindow (0: stats off): see WithEventCap and
 	// WithStats.
 	eventCap, statsWindow int
+	// logLines and logBytes cap each task's stored log lines (tasklog.go).
+	logLines, logBytes int
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }
@@ -104,6 +106,9 @@ func (c *config) withDefaults() {
 	}
 	if c.eventCap == 0 {
 		c.eventCap = EventsCapDefault
+	}
+	if c.logLines == 0 {
+		c.logLines, c.logBytes = TaskLogLinesDefault, TaskLogBytesDefault
 	}
 }
 

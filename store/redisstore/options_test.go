@@ -49,6 +49,8 @@ func TestOptionsRejected(t *testing.T) {
 		{WithMaxResultBytes(0), "redisstore.WithMaxResultBytes(0): want 1..536870911"},
 		{WithMaxResultBytes(-1), "redisstore.WithMaxResultBytes(-1): want 1..536870911"},
 		{WithMaxResultBytes(MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870912): want 1..536870911"},
+		{WithTaskLogLimit(0, 10), "redisstore.WithTaskLogLimit(0, 10): want 1..100000 lines and 1..16777216 bytes"},
+		{WithTaskLogLimit(10, TaskLogBytesMax+1), "redisstore.WithTaskLogLimit(10, 16777217): want 1..100000 lines and 1..16777216 bytes"},
 	} {
 		s, err := New(context.Background(), c, tc.opt, WithLogger(discardLogger()))
 		require.Nil(t, s, tc.message)

@@ -31,6 +31,13 @@ func finishAll(t *testing.T, s *redisstore.Store) {
 		}
 		outs := make([]plait.TaskOutcome, len(res.Tasks))
 		for i, ct := range res.Tasks {
+			if i%2 == 0 {
+				// Every other attempt logs a line, so the run has a log
+				// hash that retention and pruning must remove too.
+				_, err := s.TaskLogAppend(ctx, &plait.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: 1,
+					Lines: []plait.LogLine{{Time: start, Level: 0, Text: "working on it"}}})
+				require.NoError(t, err)
+			}
 			outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
 			if i%3 == 0 {
 				outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeFailed, Error: "boom"}
@@ -61,7 +68,7 @@ func pruneAll(t *testing.T, s *redisstore.Store) int {
 // After retention, and the janitor's pruning, a real redis-server holds
 // exactly the keys it held before the runs (DBSIZE) and its used_memory is
 // back to its baseline, within what the server's own tables keep. Runs of
-// every kind are there: keyed, with dead letters, cancelled, over four
+// every kind are there: keyed, with dead letters, with task log lines, cancelled, over four
 // shards and several services, tenants and workflows, with a retention
 // rule per status.
 func TestRetentionReturnsRedisToBaseline(t *testing.T) {

@@ -91,7 +91,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
-		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0))
+		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64))
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,
@@ -100,7 +100,8 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 			clk.Advance(d)
 			m.FastForward(d)
 		},
-		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, MaxResultBytes: maxResultBytes},
+		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, MaxResultBytes: maxResultBytes,
+			TaskLogLines: 5, TaskLogBytes: 64},
 	}
 }
 
@@ -124,10 +125,10 @@ func newServerHarness(t *testing.T) *storetest.Harness {
 	t.Cleanup(func() { c.Close() })
 	prefix := "t" + strconv.FormatInt(prefixes.Add(1), 10)
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithPrefix(prefix),
-		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0),
+		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64),
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes}}
+	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes, TaskLogLines: 5, TaskLogBytes: 64}}
 }
 
 func TestConformance(t *testing.T) {

@@ -115,7 +115,7 @@ var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "c
 var readOnly = map[string]bool{"query_runs": true}
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
-	"delete_run", "prune_runs", "query_runs",
+	"delete_run", "prune_runs", "query_runs", "log_append",
 	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
@@ -151,6 +151,8 @@ var scriptLibs = map[string][]string{
 	"delete_run": {"lib_delete"},
 	"prune_runs": {"lib_delete"},
 	"query_runs": nil,
+	// log_append reads a task's state with state_parse of lib_codec.lua.
+	"log_append": nil,
 }
 
 var (
@@ -172,6 +174,7 @@ var (
 	scriptDeleteRun   = newScript("delete_run")
 	scriptPruneRuns   = newScript("prune_runs")
 	scriptQueryRuns   = newScript("query_runs")
+	scriptLogAppend   = newScript("log_append")
 )
 
 // library is the source of the function library and libraryName its name,

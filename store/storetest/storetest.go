@@ -77,6 +77,11 @@ type Caps struct {
 	// reader behind the cap needs it, and works best with a small one (at
 	// most a few hundred).
 	EventCap int
+	// TaskLogLines and TaskLogBytes are the store's cap on one task's log
+	// lines, as it was built (see [plait.TaskLogStore]); the case about
+	// the cap needs both.
+	TaskLogLines int
+	TaskLogBytes int
 }
 
 // Run runs every conformance case as a parallel subtest of t. newHarness is
@@ -152,6 +157,7 @@ func capabilities() []suite {
 		{group{"NodeStore", testNodes}, func(s plait.Store) bool { _, ok := s.(plait.NodeStore); return ok }},
 		{group{"QueryStore", testQueries}, func(s plait.Store) bool { _, ok := s.(plait.QueryStore); return ok }},
 		{group{"HistoryStore", testHistory}, func(s plait.Store) bool { _, ok := s.(plait.HistoryStore); return ok }},
+		{group{"TaskLogStore", testTaskLogs}, func(s plait.Store) bool { _, ok := s.(plait.TaskLogStore); return ok }},
 	}
 }
 

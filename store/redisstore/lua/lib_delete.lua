@@ -3,7 +3,7 @@
 -- end of its retention).
 
 -- forget_run deletes finished run id of status letter st: its hash, its
--- dead-letter list, its idempotency key k (when it still names this run)
+-- dead-letter list, the lines its tasks logged (tl:), its idempotency key k (when it still names this run)
 -- and its entries in the query indexes (ia, it:<st>, iw, is, iu, as its
 -- field q named them: wf, svc, tenant). Its entry in an expiry list stays
 -- until the pruner pops it (removing it from the middle of a list would
@@ -13,7 +13,7 @@
 local function forget_run(ctx, id, st, wf, svc, tenant, k)
   local b = ctx.base
   if k and redis.call('GET', key(b, 'k', k)) == id then redis.call('DEL', key(b, 'k', k)) end
-  redis.call('DEL', key(b, 'r', id), key(b, 'x', id))
+  redis.call('DEL', key(b, 'r', id), key(b, 'x', id), key(b, 'tl', id))
   if wf == nil then return end
   redis.call('ZREM', key(b, 'ia'), id)
   redis.call('ZREM', key(b, 'it', st), id)

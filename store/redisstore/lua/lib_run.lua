@@ -31,6 +31,8 @@ local function run_ended(ctx, rk, id, r, k)
     local ret = run_retention(ctx, rk, r.st)
     redis.call('PEXPIRE', rk, ret)
     if meta_counts(r) > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ret) end
+    -- the lines its tasks logged, when any did (a missing key is left alone)
+    redis.call('PEXPIRE', key(ctx.base, 'tl', id), ret)
     if k == nil then k = hget(rk, 'k') end
     if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ret) end
   end

@@ -1,0 +1,123 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/plaitdag/plait"
+)
+
+// Task log caps: how much of the lines a task's attempts log a store keeps.
+const (
+	// TaskLogLinesDefault is the most lines kept per task, all attempts.
+	TaskLogLinesDefault = 1000
+	// TaskLogBytesDefault is the most bytes of line text kept per task.
+	TaskLogBytesDefault = 256 << 10
+)
+
+// WithTaskLogLimit caps the lines the attempts of one task log (see
+// [plait.TaskLogStore]): at most lines lines and bytes bytes of text per
+// task, all attempts together; the lines past the cap are counted as
+// dropped. Defaults to TaskLogLinesDefault and TaskLogBytesDefault; zero
+// or negative means the default.
+func WithTaskLogLimit(lines, bytes int) Option {
+	return func(s *Store) {
+		if lines > 0 {
+			s.logLines = lines
+		}
+		if bytes > 0 {
+			s.logBytes = bytes
+		}
+	}
+}
+
+// taskLog is what a task's attempts logged: the lines kept, their bytes,
+// how many the cap refused, and the result of each append by epoch and
+// sequence number, so a resend answers it again.
+type taskLog struct {
+	lines   []plait.LogLine
+	bytes   int
+	dropped int
+	appends map[string]plait.TaskLogAppendResult
+}
+
+// TaskLogAppend stores lines of an attempt under the task's cap. See
+// [plait.TaskLogStore].
+func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.liveRunLocked(params.Lease.RunID)
+	if err != nil {
+		return nil, err
+	}
+	i, ok := r.index[params.Lease.Task]
+	if !ok {
+		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Lease.Task, plait.ErrNotFound)
+	}
+	t := &r.tasks[i]
+	if t.epoch != params.Lease.Epoch {
+		return nil, fmt.Errorf("memstore: run %s task %s log of epoch %d, task at %d: %w",
+			r.rec.ID, t.inst.Name, params.Lease.Epoch, t.epoch, plait.ErrStaleEpoch)
+	}
+	if r.logs == nil {
+		r.logs = make(map[string]*taskLog)
+	}
+	tl := r.logs[t.inst.Name]
+	if tl == nil {
+		tl = &taskLog{appends: make(map[string]plait.TaskLogAppendResult)}
+		r.logs[t.inst.Name] = tl
+	}
+	id := strconv.FormatInt(params.Lease.Epoch, 10) + ":" + strconv.Itoa(params.Seq)
+	if res, seen := tl.appends[id]; seen {
+		return &res, nil
+	}
+	res := plait.TaskLogAppendResult{}
+	for _, line := range params.Lines {
+		if res.Dropped > 0 || len(tl.lines) >= s.logLines || tl.bytes+len(line.Text) > s.logBytes {
+			res.Dropped++
+			continue
+		}
+		line.Time = time.UnixMilli(line.Time.UnixMilli()).UTC()
+		line.Attempt, line.Epoch = params.Attempt, params.Lease.Epoch
+		tl.lines = append(tl.lines, line)
+		tl.bytes += len(line.Text)
+		res.Stored++
+	}
+	tl.dropped += res.Dropped
+	tl.appends[id] = res
+	return &res, nil
+}
+
+// TaskLogRead answers a task's stored lines. See [plait.TaskLogStore].
+func (s *Store) TaskLogRead(ctx context.Context, params *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.runLocked(params.RunID)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := r.index[params.Task]; !ok {
+		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Task, plait.ErrNotFound)
+	}
+	res := &plait.TaskLogReadResult{}
+	tl := r.logs[params.Task]
+	if tl == nil {
+		return res, nil
+	}
+	res.Dropped = tl.dropped
+	for _, line := range tl.lines {
+		if params.Attempt > 0 && line.Attempt != params.Attempt {
+			continue
+		}
+		res.Lines = append(res.Lines, line)
+	}
+	return res, nil
+}
