@@ -196,20 +196,67 @@ func posLess(a, b string) bool {
 	return af < bf
 }
 
-// entryEvents returns the events of a stream entry, as positions
-// "<entry id>.<n>" (n from 1) and values: the entry's field "e" holds them
-// joined by NUL (flush_events in lua/lib_buffers.lua).
-func entryEvents(m redis.XMessage) (pos, vals []string) {
-	v, _ := m.Values["e"].(string)
-	if v == "" {
-		return nil, nil
+// streamEntry is one entry of a shard's event stream, its field-value
+// pairs in order (go-redis's XMessage keeps them in a map, which would fold
+// the repeated fields).
+type streamEntry struct {
+	id    string
+	pairs []string
+}
+
+// rawEvent is one event of an entry before it is decoded: its position
+// "<entry id>.<n>" (n from 1), its run, the entry's time in ms and its
+// value (see decodeEvent).
+type rawEvent struct {
+	pos, run, now, v string
+}
+
+// xrange reads up to count entries of a stream from start, inclusive.
+func xrange(ctx context.Context, c interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}, key, start string, count int) *redis.Cmd {
+	return c.Do(ctx, "XRANGE", key, start, "+", "COUNT", count)
+}
+
+// readEntries parses the answer of an xrange.
+func readEntries(cmd *redis.Cmd) ([]streamEntry, error) {
+	items, err := cmd.Slice()
+	if err != nil {
+		if errors.Is(err, redis.Nil) {
+			return nil, nil
+		}
+		return nil, mapErr(err)
 	}
-	vals = strings.Split(v, "\x00")
-	pos = make([]string, len(vals))
-	for i := range vals {
-		pos[i] = m.ID + "." + strconv.Itoa(i+1)
+	out := make([]streamEntry, 0, len(items))
+	for _, it := range items {
+		e, ok := it.([]any)
+		if !ok || len(e) != 2 {
+			return nil, corrupt("event stream entry %v", it)
+		}
+		id, _ := e[0].(string)
+		fs, _ := e[1].([]any)
+		pairs := make([]string, len(fs))
+		for i, f := range fs {
+			pairs[i], _ = f.(string)
+		}
+		out = append(out, streamEntry{id: id, pairs: pairs})
 	}
-	return pos, vals
+	return out, nil
+}
+
+// events returns the events of an entry written by flush_events
+// (lua/lib_buffers.lua): a first pair "t" and the call's now in ms, then
+// one pair per event, its run id and its value.
+func (e streamEntry) events() []rawEvent {
+	if len(e.pairs) < 2 || e.pairs[0] != "t" {
+		return nil
+	}
+	now := e.pairs[1]
+	out := make([]rawEvent, 0, len(e.pairs)/2-1)
+	for k := 2; k+1 < len(e.pairs); k += 2 {
+		out = append(out, rawEvent{pos: e.id + "." + strconv.Itoa(k/2), run: e.pairs[k], now: now, v: e.pairs[k+1]})
+	}
+	return out
 }
 
 // streamIDLess orders two stream ids.
@@ -230,14 +277,14 @@ func streamIDLess(a, b string) bool {
 // one pipeline (XRANGE from the cursor's own id, inclusive, so a cursor
 // whose entry the cap removed is seen) and merges them.
 func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *plait.EventReadParams) (*plait.EventReadResult, error) {
-	cmds := make([]*redis.XMessageSliceCmd, len(streams))
+	cmds := make([]*redis.Cmd, len(streams))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range streams {
 			start := "-"
 			if pos[i] != "" {
 				start, _, _ = splitPos(pos[i])
 			}
-			cmds[i] = p.XRangeN(ctx, k, start, "+", int64(params.Limit)+1)
+			cmds[i] = xrange(ctx, p, k, start, params.Limit+1)
 		}
 		return nil
 	})
@@ -245,25 +292,23 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 		return nil, mapErr(err)
 	}
 	res := &plait.EventReadResult{Cursor: params.After}
-	type item struct{ pos, v string }
-	lists := make([][]item, len(streams))
+	lists := make([][]rawEvent, len(streams))
 	for i, c := range cmds {
-		msgs, err := c.Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, mapErr(err)
+		msgs, err := readEntries(c)
+		if err != nil {
+			return nil, err
 		}
-		var items []item
+		var items []rawEvent
 		for j, m := range msgs {
-			ps, vs := entryEvents(m)
-			for k := range ps {
-				if pos[i] != "" && !posLess(pos[i], ps[k]) {
+			for _, r := range m.events() {
+				if pos[i] != "" && !posLess(pos[i], r.pos) {
 					continue
 				}
-				items = append(items, item{ps[k], vs[k]})
+				items = append(items, r)
 			}
 			if j == 0 && pos[i] != "" {
 				id, _, _ := splitPos(pos[i])
-				res.FellBehind = res.FellBehind || m.ID != id
+				res.FellBehind = res.FellBehind || m.id != id
 			}
 		}
 		lists[i] = items
@@ -284,7 +329,7 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 		idx[best]++
 		cur[best] = it.pos
 		res.Cursor = plait.EventCursor(strings.Join(cur, ","))
-		ev, err := decodeEvent(it.v)
+		ev, err := decodeEvent(it)
 		if err != nil {
 			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", it.pos, "error", err)
 			continue
@@ -328,27 +373,26 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 	res := &plait.EventReadResult{Cursor: params.After}
 	first := true
 	for len(res.Events) < params.Limit {
-		msgs, err := s.client.XRangeN(ctx, key, start, "+", runScanChunk).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
-			return nil, mapErr(err)
+		msgs, err := readEntries(xrange(ctx, s.client, key, start, runScanChunk))
+		if err != nil {
+			return nil, err
 		}
 		for j, m := range msgs {
 			if first && j == 0 && after != "" {
 				id, _, _ := splitPos(after)
-				res.FellBehind = m.ID != id
+				res.FellBehind = m.id != id
 			}
-			ps, vs := entryEvents(m)
-			for k := range ps {
-				if after != "" && !posLess(after, ps[k]) {
+			for _, r := range m.events() {
+				if after != "" && !posLess(after, r.pos) {
 					continue
 				}
-				if !eventOfRun(vs[k], runID) || len(res.Events) == params.Limit {
+				if r.run != runID || len(res.Events) == params.Limit {
 					continue
 				}
-				ev, err := decodeEvent(vs[k])
-				res.Cursor = plait.EventCursor(ps[k])
+				ev, err := decodeEvent(r)
+				res.Cursor = plait.EventCursor(r.pos)
 				if err != nil {
-					s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", ps[k], "error", err)
+					s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", r.pos, "error", err)
 					continue
 				}
 				ev.Cursor = res.Cursor
@@ -359,7 +403,7 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 		if len(msgs) < runScanChunk {
 			break
 		}
-		start = "(" + msgs[len(msgs)-1].ID
+		start = "(" + msgs[len(msgs)-1].id
 	}
 	if err := s.enrichEvents(ctx, res.Events); err != nil {
 		return nil, err
@@ -367,81 +411,48 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 	return res, nil
 }
 
-// eventOfRun reports whether a stored event (see decodeEvent) is one of
-// the run runID, without decoding it.
-func eventOfRun(v, runID string) bool {
-	if v == "" {
-		return false
-	}
-	skip := 1
-	if v[0] == 't' {
-		skip = 2
-	}
-	f := v
-	for i := 0; i < skip; i++ {
-		_, rest, ok := strings.Cut(f, ",")
-		if !ok {
-			return false
-		}
-		f = rest
-	}
-	return len(f) > len(runID) && f[len(runID)] == ',' && f[:len(runID)] == runID
-}
-
 // decodeEvent decodes one event written by note_task or note_run
-// (lua/lib_status.lua): "t<nowMs>,<durMs>,<run>,<task>,<packed state>" or
-// "r<nowMs>,<run>,<packed meta>", then, for a task event with an error, a
-// newline and the error text.
-func decodeEvent(v string) (plait.StoreEvent, error) {
+// (lua/lib_status.lua): a task's "<task>,<durMs>,<packed state>" or a
+// run's "!<packed meta>", then, for a task event with an error, a newline
+// and the error text.
+func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 	var ev plait.StoreEvent
-	head, errText, _ := strings.Cut(v, "\n")
-	if head == "" {
-		return ev, corrupt("event %q is malformed", clip(v))
+	now, err := strconv.ParseInt(r.now, 10, 64)
+	if err != nil || r.run == "" || r.v == "" {
+		return ev, corrupt("event %q of run %q at %q is malformed", clip(r.v), clip(r.run), clip(r.now))
 	}
-	kind := head[0]
-	n := 5
-	if kind == 'r' {
-		n = 3
-	}
-	f := strings.SplitN(head[1:], ",", n)
-	if len(f) != n {
-		return ev, corrupt("event %q is malformed", clip(v))
-	}
-	now, err := strconv.ParseInt(f[0], 10, 64)
-	if err != nil {
-		return ev, corrupt("event %q: time", clip(v))
-	}
-	ev.At = msTime(now)
-	switch kind {
-	case 't':
-		st, err := decodeState(f[4])
+	ev.At, ev.RunID = msTime(now), r.run
+	if r.v[0] == '!' {
+		m, err := decodeMeta(r.v[1:])
 		if err != nil {
 			return ev, err
 		}
-		ev.RunID, ev.Task = f[2], f[3]
-		ev.TaskStatus, ev.Type = st.status, plait.TaskEventType(st.status)
-		ev.Attempt, ev.Epoch, ev.Worker, ev.Error = st.attempt, st.epoch, st.worker, errText
-		switch {
-		case f[1] != "":
-			d, err := strconv.ParseInt(f[1], 10, 64)
-			if err != nil {
-				return ev, corrupt("event %q: duration", clip(v))
-			}
-			ev.Duration = time.Duration(d) * time.Millisecond
-		case st.ended >= 0 && st.claim >= 0:
-			ev.Duration = time.Duration(st.ended-st.claim) * time.Millisecond
-		}
-		return ev, nil
-	case 'r':
-		m, err := decodeMeta(f[2])
-		if err != nil {
-			return ev, err
-		}
-		ev.RunID = f[1]
 		ev.RunStatus, ev.Type = m.status, plait.RunEventType(m.status)
 		return ev, nil
 	}
-	return ev, corrupt("event %q: kind", clip(v))
+	head, errText, _ := strings.Cut(r.v, "\n")
+	f := strings.SplitN(head, ",", 3)
+	if len(f) != 3 {
+		return ev, corrupt("event %q is malformed", clip(r.v))
+	}
+	st, err := decodeState(f[2])
+	if err != nil {
+		return ev, err
+	}
+	ev.Task = f[0]
+	ev.TaskStatus, ev.Type = st.status, plait.TaskEventType(st.status)
+	ev.Attempt, ev.Epoch, ev.Worker, ev.Error = st.attempt, st.epoch, st.worker, errText
+	switch {
+	case f[1] != "":
+		d, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return ev, corrupt("event %q: duration", clip(r.v))
+		}
+		ev.Duration = time.Duration(d) * time.Millisecond
+	case st.ended >= 0 && st.claim >= 0:
+		ev.Duration = time.Duration(st.ended-st.claim) * time.Millisecond
+	}
+	return ev, nil
 }
 
 // enrichEvents fills the fields that live in the run hash, with one

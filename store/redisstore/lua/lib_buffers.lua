@@ -22,8 +22,9 @@ local wrote = false
 -- events and counters buffered by task_to and run_to (lib_status.lua),
 -- written by flush_events.
 local evs = {}
+local ev_n = 0
 local ev_errs = {}
-local ev_base, ev_cap, ev_win = nil, nil, 0
+local ev_base, ev_cap, ev_win, ev_now = nil, nil, 0, nil
 local st_incr = {}
 local st_durs = {}
 
@@ -33,7 +34,7 @@ local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
   fronts, front_order = {}, {}
   wrote = false
-  evs, ev_errs, ev_base, st_incr, st_durs = {}, {}, nil, {}, {}
+  evs, ev_n, ev_errs, ev_base, st_incr, st_durs = {}, 0, {}, nil, {}, {}
 end
 
 local function hfields(rk)
@@ -138,17 +139,18 @@ end
 -- flush_events writes the events, counters and durations buffered since
 -- the last flush, after everything else a step writes (so under maxmemory
 -- none of them is a call's first write): one XADD to the shard's stream
--- whatever the number of events, all of them in its one field "e" joined
--- by NUL (one argument and one listpack value, built by table.concat: a
--- field per event cost Redis about twice as much per event), trimmed to
--- the cap in entries (MAXLEN ~, so it stays bounded and an append frees
--- about what it takes); with stats on, one HINCRBY per counter changed and
--- an LPUSH and LTRIM per task name with durations; and one PUBLISH to
--- <prefix>:ev for live readers. Nothing is written per run: a run's events
--- are read from its shard's stream (a run lives in one shard). The cap and
--- the stats window come from the step argument (new_ctx). An event's error
--- is read last, from the fields the step wrote; a NUL in it is written as
--- "\0" text.
+-- per call (per 4000 events), its first pair "t" and the call's now in ms,
+-- then one pair per event, the run id and the event (lib_status.lua), with
+-- Redis's own trimming to the cap in entries (MAXLEN ~, so it stays bounded
+-- and an append frees about what it takes). Pairs of a repeated field cost
+-- Redis less per event than a string joined in Lua (table.concat) or a
+-- field of its own per event. With stats on, one HINCRBY per counter
+-- changed and an LPUSH and LTRIM per task name with durations; then one
+-- PUBLISH to <prefix>:ev for live readers. Nothing is written per run: a
+-- run's events are read from its shard's stream (a run lives in one
+-- shard). The cap and the stats window come from the step argument
+-- (new_ctx). An event's error is read last, from the fields the step
+-- wrote.
 local function flush_events()
   if ev_base == nil then return end
   local base = ev_base
@@ -158,15 +160,15 @@ local function flush_events()
     local hc = hcache[e[1]]
     local err = hc and hc[e[2]]
     if err == nil then err = redis.call('HGET', e[1], e[2]) end
-    if err then
-      if string.find(err, '\0', 1, true) then err = string.gsub(err, '%z', '\\0') end
-      evs[i] = evs[i] .. '\n' .. err
-    end
+    if err then evs[i] = evs[i] .. '\n' .. err end
   end
   ev_errs = {}
-  redis.call('XADD', base .. 'e', 'MAXLEN', '~', ev_cap, '*', 'e', table.concat(evs, '\0'))
-  if #evs > 0 then redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1') end
-  evs = {}
+  local sk = base .. 'e'
+  for i = 1, ev_n, 4000 do
+    redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
+  end
+  redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1')
+  evs, ev_n = {}, 0
   if win == 0 then return end
   local sk = base .. 'st'
   for f, n in pairs(st_incr) do

@@ -128,7 +128,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   -- The moves, before the first write: a refused one writes nothing.
   local h = fast_h
   h.apart = string.byte(d, hend - 1) == 49
-  h.queue = string.match(d, '^[^,\n]+')
+  if ctx.win > 0 then h.queue = string.match(d, '^[^,\n]+') end
   local claim = t.claim
   if claim == nil or claim == '' then claim = 0 end
   local ns = task_to(ctx, rk, id, r, name, t, 'S', h, not ch)

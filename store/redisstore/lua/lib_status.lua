@@ -33,28 +33,32 @@ local function run_can(from, to)
 end
 
 -- Events and counters (lib_buffers.lua writes them in flush_events).
--- Every move of a status, made here, is one event, buffered as a string
--- made of strings the move builds anyway, so an event converts no number:
---   task  "t<nowMs>,<durMs>,<run>,<task>,<packed state>"
---   run   "r<nowMs>,<run>,<packed meta>"
+-- Every move of a status, made here, is one event, buffered as a pair of
+-- strings, the run id and the event, made of strings the move builds
+-- anyway, so an event converts no number and joins few strings:
+--   task  "<task>,<durMs>,<packed state>"
+--   run   "!<packed meta>"
 -- The packed state (state_pack) carries the status, attempt, epoch, claim
 -- and end offsets and worker; the meta (meta_pack) the run's status,
--- counters and times. durMs is set only for a move off running that does
--- not end the task (a retry, a crash, a hand-back): a move that ends it
--- has its duration in the state (end - claim). An error is appended at
--- the flush ("\n" and the task's error field) for a move to failed,
--- retrying, dead or cancelled. A move between two letters of one status (P
--- and W) and a task created pending make none. With stats on (ctx.win >
--- 0), the counters of the task's queue go up in the shard's hash <base>st
--- ("q:<queue>:<counter>"), with the count and the duration window of its
--- name for the attempts that ended (succeeded, failed, retried).
+-- counters and times; the time of every event of a call is the call's now,
+-- written once per stream entry. durMs is set only for a move off running
+-- that does not end the task (a retry, a crash, a hand-back): a move that
+-- ends it has its duration in the state (end - claim). An error is
+-- appended at the flush ("\n" and the task's error field) for a move to
+-- failed, retrying, dead or cancelled. A move between two letters of one
+-- status (P and W) and a task created pending make none. With stats on
+-- (ctx.win > 0), the counters of the task's queue go up in the shard's hash
+-- <base>st ("q:<queue>:<counter>"), with the count and the duration window
+-- of its name for the attempts that ended (succeeded, failed, retried).
 local ev_err = {F = true, Y = true, D = true, C = true}
 
-local function note(ctx, v, err, rk, name)
-  ev_base, ev_cap, ev_win = ctx.base, ctx.evcap, ctx.win
-  local n = #evs + 1
-  evs[n] = v
-  if err then ev_errs[n] = {rk, 'e:' .. name} end
+local function note(ctx, id, v, err, rk, name)
+  ev_base, ev_cap, ev_win, ev_now = ctx.base, ctx.evcap, ctx.win, ctx.nows
+  local n = ev_n
+  evs[n + 1] = id
+  evs[n + 2] = v
+  ev_n = n + 2
+  if err then ev_errs[n + 2] = {rk, 'e:' .. name} end
 end
 
 local function count(f, n) st_incr[f] = (st_incr[f] or 0) + n end
@@ -65,10 +69,10 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
   if from == 'U' and r and t.claim and t.claim ~= '' and (ctx.win > 0 or not task_final[to]) then
     dur = ctx.now - r.created - t.claim
   end
-  if task_final[to] then
-    note(ctx, 't' .. ctx.nows .. ',,' .. id .. ',' .. name .. ',' .. s, ev_err[to], rk, name)
+  if dur == '' or task_final[to] then
+    note(ctx, id, name .. ',,' .. s, ev_err[to], rk, name)
   else
-    note(ctx, 't' .. ctx.nows .. ',' .. dur .. ',' .. id .. ',' .. name .. ',' .. s, ev_err[to], rk, name)
+    note(ctx, id, name .. ',' .. dur .. ',' .. s, ev_err[to], rk, name)
   end
   if ctx.win == 0 then return end
   if h == nil then h = def_get(rk, name) end
@@ -100,7 +104,7 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
 end
 
 local function note_run(ctx, id, m)
-  note(ctx, 'r' .. ctx.nows .. ',' .. id .. ',' .. m, false)
+  note(ctx, id, '!' .. m, false)
 end
 
 local function task_terminal(st) return task_final[st] == true end
