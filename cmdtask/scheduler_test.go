@@ -2,14 +2,18 @@ package cmdtask_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/cmdtask"
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -69,4 +73,41 @@ func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 	require.Equal(t, plait.RunCompleted, final.Status)
 	require.Equal(t, "HELLO WORLD\n", string(final.Task("shout").Result), "stdin must come from the parent's stored result")
 	require.Contains(t, logs.stderrLines(), "working", "stderr lines must reach the task's log")
+}
+
+// TestTaskTimeoutKillsTheCommandsProcessGroup runs a command under the
+// task's Timeout on the scheduler's clock: when it passes, the attempt
+// fails with ErrTimeout and the grandchild the command started is gone.
+func TestTaskTimeoutKillsTheCommandsProcessGroup(t *testing.T) {
+	t.Parallel()
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := plait.New(memstore.New(memstore.WithClock(clk)), plait.WithClock(clk),
+		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	require.NoError(t, err)
+	require.NoError(t, s.Handle(cmdtask.HandlerName, handler(t, cmdtask.Allow("sh"))))
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	wf := plait.NewWorkflow("slow").Task("slow", cmdtask.HandlerName,
+		cmdtask.Spec{Argv: []string{"sh", "-c", `sleep 300 & echo $! > "$1"; wait`, "sh", pidFile}},
+		plait.Timeout(time.Second), plait.Retry(0))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := s.Submit(ctx, wf)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+
+	pid := readPID(t, pidFile)
+	armed := make(chan struct{})
+	tm := time.AfterFunc(failAfter, func() { close(armed) })
+	defer tm.Stop()
+	require.True(t, clk.WaitForDeadline(clk.Now().Add(time.Second), armed), "the task's timeout must be armed")
+	// Within the lease, so the only thing that ends the attempt is its timeout.
+	clk.Advance(time.Second)
+	final, err := s.Wait(ctx, run.ID)
+	require.NoError(t, err)
+	require.Equal(t, plait.TaskFailed, final.Task("slow").Status)
+	require.Contains(t, final.Task("slow").Error, plait.ErrTimeout.Error())
+	require.Eventually(t, func() bool { return gone(pid) }, failAfter, time.Millisecond, "the timeout must kill the grandchild %d", pid)
 }
