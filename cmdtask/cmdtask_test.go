@@ -225,3 +225,31 @@ func filepathLookPath(name string) (string, error) {
 	}
 	return filepath.Abs(p)
 }
+
+// TestCommandReturnsWhenAnEscapedProcessHoldsItsOutput starts a process
+// that leaves the command's process group (setsid) and keeps stdout open:
+// the handler cannot kill it, and must still return after its pipe grace
+// instead of waiting for the escaped process.
+func TestCommandReturnsWhenAnEscapedProcessHoldsItsOutput(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("no setsid on PATH")
+	}
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	h := handler(t, cmdtask.Allow("sh"))
+	done := make(chan error, 1)
+	go func() {
+		_, err := h(context.Background(), task(t, cmdtask.Spec{
+			Argv: []string{"sh", "-c", `setsid sh -c 'echo $$ > "$1"; exec sleep 300' sh "$1" & while [ ! -s "$1" ]; do :; done`, "sh", pidFile},
+		}))
+		done <- err
+	}()
+	pid := readPID(t, pidFile)
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	select {
+	case err := <-done:
+		require.NoError(t, err, "the command itself succeeded")
+	case <-time.After(failAfter):
+		t.Fatal("the handler waited for a process outside its group")
+	}
+}
