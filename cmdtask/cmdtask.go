@@ -75,14 +75,17 @@ func (c *config) handle(ctx context.Context, t *plait.Task) (any, error) {
 	if err != nil {
 		return nil, plait.Permanent(err)
 	}
+	log := t.Logger()
 	if spec.StdinFrom != "" {
+		// A parent that wrote nothing stores no result: its child reads
+		// empty input rather than failing.
 		b, ok := t.ParentRaw(spec.StdinFrom)
 		if !ok {
-			return nil, plait.Permanent(fmt.Errorf("%w: stdin_from: parent %q has no result", ErrInvalidSpec, spec.StdinFrom))
+			log.Info("cmdtask: stdin_from names no parent result; stdin is empty", "parent", spec.StdinFrom)
 		}
 		inv.stdin = b
 	}
-	return c.run(ctx, t.Logger(), inv)
+	return c.run(ctx, log, inv)
 }
 
 // prepare checks the spec against the allow-list and resolves the

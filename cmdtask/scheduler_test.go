@@ -58,7 +58,9 @@ func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 
 	wf := plait.NewWorkflow("pipe").
 		Task("say", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"sh", "-c", "echo working >&2; echo hello world"}}).
-		Task("shout", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"tr", "a-z", "A-Z"}, StdinFrom: "say"}, plait.After("say"))
+		Task("shout", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"tr", "a-z", "A-Z"}, StdinFrom: "say"}, plait.After("say")).
+		Task("silent", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"sh", "-c", "true"}}).
+		Task("measure", cmdtask.HandlerName, cmdtask.Spec{Argv: []string{"sh", "-c", "wc -c | tr -d ' '"}, StdinFrom: "silent"}, plait.After("silent"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	run, err := s.Submit(ctx, wf)
@@ -73,6 +75,7 @@ func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 	require.Equal(t, plait.RunCompleted, final.Status)
 	require.Equal(t, "HELLO WORLD\n", string(final.Task("shout").Result), "stdin must come from the parent's stored result")
 	require.Contains(t, logs.stderrLines(), "working", "stderr lines must reach the task's log")
+	require.Equal(t, "0\n", string(final.Task("measure").Result), "a parent that wrote nothing must give empty stdin, not a failure")
 }
 
 // TestTaskTimeoutKillsTheCommandsProcessGroup runs a command under the

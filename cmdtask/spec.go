@@ -26,8 +26,9 @@ type Spec struct {
 	// Stdin is fed to the program's standard input.
 	Stdin string `json:"stdin,omitempty"`
 	// StdinFrom names a parent task whose stored result is fed to standard
-	// input, as it is stored (a command parent's stdout byte for byte). It
-	// excludes Stdin.
+	// input, as it is stored (a command parent's stdout byte for byte). A
+	// parent without a result (one that wrote nothing) gives empty input.
+	// It excludes Stdin.
 	StdinFrom string `json:"stdin_from,omitempty"`
 }
 

@@ -105,9 +105,12 @@ func (c *config) request(ctx context.Context, t *plait.Task, spec *Spec) (*http.
 	case len(spec.JSON) > 0:
 		body = spec.JSON
 	case spec.BodyFrom != "":
+		// A parent that returned nothing stores no result: the body is
+		// empty rather than the task failing.
 		b, ok := t.ParentRaw(spec.BodyFrom)
 		if !ok {
-			return nil, fmt.Errorf("%w: body_from: parent %q has no result", ErrInvalidSpec, spec.BodyFrom)
+			t.Logger().Info("httptask: body_from names no parent result; the body is empty", "parent", spec.BodyFrom)
+			b = []byte{}
 		}
 		body = b
 	}

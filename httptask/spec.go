@@ -28,7 +28,7 @@ type Spec struct {
 	// unless Headers set one.
 	JSON json.RawMessage `json:"json,omitempty"`
 	// BodyFrom names a parent task whose stored result is sent as the
-	// body, as it is stored.
+	// body, as it is stored; a parent without a result gives an empty body.
 	BodyFrom string `json:"body_from,omitempty"`
 	// Timeout bounds the request, as a Go duration ("10s"). Defaults to
 	// the handler's [WithTimeout]; the task's own timeout bounds it too.

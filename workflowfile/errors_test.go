@@ -151,6 +151,18 @@ tasks:
 			line: 7, column: 7, field: "tasks[0].http.verb", is: workflowfile.ErrUnknownField,
 		},
 		{
+			name: "stdin from a task that is not a dependency",
+			src: `name: wf
+tasks:
+  - name: a
+    handler: h
+  - name: b
+    type: command
+    command: {argv: [wc, -c], stdin_from: a}
+`,
+			line: 7, column: 43, field: "tasks[1].command.stdin_from", is: workflowfile.ErrBadValue, says: `"a" is not in the task's depends_on`,
+		},
+		{
 			name: "a missing workflow name",
 			src: `tasks:
   - name: a

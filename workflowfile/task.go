@@ -88,8 +88,33 @@ func (d *decoder) task(wf *plait.Workflow, n *yaml.Node, path string) {
 			payload = d.spec(block, join(path, typ), specTypes[typ])
 		}
 	}
-	opts := d.taskOptions(fields, path)
+	opts, parents := d.taskOptions(fields, path)
+	if block := fields[typ]; block != nil && payload != nil {
+		d.checkInputFrom(block, join(path, typ), payload, parents)
+	}
 	wf.Task(name, handler, payload, opts...)
+}
+
+// checkInputFrom reports a stdin_from or body_from that names no
+// dependency of the task: its input could never arrive.
+func (d *decoder) checkInputFrom(block *yaml.Node, path string, spec any, parents []string) {
+	key, from := "", ""
+	switch s := spec.(type) {
+	case cmdtask.Spec:
+		key, from = "stdin_from", s.StdinFrom
+	case httptask.Spec:
+		key, from = "body_from", s.BodyFrom
+	}
+	if from == "" || contains(parents, from) {
+		return
+	}
+	at := block
+	for i := 0; i+1 < len(block.Content); i += 2 {
+		if block.Content[i].Value == key {
+			at = block.Content[i+1]
+		}
+	}
+	d.fail(at, join(path, key), ErrBadValue, fmt.Sprintf("%q is not in the task's depends_on", from))
 }
 
 // payload decodes a free-form payload into plain values the codec can
@@ -154,11 +179,15 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
-// taskOptions turns the scheduling fields into task options.
-func (d *decoder) taskOptions(fields map[string]*yaml.Node, path string) []plait.TaskOption {
+// taskOptions turns the scheduling fields into task options, and lists
+// the task's dependencies.
+func (d *decoder) taskOptions(fields map[string]*yaml.Node, path string) ([]plait.TaskOption, []string) {
 	var opts []plait.TaskOption
+	var parents []string
 	if n := fields["depends_on"]; n != nil {
-		opts = append(opts, d.deps(n, join(path, "depends_on"))...)
+		var deps []plait.TaskOption
+		deps, parents = d.deps(n, join(path, "depends_on"))
+		opts = append(opts, deps...)
 	}
 	if n := fields["join"]; n != nil {
 		if s, ok := d.enum(n, join(path, "join"), []string{"all", "any"}); ok && joins[s] {
@@ -193,16 +222,17 @@ func (d *decoder) taskOptions(fields map[string]*yaml.Node, path string) []plait
 			opts = append(opts, plait.Requires(caps...))
 		}
 	}
-	return opts
+	return opts, parents
 }
 
 // deps decodes depends_on: each item a task name (on success) or a
-// mapping {task, on}.
-func (d *decoder) deps(n *yaml.Node, field string) []plait.TaskOption {
+// mapping {task, on}. It answers the options and the names.
+func (d *decoder) deps(n *yaml.Node, field string) ([]plait.TaskOption, []string) {
 	if n.Kind != yaml.SequenceNode {
 		d.fail(n, field, ErrBadValue, "want a list of task names or {task, on} mappings")
-		return nil
+		return nil, nil
 	}
+	var names []string
 	byCondition := map[plait.Condition][]string{}
 	var order []plait.Condition
 	for i, item := range n.Content {
@@ -235,20 +265,21 @@ func (d *decoder) deps(n *yaml.Node, field string) []plait.TaskOption {
 			order = append(order, on)
 		}
 		byCondition[on] = append(byCondition[on], name)
+		names = append(names, name)
 	}
 	var opts []plait.TaskOption
 	for _, on := range order {
-		names := byCondition[on]
+		group := byCondition[on]
 		switch on {
 		case plait.OnCompletion:
-			opts = append(opts, plait.AfterCompletion(names...))
+			opts = append(opts, plait.AfterCompletion(group...))
 		case plait.OnFailure:
-			opts = append(opts, plait.AfterFailure(names...))
+			opts = append(opts, plait.AfterFailure(group...))
 		default:
-			opts = append(opts, plait.After(names...))
+			opts = append(opts, plait.After(group...))
 		}
 	}
-	return opts
+	return opts, names
 }
 
 // retry decodes retry: a number of retries, or a mapping of the policy.
