@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -252,4 +253,12 @@ func TestCommandReturnsWhenAnEscapedProcessHoldsItsOutput(t *testing.T) {
 	case <-time.After(failAfter):
 		t.Fatal("the handler waited for a process outside its group")
 	}
+}
+
+func TestCommandInAMissingDirectoryFailsPermanently(t *testing.T) {
+	t.Parallel()
+	h := handler(t, cmdtask.Allow("sh"))
+	_, err := h(context.Background(), task(t, cmdtask.Spec{Argv: []string{"sh", "-c", "true"}, Dir: filepath.Join(t.TempDir(), "missing")}))
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	require.True(t, plait.IsPermanent(err), "a directory that does not exist will not exist on the next attempt")
 }

@@ -3,8 +3,10 @@ package cmdtask
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -45,7 +47,13 @@ func (c *config) run(ctx context.Context, log *slog.Logger, inv *invocation) (an
 		pipes[0][1].Close()
 		pipes[1][0].Close()
 		pipes[2][0].Close()
-		return nil, plait.Permanent(fmt.Errorf("cmdtask: start %s: %w", inv.program, err))
+		err = fmt.Errorf("cmdtask: start %s: %w", inv.program, err)
+		// A missing program or directory, or one the host may not use,
+		// stays so; anything else (out of processes, say) may pass.
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, plait.Permanent(err)
+		}
+		return nil, err
 	}
 	group := cmd.Process.Pid
 
@@ -90,13 +98,15 @@ func (c *config) run(ctx context.Context, log *slog.Logger, inv *invocation) (an
 	killGroup(group)
 	readersDone := make(chan struct{})
 	go func() { readers.Wait(); close(readersDone) }()
+	grace := time.NewTimer(pipeGrace)
 	select {
 	case <-readersDone:
-	case <-time.After(pipeGrace):
+	case <-grace.C:
 		pipes[1][0].Close()
 		pipes[2][0].Close()
 		<-readersDone
 	}
+	grace.Stop()
 	pipes[1][0].Close()
 	pipes[2][0].Close()
 
