@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // run is the stored state of one run.
@@ -95,6 +96,13 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreatePara
 func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
 		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+	}
+	// Service and tenant name the run's indexes (query.go); a name with a
+	// ':' would make two of them one.
+	for field, v := range map[string]string{"service": params.Service, "tenant": params.Tenant} {
+		if v != "" && ids.Check(v) != nil {
+			return nil, fmt.Errorf("memstore: %s %q %v: %w", field, v, ids.Check(v), plait.ErrInvalidArgument)
+		}
 	}
 	r, err := newRun(params)
 	if err != nil {

@@ -153,6 +153,18 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "BadNamesRefusedAtCreate",
+			rule: "RunCreate refuses a service or tenant that is not a valid name (it would name an index) with ErrInvalidArgument, and writes nothing",
+			run: func(t *testing.T, h *Harness, rule string) {
+				for _, o := range []plait.RunCreateParams{{Service: "a:b"}, {Service: "svc", Tenant: "t{1}"}} {
+					o.Workflow = spec(plait.StrategyContinue, task("a"))
+					_, err := h.Store.RunCreate(bg, &o)
+					require.ErrorIs(t, err, plait.ErrInvalidArgument, "%s: %+v", rule, o)
+				}
+				require.Empty(t, queryAll(t, h, plait.RunFilter{}, 10, rule), rule)
+			},
+		},
+		{
 			name: "CountsPerStatus",
 			rule: "RunCount counts the runs in each status, in a creation time range when given",
 			run: func(t *testing.T, h *Harness, rule string) {
