@@ -390,7 +390,9 @@ func (s *Store) pipeScripts(ctx context.Context, sc *script, calls []scriptCall)
 			if s.functions {
 				cmds[i] = pipe.FCallRO(ctx, sc.function(), c.keys, c.args...)
 			} else {
-				cmds[i] = sc.eval.EvalShaRO(ctx, pipe, c.keys, c.args...)
+				// EVALSHA, not EVALSHA_RO: servers without functions
+				// (before Redis 7) have no EVALSHA_RO either.
+				cmds[i] = sc.eval.EvalSha(ctx, pipe, c.keys, c.args...)
 			}
 		}
 		_, execErr := pipe.Exec(ctx)
