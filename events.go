@@ -15,7 +15,9 @@ import (
 // had not read yet ([EventReadResult.FellBehind]).
 //
 // Which changes make an event: a run created (run_pending), started,
-// finished or cancelled; a task made ready, delayed, claimed, retried,
+// finished or cancelled; a ready task set aside for its handler or held
+// back by a limit ([EventTaskWaiting], stores with [ClaimRouter] or
+// [Limiter]); a task made ready, delayed, claimed, retried,
 // finished, skipped, cancelled, recovered by the sweep or dead. A task
 // created pending and a move between two forms of one status (a pending
 // task put in the delayed set) make none, and neither does a step that
@@ -69,6 +71,13 @@ type EventReadResult struct {
 // "run_completed". [TaskEventType] and [RunEventType] build them.
 type StoreEventType string
 
+// EventTaskWaiting is the type of the event of a ready task that a claim
+// set aside for want of its handler, or that a limit held back: it stays
+// ready (TaskStatus), and [StoreEvent].WaitingFor says what it waits for,
+// as [TaskInstance.WaitingFor] does. One per time it is set aside or held
+// back.
+const EventTaskWaiting StoreEventType = "task_waiting"
+
 // TaskEventType is the type of the event of a task moving to st.
 func TaskEventType(st TaskStatus) StoreEventType { return StoreEventType("task_" + string(st)) }
 
@@ -110,6 +119,8 @@ type StoreEvent struct {
 	// Error is the error recorded with the change, for a failure, a retry,
 	// a cancel with a reason, a dead task.
 	Error string
+	// WaitingFor is what the task waits for, for [EventTaskWaiting].
+	WaitingFor string
 }
 
 // ErrFellBehind is the category of [*FellBehindError]: a reader of events

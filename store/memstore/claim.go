@@ -107,7 +107,7 @@ func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.Tas
 			}
 			f.drop()
 			if !runsHere(e.t, params.Handlers) {
-				s.setAsideLocked(q, e)
+				s.setAsideLocked(q, e, now)
 				continue
 			}
 			if !s.admitLocked(e, now) {

@@ -64,6 +64,8 @@ type evRec struct {
 	attempt int32
 	task    int32 // index in run.tasks; -1 for a run event
 	status  string
+	// waiting is set for a task_waiting event (routing.go, keylimits.go).
+	waiting string
 }
 
 // initLocked gives the cap its default when no option set it, once.
@@ -127,6 +129,12 @@ func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 	s.appendEventLocked(ev)
 }
 
+// waitingEventLocked records that ready task t waits for what reason says.
+func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
+	s.appendEventLocked(evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
+		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, waiting: reason})
+}
+
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
 	s.appendEventLocked(evRec{run: r, task: -1, status: string(r.rec.Status), at: now.UnixNano()})
@@ -148,6 +156,9 @@ func (e *evRec) event() plait.StoreEvent {
 	ev.Task, ev.Queue, ev.Priority, ev.Handler = spec.Name, spec.Queue, spec.Priority, spec.Handler
 	ev.TaskStatus = plait.TaskStatus(e.status)
 	ev.Type = plait.TaskEventType(ev.TaskStatus)
+	if e.waiting != "" {
+		ev.Type, ev.WaitingFor = plait.EventTaskWaiting, e.waiting
+	}
 	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.err
 	return ev
 }

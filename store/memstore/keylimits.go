@@ -56,7 +56,7 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 	for _, lim := range limits {
 		l := s.keyLimitLocked(lim.Key)
 		if lim.Concurrency > 0 && len(l.holders) >= lim.Concurrency {
-			s.holdBackLocked(l, lim.Key, e)
+			s.holdBackLocked(l, lim.Key, e, now)
 			return false
 		}
 		if lim.Rate > 0 {
@@ -77,7 +77,7 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 					s.rateWaits = map[string]*keyLimit{}
 				}
 				s.rateWaits[lim.Key] = l
-				s.holdBackLocked(l, lim.Key, e)
+				s.holdBackLocked(l, lim.Key, e, now)
 				return false
 			}
 		}
@@ -137,9 +137,10 @@ func (s *Store) expireStartsLocked(now time.Time) {
 }
 
 // holdBackLocked parks t, popped from a ready FIFO, on l.
-func (s *Store) holdBackLocked(l *keyLimit, key string, e entry) {
+func (s *Store) holdBackLocked(l *keyLimit, key string, e entry, now time.Time) {
 	l.waiting.push(e)
 	e.t.limitedBy = key
+	s.waitingEventLocked(e.t, plait.WaitingForLimit(key), now)
 }
 
 // releaseLimitsLocked gives back the concurrency slots t holds as its

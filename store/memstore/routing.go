@@ -30,7 +30,7 @@ func runsHere(t *task, handlers []string) bool {
 // FIFO of its handler until a claim that has the handler takes it. It stays
 // ready under the same queue sequence, so a cancel or a new queueing makes
 // the aside entry stale like any other.
-func (s *Store) setAsideLocked(q *queue, e entry) {
+func (s *Store) setAsideLocked(q *queue, e entry, now time.Time) {
 	h := e.t.spec().Handler
 	if q.aside == nil {
 		q.aside = map[string]*fifo{}
@@ -42,6 +42,7 @@ func (s *Store) setAsideLocked(q *queue, e entry) {
 	}
 	f.push(e)
 	e.t.asideFor = h
+	s.waitingEventLocked(e.t, plait.WaitingForHandler(h), now)
 }
 
 // claimAsideLocked claims, into res, tasks set aside on q for the handlers

@@ -414,7 +414,8 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 // decodeEvent decodes one event written by note_task or note_run
 // (lua/lib_status.lua): a task's "<task>,<durMs>,<packed state>" or a
 // run's "!<packed meta>", then, for a task event with an error, a newline
-// and the error text.
+// and the error text; or by a claim (lua/lib_claim.lua) for a task set
+// aside or held back: "?<task>,<waiting for>".
 func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 	var ev plait.StoreEvent
 	now, err := strconv.ParseInt(r.now, 10, 64)
@@ -422,6 +423,16 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 		return ev, corrupt("event %q of run %q at %q is malformed", clip(r.v), clip(r.run), clip(r.now))
 	}
 	ev.At, ev.RunID = msTime(now), r.run
+	if r.v[0] == '?' {
+		// A task set aside or held back (lua/lib_claim.lua).
+		task, waiting, ok := strings.Cut(r.v[1:], ",")
+		if !ok || task == "" {
+			return ev, corrupt("event %q is malformed", clip(r.v))
+		}
+		ev.Task, ev.WaitingFor = task, waiting
+		ev.TaskStatus, ev.Type = plait.TaskReady, plait.EventTaskWaiting
+		return ev, nil
+	}
 	if r.v[0] == '!' {
 		m, err := decodeMeta(r.v[1:])
 		if err != nil {

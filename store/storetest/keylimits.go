@@ -97,6 +97,19 @@ func testLimiter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "HeldBackEvent",
+			rule: "a task a limit holds back makes one task_waiting event naming the limit, with the task still ready (stores with events)",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, limited("a", conc("k", 1)), limited("b", conc("k", 1)))})
+				require.Len(t, claim(t, h, nil).Tasks, 1, rule)
+				evs := waitingEvents(t, h, r.ID)
+				require.Len(t, evs, 1, rule)
+				require.Equal(t, "b", evs[0].Task, rule)
+				require.Equal(t, plait.TaskReady, evs[0].TaskStatus, rule)
+				require.Equal(t, "limit k", evs[0].WaitingFor, rule)
+			},
+		},
+		{
 			name: "SharedAcrossRuns",
 			rule: "tasks of different runs and queues share a key's limit",
 			run: func(t *testing.T, h *Harness, rule string) {

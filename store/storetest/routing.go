@@ -39,6 +39,25 @@ var routeRows = []struct {
 	{[]string{"gpu"}, []string{"other+gpu"}, false},
 }
 
+// waitingEvents reads the run's task_waiting events, skipping the case on
+// a store without events.
+func waitingEvents(t *testing.T, h *Harness, runID string) []plait.StoreEvent {
+	t.Helper()
+	es, ok := h.Store.(plait.EventStore)
+	if !ok {
+		t.Skip("needs EventStore")
+	}
+	res, err := es.EventRead(bg, &plait.EventReadParams{RunID: runID, Limit: 1000})
+	require.NoError(t, err)
+	var out []plait.StoreEvent
+	for _, ev := range res.Events {
+		if ev.Type == plait.EventTaskWaiting {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
 // testClaimRouter is the suite of [plait.ClaimRouter].
 func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
@@ -146,6 +165,22 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				}()
 				require.NoError(t, returned(t, done, rule), rule)
 				require.Len(t, claim(t, h, &claimOpts{Handlers: []string{"h-a"}}).Tasks, 1, rule)
+			},
+		},
+		{
+			name: "HandlerSetAsideEvent",
+			rule: "a task set aside for want of its handler makes one task_waiting event naming the handler, with the task still ready (stores with events)",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"))})
+				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
+				evs := waitingEvents(t, h, r.ID)
+				require.Len(t, evs, 1, rule)
+				ev := evs[0]
+				require.Equal(t, "a", ev.Task, rule)
+				require.Equal(t, plait.TaskReady, ev.TaskStatus, rule)
+				require.Equal(t, "handler h-a", ev.WaitingFor, rule)
+				require.Equal(t, "h-a", ev.Handler, rule)
+				sameTime(t, h.Now(), ev.At, rule)
 			},
 		},
 		{

@@ -15,11 +15,12 @@
 -- ends the attempt, and SREM makes a second release of the same slot free
 -- nothing: retried or replayed steps release once.
 
--- limit_hold keeps entry e (task name of run hash rk) waiting on key lk.
+-- limit_hold keeps entry e (task name of run hash rk) waiting on key lk;
+-- it returns false and the key, for the caller's task_waiting event.
 local function limit_hold(ctx, rk, name, e, lk)
   redis.call('RPUSH', key(ctx.base, 'lw', lk), e)
   redis.call('HSET', rk, 'g:' .. name, 'limit ' .. lk)
-  return false
+  return false, lk
 end
 
 -- limit_admit checks the limits l (field l:) of entry e at ctx.now: when
@@ -27,7 +28,7 @@ end
 -- each rate limit (member tagged with epoch, the epoch the claim gives)
 -- and returns true; otherwise it holds the task back on the first key
 -- that refuses, scheduling the key's wake-up in ld for a rate, and
--- returns false.
+-- returns false and that key.
 local function limit_admit(ctx, rk, name, e, l, epoch)
   local ls = {}
   for k, c, r, p in string.gmatch(l, '([^,;]+),(%d+),(%d+),(%d+)') do
