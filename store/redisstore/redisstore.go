@@ -110,7 +110,10 @@ type Store struct {
 // New answers an error wrapping [plait.ErrInvalidOption] for a nil client,
 // and one [*plait.OptionError] per option given out of range, joined. It
 // then checks the server's maxmemory-policy (see [WithStrictEviction]) and
-// answers [ErrEvictionPolicy] when strict mode refuses it.
+// answers [ErrEvictionPolicy] when strict mode refuses it. Last, it
+// records the shard count and key layout under the prefix on first use, or
+// answers a [*LayoutError] (matching [ErrLayoutMismatch]) when the prefix
+// was first used with another.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redisstore: nil client: %w", plait.ErrInvalidOption)
@@ -126,6 +129,9 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
 	_, s.cluster = client.(*redis.ClusterClient)
 	if err := s.checkEviction(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.checkLayout(ctx); err != nil {
 		return nil, err
 	}
 	s.functions = s.loadLibrary(ctx) == nil
