@@ -214,3 +214,25 @@ func (c *callCounter) TaskLogRead(ctx context.Context, p *plait.TaskLogReadParam
 	defer c.leave()
 	return ls.TaskLogRead(ctx, p)
 }
+
+// DeadLetterList forwards the DeadLetterStore capability of the store under it.
+func (c *callCounter) DeadLetterList(ctx context.Context, p *plait.DeadLetterListParams) (*plait.DeadLetterListResult, error) {
+	d, ok := c.Store.(plait.DeadLetterStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "DeadLetterStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return d.DeadLetterList(ctx, p)
+}
+
+// DeadLetterPurge forwards the DeadLetterStore capability of the store under it.
+func (c *callCounter) DeadLetterPurge(ctx context.Context, p *plait.DeadLetterPurgeParams) (*plait.DeadLetterPurgeResult, error) {
+	d, ok := c.Store.(plait.DeadLetterStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "DeadLetterStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return d.DeadLetterPurge(ctx, p)
+}

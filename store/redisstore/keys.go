@@ -15,6 +15,7 @@ import (
 //	<prefix>:{<shard>}:k:<key>           idempotency key -> run id
 //	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task ends
 //	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
+//	<prefix>:{<shard>}:dl                dead letters of the shard (zset, score dead-lettered ms, member "<run> <task>")
 //	<prefix>:{<shard>}:tl:<run>          lines the run's tasks logged (hash; tasklog.go, log_append.lua)
 //	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
@@ -86,6 +87,9 @@ func (k keys) payload(s int, id, task string) string { return k.base(s) + "p:" +
 
 // deadLetters lists the dead-lettered tasks of a run.
 func (k keys) deadLetters(s int, id string) string { return k.base(s) + "x:" + id }
+
+// deadIndex is the dead-letter index of a shard.
+func (k keys) deadIndex(s int) string { return k.base(s) + "dl" }
 
 // taskLogs is the hash of the lines a run's tasks logged.
 func (k keys) taskLogs(s int, id string) string { return k.base(s) + "tl:" + id }

@@ -151,14 +151,14 @@ func TestLuaKeyHelperMatches(t *testing.T) {
 	probe := redis.NewScript(string(common) + `
 local b = ARGV[1]
 return {key(b, 'r', '42'), key(b, 'w', '42'), key(b, 'k', 'order-7'), key(b, 'q', 'default', '3'), key(b, 'z', 'default'), key(b, 'active'),
-  key(b, 'n', 'default'), key(b, 'p', '42', 'load'), key(b, 'x', '42'), key(b, 'tl', '42'),
+  key(b, 'n', 'default'), key(b, 'p', '42', 'load'), key(b, 'x', '42'), key(b, 'tl', '42'), key(b, 'dl'),
   key(b, 'it', 'S'), key(b, 'iw', 'report'), key(b, 'is', 'billing'), key(b, 'iu', 'billing', 'acme'), key(b, 'ia'),
   key(b, 'ie', 86400000), key(b, 'iel')}`)
 	k := keys{prefix: "plait"}
 	got, err := probe.Run(context.Background(), c, []string{k.active(2)}, k.base(2)).StringSlice()
 	require.NoError(t, err)
 	require.Equal(t, []string{k.run(2, "42"), k.done(2, "42"), k.keyIndex(2, "order-7"), k.ready(2, "default", 3), k.delayed(2, "default"), k.active(2),
-		k.wake(2, "default"), k.payload(2, "42", "load"), k.deadLetters(2, "42"), k.taskLogs(2, "42"),
+		k.wake(2, "default"), k.payload(2, "42", "load"), k.deadLetters(2, "42"), k.taskLogs(2, "42"), k.deadIndex(2),
 		k.statusIndex(2, "S"), k.workflowIndex(2, "report"), k.serviceIndex(2, "billing"), k.tenantIndex(2, "billing", "acme"), k.allIndex(2),
 		k.expiryList(2, 86400000), k.expiryLists(2)}, got)
 }
@@ -175,6 +175,7 @@ func TestKeysInjective(t *testing.T) {
 	}
 	for shard := 0; shard < 3; shard++ {
 		add("active", k.active(shard))
+		add("dead index", k.deadIndex(shard))
 		add("all index", k.allIndex(shard))
 		add("expiry lists", k.expiryLists(shard))
 		for _, ms := range []int64{1, 60000, 86400000} {

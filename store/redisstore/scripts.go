@@ -108,14 +108,14 @@ type script struct {
 var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
 	"schedule_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
-	"delete_run": true, "prune_runs": true}
+	"delete_run": true, "prune_runs": true, "dead_purge": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
 var readOnly = map[string]bool{"query_runs": true}
 
 var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
-	"delete_run", "prune_runs", "query_runs", "log_append",
+	"delete_run", "prune_runs", "query_runs", "log_append", "dead_purge",
 	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
@@ -153,6 +153,8 @@ var scriptLibs = map[string][]string{
 	"query_runs": nil,
 	// log_append reads a task's state with state_parse of lib_codec.lua.
 	"log_append": nil,
+	// dead_purge uses key and entry of common.lua.
+	"dead_purge": nil,
 }
 
 var (
@@ -175,6 +177,7 @@ var (
 	scriptPruneRuns   = newScript("prune_runs")
 	scriptQueryRuns   = newScript("query_runs")
 	scriptLogAppend   = newScript("log_append")
+	scriptDeadPurge   = newScript("dead_purge")
 )
 
 // library is the source of the function library and libraryName its name,

@@ -158,6 +158,7 @@ func capabilities() []suite {
 		{group{"QueryStore", testQueries}, func(s plait.Store) bool { _, ok := s.(plait.QueryStore); return ok }},
 		{group{"HistoryStore", testHistory}, func(s plait.Store) bool { _, ok := s.(plait.HistoryStore); return ok }},
 		{group{"TaskLogStore", testTaskLogs}, func(s plait.Store) bool { _, ok := s.(plait.TaskLogStore); return ok }},
+		{group{"DeadLetterStore", testDeadLetters}, func(s plait.Store) bool { _, ok := s.(plait.DeadLetterStore); return ok }},
 	}
 }
 

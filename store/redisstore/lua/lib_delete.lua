@@ -13,6 +13,10 @@
 local function forget_run(ctx, id, st, wf, svc, tenant, k)
   local b = ctx.base
   if k and redis.call('GET', key(b, 'k', k)) == id then redis.call('DEL', key(b, 'k', k)) end
+  -- its letters leave the shard's dead-letter index; another run's stay
+  for _, name in ipairs(redis.call('LRANGE', key(b, 'x', id), 0, -1)) do
+    redis.call('ZREM', key(b, 'dl'), entry(id, name))
+  end
   redis.call('DEL', key(b, 'r', id), key(b, 'x', id), key(b, 'tl', id))
   if wf == nil then return end
   redis.call('ZREM', key(b, 'ia'), id)

@@ -67,10 +67,12 @@ local function release_children(ctx, rk, id, r, name, st)
 end
 
 -- fail_task ends t as failed or dead, dead-letters it (RPUSH to the run's
--- dead-letter list x:<run>) and applies the run's error strategy.
+-- dead-letter list x:<run>, ZADD to the shard's index dl, scored by now)
+-- and applies the run's error strategy.
 local function fail_task(ctx, rk, id, r, name, t, st, h)
   if not task_to(ctx, rk, id, r, name, t, st, h) then return false end
   redis.call('RPUSH', key(ctx.base, 'x', id), name)
+  redis.call('ZADD', key(ctx.base, 'dl'), ctx.now, entry(id, name))
   if r.strat == 's' then return stop_run(ctx, rk, id, r, 'F', '') end
   return release_children(ctx, rk, id, r, name, st)
 end

@@ -1,0 +1,61 @@
+package plait_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+func TestSchedulerAnswersUnsupportedDeadLetters(t *testing.T) {
+	t.Parallel()
+	s, err := plait.New(coreOnly{memstore.New()})
+	require.NoError(t, err)
+	_, err = s.DeadLetters(context.Background(), plait.DeadLetterListParams{})
+	var ue *plait.UnsupportedError
+	require.True(t, errors.As(err, &ue))
+	require.Equal(t, "DeadLetterStore", ue.Capability)
+	_, err = s.PurgeDeadLetters(context.Background(), plait.DeadLetterRef{RunID: "1", Task: "a"})
+	require.ErrorIs(t, err, plait.ErrUnsupported)
+	_, err = s.InspectDeadLetter(context.Background(), "1", "a")
+	require.ErrorIs(t, err, plait.ErrUnsupported)
+}
+
+func TestSchedulerListsInspectsAndPurgesDeadLetters(t *testing.T) {
+	t.Parallel()
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b := setup(t, f)
+		b.handle(t, "ok", noop)
+		b.handle(t, "bad", func(ctx context.Context, t *plait.Task) (any, error) {
+			return nil, plait.Permanent(errors.New("broken input"))
+		})
+		run := b.submit(t, plait.NewWorkflow("dl").Task("a", "ok", nil).Task("b", "bad", nil))
+		b.start(t)
+		b.wait(t, run.ID)
+
+		page, err := b.s.DeadLetters(context.Background(), plait.DeadLetterListParams{Workflow: "dl"})
+		require.NoError(t, err)
+		require.Len(t, page.Letters, 1)
+		l := page.Letters[0]
+		require.Equal(t, [...]any{run.ID, "b", "dl", plait.TaskFailed}, [...]any{l.RunID, l.Task, l.Workflow, l.Status})
+		require.Contains(t, l.Error, "broken input")
+
+		ti, err := b.s.InspectDeadLetter(context.Background(), run.ID, "b")
+		require.NoError(t, err)
+		require.Len(t, ti.Attempts, 1)
+		require.Equal(t, "failed", ti.Attempts[0].Outcome)
+		_, err = b.s.InspectDeadLetter(context.Background(), run.ID, "a")
+		require.ErrorIs(t, err, plait.ErrNotFound, "a task that succeeded is no dead letter")
+
+		n, err := b.s.PurgeDeadLetters(context.Background(), plait.DeadLetterRef{RunID: run.ID, Task: "b"})
+		require.NoError(t, err)
+		require.Equal(t, 1, n)
+		page, err = b.s.DeadLetters(context.Background(), plait.DeadLetterListParams{})
+		require.NoError(t, err)
+		require.Empty(t, page.Letters)
+	})
+}

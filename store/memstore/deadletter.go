@@ -1,0 +1,92 @@
+package memstore
+
+import (
+	"context"
+	"slices"
+	"sort"
+
+	"github.com/plaitdag/plait"
+)
+
+// DeadLetterList answers one page of dead letters, newest first. See
+// [plait.DeadLetterStore]. It reads the global dead-letter list (or the
+// run's) whole: a memory store holds what fits in memory.
+func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterListParams) (*plait.DeadLetterListResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	var curMs int64
+	var curKey string
+	if params.Cursor != "" {
+		curMs, curKey, _ = plait.ParseDeadLetterCursor(params.Cursor)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.expireLocked(s.clock.Now())
+	var all []plait.DeadLetter
+	for _, d := range s.dead {
+		if params.RunID != "" && d.run != params.RunID {
+			continue
+		}
+		r := s.runs[d.run]
+		if r == nil {
+			continue
+		}
+		i, ok := r.index[d.task]
+		if !ok {
+			continue
+		}
+		t := &r.tasks[i]
+		l := plait.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Status: t.status,
+			Error: t.inst.Error, At: t.inst.EndedAt}
+		if !params.Matches(&l) {
+			continue
+		}
+		if params.Cursor != "" && !plait.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task) {
+			continue
+		}
+		all = append(all, l)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		return plait.DeadLetterBefore(all[i].At.UnixMilli(), all[i].RunID+" "+all[i].Task, all[j].At.UnixMilli(), all[j].RunID+" "+all[j].Task)
+	})
+	res := &plait.DeadLetterListResult{}
+	if len(all) > params.Limit {
+		all = all[:params.Limit]
+		res.Next = plait.DeadLetterCursor(all[len(all)-1])
+	}
+	res.Letters = all
+	return res, nil
+}
+
+// DeadLetterPurge removes the named letters from the run's and the global
+// dead-letter lists. See [plait.DeadLetterStore].
+func (s *Store) DeadLetterPurge(ctx context.Context, params *plait.DeadLetterPurgeParams) (*plait.DeadLetterPurgeResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	want := make(map[taskRef]bool, len(params.Letters))
+	for _, l := range params.Letters {
+		want[taskRef{run: l.RunID, task: l.Task}] = true
+	}
+	res := &plait.DeadLetterPurgeResult{}
+	s.dead = slices.DeleteFunc(s.dead, func(d taskRef) bool {
+		if !want[d] {
+			return false
+		}
+		delete(want, d) // a letter is listed once
+		res.Purged++
+		if r := s.runs[d.run]; r != nil {
+			if i, ok := r.index[d.task]; ok {
+				r.dead = slices.DeleteFunc(r.dead, func(x int) bool { return x == i })
+			}
+		}
+		return true
+	})
+	return res, nil
+}
