@@ -6,7 +6,8 @@
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (queues and wake lists of released
---          children, payload keys, dead-letter lists, run channels, key index)
+--          children, payload keys, dead-letter lists and the index dl, run
+--          channels, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  number of outcomes n
 -- ARGV[5+7(i-1) ..]  per outcome: run id, task, epoch, outcome (1 succeeded,
@@ -22,6 +23,13 @@
 -- epoch, 4 corrupt record, code_illegal a refused move) and the run's
 -- status letter after it ('' when the run is gone). Pushes one wake-up
 -- token per task made ready or delayed, to its queue's wake list.
+--
+-- Dead letters (fail_task): a task failed for good is RPUSHed to x:<run>
+-- and ZADDed to the shard's index dl. Retried: the epoch has moved on, so
+-- neither is written twice (and a ZADD again would only set the same
+-- score). Redis lost data: a lost dl forgets letters from the global list;
+-- x:<run> and the task's status still name them. Out of memory: as the
+-- rest of the call (allow-oom).
 --
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
 -- (SREM from l:<key>) and each slot freed puts the oldest live task waiting

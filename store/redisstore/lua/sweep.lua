@@ -4,7 +4,8 @@
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready
---          queues and wake lists, payload keys, dead-letter lists)
+--          queues and wake lists, payload keys, dead-letter lists and the
+--          index dl)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  limit (entries)
 -- ARGV[5]  crash limit
