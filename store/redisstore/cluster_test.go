@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store/redisstore"
@@ -40,4 +41,42 @@ func clusterHarness(t *testing.T, c *redis.ClusterClient, prefix string) *storet
 		redisstore.WithLogger(quietLogger()), redisstore.WithStats(0))
 	require.NoError(t, err)
 	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance}
+}
+
+// TestClusterReadyWaitWakesOnEveryShard: on a cluster client a wait blocks
+// on every shard at once, so a task created on any shard ends it, long
+// before its timeout; a wait whose context ends returns and loses no token.
+func TestClusterReadyWaitWakesOnEveryShard(t *testing.T) {
+	cluster, err := redistest.StartCluster(3)
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(cluster.Close)
+	ctx := context.Background()
+	c := cluster.Client()
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := redisstore.New(ctx, c, redisstore.WithShards(16), redisstore.WithPrefix("wake16"), redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
+	const never = time.Hour
+	for i := 0; i < 16; i++ {
+		woke := make(chan error, 1)
+		go func() { woke <- s.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: never}) }()
+		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		select {
+		case err := <-woke:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("a task on the shard of run %d did not end the wait", i+1)
+		}
+		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Tasks, 1)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	woke := make(chan error, 1)
+	go func() { woke <- s.ReadyWait(wctx, &plait.ReadyWaitParams{Timeout: never}) }()
+	cancel()
+	require.NoError(t, <-woke, "a wait whose context ends returns nil")
 }

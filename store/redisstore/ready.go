@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
 )
@@ -11,7 +13,8 @@ import (
 // ReadyWait blocks until work may be claimable. See [plait.Store.ReadyWait].
 // It blocks with BLPOP on the wake lists of its queues (at most waitChunk
 // per call): one BLPOP over every shard's lists, or, on a Cluster client,
-// one shard per call in rotation. Every script that makes a task ready or
+// where one BLPOP reaches one slot, one BLPOP per shard at the same time,
+// each on a connection of its own (ready_cluster.go). Every script that makes a task ready or
 // delayed pushes a token to that task's queue list, and a claim that takes
 // a task its own call readied takes the token back, so a token is waiting
 // for any work that appeared after the caller's last empty claim; delayed
@@ -41,7 +44,7 @@ func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) er
 		}
 		all = append(all, perShard[i]...)
 	}
-	for turn := 0; ; turn++ {
+	for {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -55,14 +58,13 @@ func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) er
 				d = left
 			}
 		}
-		keys := all
-		if s.cluster && len(perShard) > 1 {
-			keys = perShard[turn%len(perShard)]
-			if per := waitChunk / time.Duration(len(perShard)); per < d {
-				d = max(per, 50*time.Millisecond)
-			}
+		var got bool
+		var err error
+		if cc, ok := s.client.(*redis.ClusterClient); ok && len(perShard) > 1 {
+			got, err = s.blpopShards(ctx, cc, order, perShard, d)
+		} else {
+			got, err = s.blpop(ctx, all, d, false)
 		}
-		got, err := s.blpop(ctx, keys, d, false)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

@@ -98,6 +98,9 @@ type Store struct {
 	keys      keys
 	// next rotates the first shard a claim, sweep or wait visits.
 	next atomic.Uint32
+	// waiters keeps the blocking connections of ReadyWait on a cluster
+	// with several shards (ready_cluster.go).
+	waiters chan shardWaiters
 	// ids is the block of run ids this store reserved.
 	ids idBlock
 	// hub is the one pub/sub connection of the store's waiters (hub.go).
@@ -128,6 +131,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	cfg.withDefaults()
 	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
 	_, s.cluster = client.(*redis.ClusterClient)
+	s.waiters = make(chan shardWaiters, 1)
 	if err := s.checkEviction(ctx); err != nil {
 		return nil, err
 	}
