@@ -100,7 +100,9 @@ type script struct {
 
 // allowOOM names the functions Redis runs whole when it is out of memory:
 // those that only move work a worker holds forward or give memory back
-// (extend, finish, sweep, cancel). The others, which bring new work into
+// (extend, finish, sweep, cancel), and the bounded control writes an
+// operator needs most when Redis is full (node heartbeats, so no node
+// vanishes from the registry; drain; pause). The others, which bring new work into
 // Redis or lease more of it (creates and claims), are declared without
 // flags, so Redis refuses them up front when it is out of memory, before
 // any write: nothing is half written and the call answers
