@@ -277,7 +277,7 @@ func TestQueuePauseInWeightedMode(t *testing.T) {
 func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		ctx := context.Background()
-		b := setupNodes(t, f, append([]plait.Option{plait.WithQueues(plait.DefaultQueue, "mail")}, opts...)...)
+		b := setupNodes(t, f, append([]plait.Option{plait.WithQueues(plait.DefaultQueue, "mail"), plait.WithCapabilities("gpu")}, opts...)...)
 		b.handle(t, "work", noop)
 		b.run(t)
 		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
@@ -288,13 +288,16 @@ func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 		require.Equal(t, []string{"mail"}, paused)
 		b.beat(t, 2)
 
-		mail := b.submit(t, plait.NewWorkflow("mail").Task("m", "work", nil, plait.OnQueue("mail")))
+		mail := b.submit(t, plait.NewWorkflow("mail").Task("m", "work", nil, plait.OnQueue("mail")).
+			Task("g", "work", nil, plait.OnQueue("mail"), plait.Requires("gpu")))
 		other := b.submit(t, plait.NewWorkflow("other").Task("d", "work", nil))
 		b.wait(t, other.ID)
 		b.beat(t, 3)
 		got, err := b.s.Get(ctx, mail.ID)
 		require.NoError(t, err)
-		require.Equal(t, plait.TaskReady, got.Tasks[0].Status, "a paused queue is not claimed from, while the others are")
+		for _, task := range got.Tasks {
+			require.Equal(t, plait.TaskReady, task.Status, "a paused queue (task %s; its routed tasks too) is not claimed from, while the others are", task.Name)
+		}
 
 		require.NoError(t, b.other.Resume(ctx, "mail"))
 		b.beat(t, 4)
