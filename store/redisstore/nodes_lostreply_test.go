@@ -1,0 +1,45 @@
+package redisstore_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// TestLostNodeReplies loses the replies of a heartbeat and of a pause on a
+// real redis-server: go-redis sends each again, the heartbeat adds its
+// history once, and the pause bumps the control version once.
+func TestLostNodeReplies(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newFaultEnv(t, 3, nil)
+	at := time.UnixMilli(1_900_000_000_000).UTC()
+	hist := []plait.NodeTask{
+		{Seq: 1, RunID: "3-abcdefghij", Task: "a", Attempt: 1, Outcome: plait.OutcomeSucceeded, StartedAt: at, EndedAt: at},
+		{Seq: 2, RunID: "3-abcdefghij", Task: "b", Attempt: 2, Outcome: plait.OutcomeFailed, StartedAt: at, EndedAt: at},
+	}
+	e.proxy.DropReplyTo("lost-node-1")
+	_, err := e.store.NodeHeartbeat(ctx, &plait.NodeHeartbeatParams{Node: plait.NodeInfo{ID: "lost-node-1", Capabilities: []string{"gpu"}},
+		TTL: time.Minute, History: hist, HistoryLimit: 10})
+	require.NoError(t, err)
+	require.Equal(t, 1, e.proxy.Dropped(), "the heartbeat's reply was lost once")
+	n, err := e.store.NodeGet(ctx, &plait.NodeGetParams{ID: "lost-node-1"})
+	require.NoError(t, err)
+	require.Len(t, n.History, 2, "a heartbeat sent again adds no history entry twice")
+
+	before, err := e.store.QueuePause(ctx, &plait.QueuePauseParams{Queue: "warm"})
+	require.NoError(t, err)
+	e.proxy.DropReplyTo("lost-queue")
+	res, err := e.store.QueuePause(ctx, &plait.QueuePauseParams{Queue: "lost-queue"})
+	require.NoError(t, err)
+	require.Equal(t, 2, e.proxy.Dropped(), "the pause's reply was lost once")
+	require.False(t, res.Changed, "the pause sent again finds the queue paused")
+	after, err := e.store.QueuesPaused(ctx, &plait.QueuesPausedParams{})
+	require.NoError(t, err)
+	require.Equal(t, []string{"lost-queue", "warm"}, after.Queues)
+	require.Equal(t, before.ControlVersion+1, after.ControlVersion, "the lost pause bumped the version once")
+}
