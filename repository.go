@@ -434,6 +434,10 @@ type Run struct {
 	Tenant   string
 	Service  string
 	Metadata map[string]string
+	// Generation counts the replays of the run (ReplayStore): 0 as
+	// created, one more each time a replay reopens it. Each generation
+	// completes once; the counters below are those of the current one.
+	Generation int64
 
 	// Counters over the run's tasks.
 	Total     int

@@ -145,3 +145,49 @@ func TaskStatuses() []TaskStatus {
 func RunStatuses() []RunStatus {
 	return []RunStatus{RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled}
 }
+
+// The replay moves (see [ReplayStore]) lead out of terminal statuses: a
+// replay moves the tasks it restarts back to pending and the run back to
+// running. They are a table of their own, apart from Next, so that only a
+// replay can take them: every other write checks Next, which has no row
+// for a terminal status, and cannot revive a finished task or run.
+var (
+	replayTask = []TaskStatus{TaskPending}
+	replayRun  = []RunStatus{RunRunning}
+)
+
+// ReplayNext returns the statuses a replay may move a task in status s to:
+// pending from a terminal status, nothing from any other.
+func (s TaskStatus) ReplayNext() []TaskStatus {
+	if s.Terminal() {
+		return slices.Clone(replayTask)
+	}
+	return nil
+}
+
+// ReplayNext returns the statuses a replay may move a run in status s to:
+// running from a terminal status, nothing from any other.
+func (s RunStatus) ReplayNext() []RunStatus {
+	if s.Terminal() {
+		return slices.Clone(replayRun)
+	}
+	return nil
+}
+
+// CheckTaskReplay returns a [*TransitionError] unless a replay may move a
+// task from status from to status to.
+func CheckTaskReplay(from, to TaskStatus) error {
+	if from.Terminal() && to == TaskPending {
+		return nil
+	}
+	return &TransitionError{Record: "task", From: string(from), To: string(to)}
+}
+
+// CheckRunReplay returns a [*TransitionError] unless a replay may move a run
+// from status from to status to.
+func CheckRunReplay(from, to RunStatus) error {
+	if from.Terminal() && to == RunRunning {
+		return nil
+	}
+	return &TransitionError{Record: "run", From: string(from), To: string(to)}
+}

@@ -85,3 +85,41 @@ func TestTransitionTable(t *testing.T) {
 	next[0] = plait.TaskDead
 	require.Equal(t, plait.TaskReady, plait.TaskPending.Next()[0], "Next returns a copy")
 }
+
+// The replay moves printed in docs/store-contract.md are those of
+// ReplayNext, and none leads out of a status that is not terminal.
+func TestReplayMovesMatchTheContract(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("docs/store-contract.md")
+	require.NoError(t, err)
+	section := string(doc)
+	start := strings.Index(section, "\nReplay moves:\n")
+	require.GreaterOrEqual(t, start, 0, "docs/store-contract.md prints the replay moves")
+	section = section[start:]
+	if end := strings.Index(section, "\n## "); end >= 0 {
+		section = section[:end]
+	}
+	var got []string
+	for _, r := range regexp.MustCompile(`(?m)^\| ([a-z]+) \| ([a-z]+) \|$`).FindAllStringSubmatch(section, -1) {
+		if r[1] != "from" {
+			got = append(got, "move "+r[1]+" -> "+r[2])
+		}
+	}
+	var want []string
+	for _, f := range plait.TaskStatuses() {
+		for _, to := range f.ReplayNext() {
+			require.True(t, f.Terminal(), "a replay move leads out of a terminal status")
+			require.NoError(t, plait.CheckTaskReplay(f, to))
+			want = append(want, "move "+string(f)+" -> "+string(to))
+		}
+		require.Error(t, plait.CheckTaskReplay(f, plait.TaskReady), "a replay moves a task to pending only")
+	}
+	for _, f := range plait.RunStatuses() {
+		for _, to := range f.ReplayNext() {
+			require.True(t, f.Terminal(), "a replay move leads out of a terminal status")
+			require.NoError(t, plait.CheckRunReplay(f, to))
+			want = append(want, "move "+string(f)+" -> "+string(to))
+		}
+	}
+	require.Equal(t, want, got)
+}

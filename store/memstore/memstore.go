@@ -47,6 +47,9 @@ type Store struct {
 
 	// dead is the global dead-letter list, oldest first.
 	dead []taskRef
+	// replaying is set while RunReplay holds the lock: only then may a
+	// status move out of a terminal one (status.go).
+	replaying bool
 
 	// retention is how long a finished run is kept unless a rule of
 	// rules says otherwise; retain resolves them (built by New) and expiry

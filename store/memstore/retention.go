@@ -136,3 +136,35 @@ func (s *Store) removeLocked(r *run) {
 	r.removed = true
 	s.unindexLocked(r)
 }
+
+// unretainLocked takes r, which a replay reopens, out of the expiry list
+// its retention put it in, so it is not freed while it runs again and can
+// be appended again when it ends. A replay is rare: the walk along the list
+// costs it alone.
+func (s *Store) unretainLocked(r *run) {
+	d := s.retain.For(r.rec.Service, string(r.rec.Status))
+	l := s.expiry[d]
+	if d < 0 || l == nil {
+		return
+	}
+	var prev *run
+	for cur := l.head; cur != nil; prev, cur = cur, cur.expireNext {
+		if cur != r {
+			continue
+		}
+		if prev == nil {
+			l.head = r.expireNext
+		} else {
+			prev.expireNext = r.expireNext
+		}
+		if l.tail == r {
+			l.tail = prev
+		}
+		if l.head == nil {
+			delete(s.expiry, d)
+		}
+		break
+	}
+	r.expireNext = nil
+	r.expireAt = time.Time{}
+}

@@ -17,18 +17,36 @@ import (
 // carries them; the event of a move to running is made by holdLocked, once
 // the claim has set the epoch and the worker. A task created pending makes
 // no event. An illegal move changes nothing and returns an error wrapping
-// [plait.ErrIllegalTransition].
+// [plait.ErrIllegalTransition]. Inside a replay (s.replaying) the moves of
+// [plait.CheckTaskReplay] are allowed too: a terminal task back to
+// pending, its end taken off the run's counters.
 func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
-	if !t.status.CanBecome(to) {
+	if !t.status.CanBecome(to) && (!s.replaying || plait.CheckTaskReplay(t.status, to) != nil) {
 		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
 	}
 	from := t.status
+	r := t.run
+	if from.Terminal() {
+		// A replay restarts the task: the run's counters are those of the
+		// current generation, so its end no longer counts.
+		r.ended--
+		switch from {
+		case plait.TaskSucceeded:
+			r.rec.Succeeded--
+		case plait.TaskFailed, plait.TaskDead:
+			r.rec.Failed--
+		case plait.TaskSkipped:
+			r.rec.Skipped--
+		case plait.TaskCancelled:
+			r.rec.Cancelled--
+		}
+		t.inst.StartedAt, t.inst.EndedAt = time.Time{}, time.Time{}
+	}
 	if from == plait.TaskRunning && to != plait.TaskRunning {
 		// The attempt ends: its limit slots go back, once.
 		s.releaseLimitsLocked(t)
 	}
 	t.status = to
-	r := t.run
 	switch to {
 	case plait.TaskRunning:
 		if t.inst.StartedAt.IsZero() {
@@ -63,12 +81,23 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 // starts its retention. The indexes hold no status (a query filters on the
 // record), so a move touches none of them. An illegal move changes nothing
 // and returns an error wrapping
-// [plait.ErrIllegalTransition].
+// [plait.ErrIllegalTransition]. Inside a replay a finished run may move
+// back to running (plait.CheckRunReplay): a new generation.
 func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
-	if !r.rec.Status.CanBecome(to) {
+	if !r.rec.Status.CanBecome(to) && (!s.replaying || plait.CheckRunReplay(r.rec.Status, to) != nil) {
 		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
 	}
 	created := r.rec.Status == ""
+	if r.rec.Status.Terminal() {
+		// A replay opens the next generation: it leaves its retention
+		// (while its status still names the list it is in), gets a fresh
+		// channel for the waiters of the new generation's end, and ends
+		// again later like the first.
+		s.unretainLocked(r)
+		r.rec.Generation++
+		r.rec.EndedAt = time.Time{}
+		r.done = make(chan struct{})
+	}
 	if from := r.rec.Status; from != "" {
 		if s.counts[from]--; s.counts[from] == 0 {
 			delete(s.counts, from)

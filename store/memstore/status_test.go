@@ -85,3 +85,53 @@ func TestFinishOfATaskNotRunningIsRefused(t *testing.T) {
 	require.Equal(t, plait.TaskSucceeded, tk.status)
 	require.Empty(t, tk.inst.Attempts)
 }
+
+// The replay moves (out of a terminal status) are taken only while a
+// replay holds the lock; outside one, and for every other pair, the table
+// of Next alone decides.
+func TestReplayMovesOnlyInsideAReplay(t *testing.T) {
+	t.Parallel()
+	from := append([]plait.TaskStatus{""}, plait.TaskStatuses()...)
+	replayMoves := 0
+	for _, replaying := range []bool{false, true} {
+		for _, f := range from {
+			for _, to := range plait.TaskStatuses() {
+				s, _, tk := statusFixture(t, plait.RunRunning, f)
+				s.replaying = replaying
+				err := s.setTaskStatusLocked(tk, to, s.clock.Now())
+				viaReplay := replaying && plait.CheckTaskReplay(f, to) == nil
+				if f.CanBecome(to) || viaReplay {
+					require.NoError(t, err, "%q -> %q (replaying %v)", f, to, replaying)
+					require.Equal(t, to, tk.status)
+					if viaReplay {
+						replayMoves++
+					}
+					continue
+				}
+				require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
+				require.Equal(t, f, tk.status)
+			}
+		}
+		for _, f := range append([]plait.RunStatus{""}, plait.RunStatuses()...) {
+			for _, to := range plait.RunStatuses() {
+				s, r, _ := statusFixture(t, f, plait.TaskPending)
+				s.replaying = replaying
+				err := s.setRunStatusLocked(r, to, s.clock.Now())
+				viaReplay := replaying && plait.CheckRunReplay(f, to) == nil
+				if f.CanBecome(to) || viaReplay {
+					require.NoError(t, err, "%q -> %q (replaying %v)", f, to, replaying)
+					require.Equal(t, to, r.rec.Status)
+					if viaReplay {
+						require.Equal(t, int64(1), r.rec.Generation, "a replayed run opens a generation")
+						replayMoves++
+					}
+					continue
+				}
+				require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
+				require.Equal(t, f, r.rec.Status)
+				require.Zero(t, r.rec.Generation)
+			}
+		}
+	}
+	require.Equal(t, 5+3, replayMoves, "every terminal task to pending, every terminal run to running")
+}

@@ -159,6 +159,7 @@ func capabilities() []suite {
 		{group{"HistoryStore", testHistory}, func(s plait.Store) bool { _, ok := s.(plait.HistoryStore); return ok }},
 		{group{"TaskLogStore", testTaskLogs}, func(s plait.Store) bool { _, ok := s.(plait.TaskLogStore); return ok }},
 		{group{"DeadLetterStore", testDeadLetters}, func(s plait.Store) bool { _, ok := s.(plait.DeadLetterStore); return ok }},
+		{group{"ReplayStore", testReplays}, func(s plait.Store) bool { _, ok := s.(plait.ReplayStore); return ok }},
 	}
 }
 
