@@ -12,6 +12,14 @@ import (
 // callCounter is a Store that counts the calls in flight through it, the
 // blocking waits (RunWait, ReadyWait) aside, so a test can move its fake
 // clock only while no call is on its way.
+//
+// The Scheduler finds a capability by a type assertion on the store it was
+// given, so it sees only the capabilities callCounter declares itself, and
+// each of them is a method below that counts its call. The ones left out
+// start background services with timers of their own (NodeStore's
+// heartbeat, ScheduleStore's leader) or change the claim path (ClaimRouter,
+// FairClaimer, Limiter); a test that wants one wraps callCounter in a type
+// that adds it, counted the same way (nodeCounter, routedCalls).
 type callCounter struct {
 	plait.Store
 	mu   sync.Mutex
@@ -34,6 +42,17 @@ func (c *callCounter) leave() {
 	}
 	c.mu.Unlock()
 }
+
+// The capabilities callCounter passes through, counted.
+var _ interface {
+	plait.Store
+	plait.Pinger
+	plait.QueueDepther
+	plait.QueryStore
+	plait.HistoryStore
+	plait.TaskLogStore
+	plait.DeadLetterStore
+} = (*callCounter)(nil)
 
 // waitIdle blocks until no call is in flight.
 func (c *callCounter) waitIdle(t *testing.T) {

@@ -113,7 +113,13 @@ func TestTaskNoProcessCanRunStaysReady(t *testing.T) {
 		require.Zero(t, x.Attempt)
 		require.Zero(t, x.Crashes)
 		require.Equal(t, plait.RunRunning, got.Status)
-		require.Equal(t, rounds+1, b.events.count(is(plait.EventTaskReleased, "x")), "one claim per pause, no spinning")
+		// One claim per pause: a process has two drive loops, and a claim
+		// the other loop sent before a pause began (the one that may hold
+		// the task above) hands the task back once more in that pause. A
+		// spin would claim without bound.
+		released := b.events.count(is(plait.EventTaskReleased, "x"))
+		require.GreaterOrEqual(t, released, rounds+1)
+		require.LessOrEqual(t, released, 2*(rounds+1), "one claim per pause and drive loop, no spinning")
 		require.Zero(t, b.events.count(is(plait.EventTaskStarted, "x")))
 		require.Zero(t, b.events.count(is(plait.EventTaskFailed, "")))
 		require.Equal(t, int32(1), logged.Load(), "the missing handler must be logged once")

@@ -17,12 +17,20 @@ import (
 	"github.com/plaitdag/plait/store/memstore"
 )
 
+// healthSweep is a sweep interval no other background service of the
+// scheduler shares, so the timer armed at now+healthSweep is the sweep's.
+const healthSweep = 7 * time.Second
+
 // TestHealth: a scheduler that is not running is not ready; a running one
 // with a reachable store is, with every worker counted.
 func TestHealth(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
-		b := setup(t, f, plait.WithConcurrency(3))
+		// The lease keeper's round (a third of LeaseDurationDefault) is as
+		// long as SweepIntervalDefault, so a timer at now+5s may be the
+		// keeper's, armed while the sweep has not armed its own yet: the
+		// sweep gets a period no other service uses.
+		b := setup(t, f, plait.WithConcurrency(3), plait.WithSweepInterval(healthSweep))
 		rep, err := b.s.Health(context.Background())
 		require.ErrorIs(t, err, plait.ErrUnhealthy)
 		var he *plait.HealthError
@@ -39,7 +47,7 @@ func TestHealth(t *testing.T) {
 		require.Equal(t, 3, rep.Concurrency)
 		require.True(t, rep.SweptAt.IsZero(), "no sweep yet")
 
-		b.advanceAfterArmed(t, plait.SweepIntervalDefault)
+		b.advanceAfterArmed(t, healthSweep)
 		b.events.waitFor(t, 1, is(plait.EventLeasesSwept, ""))
 		rep, err = b.s.Health(context.Background())
 		require.NoError(t, err)
@@ -113,8 +121,11 @@ func TestHealthLeasesNotExtended(t *testing.T) {
 	clk := fakeclock.New(epoch)
 	calls := &callCounter{Store: memstore.New(memstore.WithClock(clk))}
 	rec := &recorder{}
+	// The sweep would arm timers at the keeper's round too (both default
+	// to 5s); pushed out of the test's reach, the timers at now+round are
+	// the keeper's alone.
 	s, err := plait.New(refusingExtend{calls}, plait.WithClock(clk), plait.WithObserver(rec.add),
-		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		plait.WithSweepInterval(time.Hour), plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	b := &bundle{clock: clk, store: calls.Store, s: s, events: rec, calls: calls}
 	entered, release := make(chan struct{}, 1), make(chan struct{})

@@ -231,11 +231,17 @@ func TestDelayedTaskWaitsForClock(t *testing.T) {
 		b.start(t)
 		due := epoch.Add(time.Minute)
 		b.waitArmed(t, due)
+		// A claim takes its lease from the time it was sent: one in flight
+		// across an advance (the Redis store's idle wait wakes the drivers
+		// on its own) would start a lease the jump expired at once. The
+		// clock moves only while no store call is on its way.
+		b.calls.waitIdle(t)
 		b.clock.Advance(due.Sub(b.clock.Now()) - time.Second)
 		got, err := b.s.Get(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskPending, got.Task("x").Status, "a delayed task must not start before its time")
 		require.Zero(t, b.events.count(is(plait.EventTaskStarted, "x")))
+		b.calls.waitIdle(t)
 		b.clock.Advance(time.Second)
 		final := b.wait(t, run.ID)
 		require.Equal(t, plait.TaskSucceeded, final.Task("x").Status)
@@ -373,7 +379,10 @@ func TestGracefulShutdownLetsHandlersFinish(t *testing.T) {
 func TestCrashedWorkerTaskIsRecovered(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
-		b := setup(t, f, plait.WithLeaseDuration(9*time.Second), plait.WithSweepInterval(2*time.Second))
+		// The dead worker's lease is its own (9s, below); this process's
+		// lease keeper gets a round far past the test so the timers at
+		// now+2s are the sweep's alone (a 3s round would share 6s).
+		b := setup(t, f, plait.WithLeaseDuration(time.Hour), plait.WithSweepInterval(2*time.Second))
 		var calls atomic.Int32
 		b.handle(t, "work", func(ctx context.Context, t *plait.Task) (any, error) {
 			calls.Add(1)
