@@ -148,6 +148,18 @@ func (b *bundle) waitArmed(t *testing.T, at time.Time) {
 // no store call of the scheduler is in flight: a Redis store with a fake
 // clock reads "now" when it sends a call, so a call sent before an advance
 // and run after it would act at a time that has passed.
+//
+// A timer at now+d says nothing about which service armed it: d must be a
+// period no other running service of the scheduler shares, or the test
+// gives the service it waits for one of its own (WithSweepInterval,
+// WithLeaseDuration, ...). The timers armed under setup: the lease keeper
+// every third of the lease (5s by default), the sweep every
+// SweepIntervalDefault (5s), the pause after a hand back IdleWaitDefault
+// (1s), a driver's wake-up when the next delayed task is due, the janitor
+// every JanitorIntervalDefault (30s), the task log flush
+// TaskLogFlushDefault (1s, while lines are buffered). The node heartbeat
+// and the schedule leader do not run: callCounter does not pass their
+// capabilities through.
 func (b *bundle) advanceAfterArmed(t *testing.T, d time.Duration) {
 	t.Helper()
 	b.waitArmed(t, b.clock.Now().Add(d))
