@@ -113,7 +113,9 @@ func (s *Scheduler) Replay(ctx context.Context, runID string, generation int64, 
 // RequeueDeadLetters runs the named dead letters of one run again: a
 // replay of their tasks (see [Scheduler.Replay]) from the run's current
 // generation, whose letters it removes. With no task named it requeues
-// every dead letter of the run. It answers the new generation.
+// every failed or dead task of the run (listed or purged). It answers the
+// new generation; a run with no such task is left as it is and its
+// generation answered.
 func (s *Scheduler) RequeueDeadLetters(ctx context.Context, runID string, tasks ...string) (int64, error) {
 	rs, err := capability[ReplayStore](s.store, "ReplayStore")
 	if err != nil {

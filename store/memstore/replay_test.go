@@ -1,0 +1,67 @@
+package memstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+)
+
+// A replayed run leaves the expiry list it was in (from the middle of it
+// here), is kept while it runs past its old retention, and is freed one
+// retention after its new generation ends; its neighbours in the list are
+// freed on time.
+func TestReplayedRunLeavesItsRetention(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	s := New(WithClock(clk), WithRetention(time.Hour))
+	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	var ids []string
+	for i := 0; i < 3; i++ {
+		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		ids = append(ids, res.Run.ID)
+	}
+	runOnce := func(o plait.Outcome) {
+		t.Helper()
+		c, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.NotEmpty(t, c.Tasks)
+		for _, ct := range c.Tasks {
+			res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{{Lease: ct.Lease, Outcome: o, Error: "boom"}}})
+			require.NoError(t, err)
+			require.NoError(t, res[0].Err)
+		}
+	}
+	runOnce(plait.OutcomeFailed)
+	_, err := s.RunReplay(ctx, &plait.RunReplayParams{RunID: ids[1]})
+	require.NoError(t, err)
+
+	clk.Advance(2 * time.Hour)
+	for i, id := range ids {
+		_, err := s.RunGet(ctx, &plait.RunGetParams{ID: id})
+		if i == 1 {
+			require.NoError(t, err, "a replayed run is kept while it runs")
+		} else {
+			require.ErrorIs(t, err, plait.ErrNotFound, "its neighbours in the expiry list are freed on time")
+		}
+	}
+	runOnce(plait.OutcomeSucceeded)
+	clk.Advance(30 * time.Minute)
+	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: ids[1]})
+	require.NoError(t, err, "kept for a retention after its new end")
+	require.Equal(t, plait.RunCompleted, run.Status)
+	clk.Advance(time.Hour)
+	_, err = s.RunGet(ctx, &plait.RunGetParams{ID: ids[1]})
+	require.ErrorIs(t, err, plait.ErrNotFound)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Empty(t, s.runs)
+	require.Empty(t, s.expiry)
+	require.Empty(t, s.dead)
+}
