@@ -262,6 +262,7 @@ func (p *pool) outcome(e *execution, started time.Time, result any, err error) T
 		err = Permanent(fmt.Errorf("plait: encode result: %w", encErr))
 	}
 	o.Error = err.Error()
+	o.TimedOut = errors.Is(err, ErrTimeout)
 	if IsPermanent(err) {
 		o.Outcome = OutcomeFailed
 		return o

@@ -286,6 +286,11 @@ type TaskOutcome struct {
 	// RetryDelay is how long after now the task becomes ready again, for
 	// OutcomeRetry.
 	RetryDelay time.Duration
+	// TimedOut says an OutcomeRetry or OutcomeFailed attempt was ended by
+	// the task's Timeout: the attempt record's outcome is then "timed out"
+	// rather than "retry" or "failed" (the task moves all the same). It is
+	// ignored for the other outcomes.
+	TimedOut bool
 }
 
 // ErrResultTooLarge is answered for one outcome of [Store.TaskFinish] (or
@@ -508,8 +513,10 @@ type Attempt struct {
 	StartedAt time.Time
 	EndedAt   time.Time
 	Duration  time.Duration
-	// Outcome is one of "succeeded", "retry", "failed", "released",
-	// "crashed" (lease expired) or "cancelled".
+	// Outcome is one of "succeeded", "retry", "failed", "timed out" (the
+	// task's Timeout ended the attempt, which was then retried or failed:
+	// RetryDelay and the task's status tell which), "released", "crashed"
+	// (lease expired) or "cancelled".
 	Outcome string
 	Error   string
 	// RetryDelay is the backoff chosen before the next attempt, for a

@@ -54,7 +54,7 @@ func TestTimeoutGivesUpOnAHandlerThatIgnoresItsContext(t *testing.T) {
 		require.Equal(t, plait.TaskSucceeded, x.Status)
 		require.Equal(t, `"second"`, string(x.Result))
 		require.Len(t, x.Attempts, 2)
-		require.Equal(t, "retry", x.Attempts[0].Outcome)
+		require.Equal(t, "timed out", x.Attempts[0].Outcome, "an attempt its Timeout ended is recorded as timed out")
 		require.Contains(t, x.Attempts[0].Error, "timed out after 5s")
 		after, err := b.s.Get(context.Background(), run.ID)
 		require.NoError(t, err)
@@ -86,5 +86,8 @@ func TestTimeoutWithoutGraceFailsAtTheTimeout(t *testing.T) {
 		recv(t, returned)
 		require.Equal(t, plait.TaskFailed, final.Task("x").Status)
 		require.Contains(t, final.Task("x").Error, "timed out")
+		attempts := final.Task("x").Attempts
+		require.Len(t, attempts, 1)
+		require.Equal(t, "timed out", attempts[0].Outcome, "the attempt record names the timeout, not a plain failure")
 	})
 }

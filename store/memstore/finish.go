@@ -81,7 +81,7 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 			// whole milliseconds, rounded up, as the Redis store keeps it.
 			delay = (o.RetryDelay + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 		}
-		t.record(now, o.Outcome.String(), o.Error, delay)
+		t.record(now, recordOutcome(o), o.Error, delay)
 	}
 	s.unholdLocked(t)
 
@@ -126,6 +126,15 @@ var outcomeStatus = [...]plait.TaskStatus{
 	plait.OutcomeFailed:    plait.TaskFailed,
 	plait.OutcomeReleased:  plait.TaskReady,
 	plait.OutcomeReturned:  plait.TaskReady,
+}
+
+// recordOutcome names how the attempt of o ended in its record: a retry
+// or failure the task's Timeout caused is "timed out".
+func recordOutcome(o *plait.TaskOutcome) string {
+	if o.TimedOut && (o.Outcome == plait.OutcomeRetry || o.Outcome == plait.OutcomeFailed) {
+		return "timed out"
+	}
+	return o.Outcome.String()
 }
 
 // record appends the attempt record of the current claim. Its duration is

@@ -33,7 +33,12 @@ import (
 //
 // Versions:
 //
-//	4  the current format: version 3, with each attempt record in a field
+//	5  the current format: version 4, whose attempt records may carry the
+//	   outcome letter t (timed out: the task's Timeout ended the attempt,
+//	   then retried or failed). The layout is unchanged, so a version 4
+//	   run is read as it is; the new version keeps a plait of version 4,
+//	   which knows no t, from reading such a record as corrupt.
+//	4  version 3, with each attempt record in a field
 //	   of its own, a:<task>:<epoch>, written once when the claim ends and
 //	   never rewritten, and the retry delay chosen at the end of a retry
 //	   record's header.
@@ -69,7 +74,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 4
+	formatVersion = 5
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

@@ -76,6 +76,10 @@ func goldenRun(v int) *plait.Run {
 	if v >= 4 {
 		delay = 2 * time.Second
 	}
+	firstOutcome := "retry"
+	if v >= 5 {
+		firstOutcome = "timed out"
+	}
 	at := func(ms int64) time.Time { return goldenStart.Add(time.Duration(ms) * time.Millisecond) }
 	return &plait.Run{
 		ID: "1", Key: "order-42", Workflow: "golden", Strategy: plait.StrategyStop, Status: plait.RunRunning,
@@ -87,7 +91,7 @@ func goldenRun(v int) *plait.Run {
 				Name: "fetch", Handler: "fetcher", Status: plait.TaskSucceeded, Attempt: 2, Epoch: 2,
 				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
 				Attempts: []plait.Attempt{
-					{Attempt: 1, Epoch: 1, StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: "retry", Worker: "w1", Error: "timeout", RetryDelay: delay},
+					{Attempt: 1, Epoch: 1, StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: firstOutcome, Worker: "w1", Error: "timeout", RetryDelay: delay},
 					{Attempt: 2, Epoch: 2, StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
 				},
 			},
@@ -138,7 +142,7 @@ func writeGolden(t *testing.T) goldenRecords {
 	ct := claim("w1", "io+net+ssd")
 	require.Equal(t, "fetch", ct.Lease.Task)
 	clk.Advance(500 * time.Millisecond)
-	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "timeout", RetryDelay: 2 * time.Second})
+	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "timeout", RetryDelay: 2 * time.Second, TimedOut: true})
 	clk.Advance(2500 * time.Millisecond)
 	ct = claim("w1", "io+net+ssd")
 	require.Equal(t, "fetch", ct.Lease.Task)

@@ -51,6 +51,8 @@ func outcomeOf(letter byte) (string, bool) {
 		return "retry", true
 	case 'f':
 		return "failed", true
+	case 't':
+		return "timed out", true
 	case 'l':
 		return "released", true
 	case 'c':

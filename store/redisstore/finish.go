@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/plaitdag/plait"
@@ -105,7 +106,12 @@ func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, results 
 		if o.Outcome == plait.OutcomeRetry {
 			delay = ceilDurMillis(o.RetryDelay)
 		}
-		args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, int(o.Outcome), results[i], o.Error, delay)
+		var outcome any = int(o.Outcome)
+		if o.TimedOut && (o.Outcome == plait.OutcomeRetry || o.Outcome == plait.OutcomeFailed) {
+			// The record says timed out; the task moves as the outcome says.
+			outcome = strconv.Itoa(int(o.Outcome)) + "t"
+		}
+		args = append(args, o.Lease.RunID, o.Lease.Task, o.Lease.Epoch, outcome, results[i], o.Error, delay)
 	}
 	return keys, args
 }

@@ -113,6 +113,33 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, "released", bh[0].Outcome, rule)
 			},
 		},
+		{
+			name: "TimedOut",
+			rule: "a retry or failure marked TimedOut is recorded as timed out, with its error and retry delay, and moves the task as the outcome says; TimedOut on a success changes nothing",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs := h.Store.(plait.HistoryStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				got := claimNames(t, h)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got["a"].Lease, Outcome: plait.OutcomeRetry, Error: "timeout after 1s", RetryDelay: time.Second, TimedOut: true}).Err, rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got["b"].Lease, Outcome: plait.OutcomeFailed, Error: "timeout after 1s", TimedOut: true}).Err, rule)
+				a := history(t, hs, r.ID, "a", rule)
+				require.Len(t, a, 1, rule)
+				require.Equal(t, [...]any{"timed out", "timeout after 1s"}, [...]any{a[0].Outcome, a[0].Error}, rule)
+				sameDuration(t, time.Second, a[0].RetryDelay, rule)
+				require.Equal(t, plait.TaskRetrying, taskOf(t, h, r.ID, "a").Status, rule)
+				b := history(t, hs, r.ID, "b", rule)
+				require.Len(t, b, 1, rule)
+				require.Equal(t, [...]any{"timed out", "timeout after 1s"}, [...]any{b[0].Outcome, b[0].Error}, rule)
+				require.Equal(t, plait.TaskFailed, taskOf(t, h, r.ID, "b").Status, rule)
+
+				h.Advance(time.Second)
+				ct := claimOne(t, h, "a", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, TimedOut: true}).Err, rule)
+				a = history(t, hs, r.ID, "a", rule)
+				require.Len(t, a, 2, rule)
+				require.Equal(t, "succeeded", a[1].Outcome, rule)
+			},
+		},
 	})
 }
 

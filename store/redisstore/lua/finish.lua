@@ -11,8 +11,9 @@
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  number of outcomes n
 -- ARGV[5+7(i-1) ..]  per outcome: run id, task, epoch, outcome (1 succeeded,
---          2 retry, 3 failed, 4 released, 5 returned), result (flag byte + bytes, or ""),
---          error, retry delay in ms
+--          2 retry, 3 failed, 4 released, 5 returned; a retry or failure the task's
+--          Timeout caused is "2t" or "3t", recorded as timed out), result (flag byte +
+--          bytes, or ""), error, retry delay in ms
 --
 -- Transition: task U -> S, U -> Y (retry with a delay), U -> R (retry
 -- without one, released, returned), U -> F; children P -> R, P -> W or

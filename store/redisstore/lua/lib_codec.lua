@@ -19,6 +19,8 @@
 --   field e:<task>      last error text
 --   field a:<task>:<ep> the attempt record of the claim of epoch ep (written once, never rewritten):
 --                        "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs];" .. worker .. error
+--                        outcome: s succeeded, r retry, f failed, t timed out (retried or failed),
+--                        l released, c crashed, x cancelled
 --                        delayMs: the retry delay chosen, on retry records with a delay only
 --   field a:<task>      attempt records of runs written before per-epoch fields, each as above,
 --                        one after another (read only)

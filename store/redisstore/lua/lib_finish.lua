@@ -178,7 +178,7 @@ end
 -- 4 released, 5 returned) and returns a code (0 applied, 1 not found, 2 stale epoch,
 -- 4 corrupt record, code_illegal refused move) and the run's status letter
 -- after it.
-local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay)
+local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay, timed)
   ctx.refused = nil
   if outcome == 1 then
     local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
@@ -209,13 +209,13 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     task_to(ctx, rk, id, r, name, t, 'S', h)
     release_children(ctx, rk, id, r, name, 'S')
   elseif outcome == 2 then
-    attempt(rk, name, t, r, ctx.now, 'r', err, delay)
+    attempt(rk, name, t, r, ctx.now, timed and 't' or 'r', err, delay)
     hset(rk, 'e:' .. name, err)
     t.attempt = t.attempt + 1
     task_to(ctx, rk, id, r, name, t, to, h)
     if to == 'Y' then push_delayed(ctx, id, name, h, ctx.now + delay) else push_ready(ctx, id, name, h) end
   elseif outcome == 3 then
-    attempt(rk, name, t, r, ctx.now, 'f', err)
+    attempt(rk, name, t, r, ctx.now, timed and 't' or 'f', err)
     hset(rk, 'e:' .. name, err)
     fail_task(ctx, rk, id, r, name, t, 'F', h)
   elseif outcome == 4 then
@@ -240,13 +240,16 @@ end
 
 -- finish_batch applies n outcomes, each on its own; rks[i] is the run hash
 -- of the i-th outcome and its arguments start at ARGV[first + 7(i-1)]: run
--- id, task, epoch, outcome, result, error, retry delay in ms. It appends
--- two values per outcome to out: the code and the run's status letter.
+-- id, task, epoch, outcome (its code, followed by 't' for a retry or
+-- failure the task's Timeout caused), result, error, retry delay in ms. It
+-- appends two values per outcome to out: the code and the run's status
+-- letter.
 local function finish_batch(ctx, active, rks, ARGV, first, n, out)
   for i = 1, n do
     local a = first + 7 * (i - 1)
+    local oc, timed = string.match(ARGV[a + 3], '^(%d+)(t?)$')
     local code, st = finish_one(ctx, active, rks[i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]),
-      tonumber(ARGV[a + 3]), ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]) or 0)
+      tonumber(oc), ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]) or 0, timed == 't')
     out[#out + 1] = code
     out[#out + 1] = st
   end
