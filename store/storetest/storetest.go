@@ -160,6 +160,7 @@ func capabilities() []suite {
 		{group{"TaskLogStore", testTaskLogs}, func(s plait.Store) bool { _, ok := s.(plait.TaskLogStore); return ok }},
 		{group{"DeadLetterStore", testDeadLetters}, func(s plait.Store) bool { _, ok := s.(plait.DeadLetterStore); return ok }},
 		{group{"ReplayStore", testReplays}, func(s plait.Store) bool { _, ok := s.(plait.ReplayStore); return ok }},
+		{group{"ResultStore", testResults}, func(s plait.Store) bool { _, ok := s.(plait.ResultStore); return ok }},
 	}
 }
 

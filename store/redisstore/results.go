@@ -1,0 +1,68 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plaitdag/plait"
+)
+
+// resultsPerRead is how many tasks one HMGET of TaskResults reads (two
+// fields each), so that no single command holds Redis for long.
+const resultsPerRead = 500
+
+// TaskResults answers the results of the named tasks of one run that
+// succeeded: one round trip, a pipeline of one HMGET of the run
+// hash per 500 names, reading each task's state s:<task> and result
+// r:<task>, and the run info i, which every run has, to tell a missing run.
+// It writes nothing, so a lost reply is simply asked again. See
+// [plait.ResultStore].
+func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
+	if len(params.Tasks) > plait.TaskResultsMax {
+		return nil, fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(params.Tasks), plait.TaskResultsMax, plait.ErrInvalidArgument)
+	}
+	shard, err := s.runShard(params.RunID)
+	if err != nil {
+		return nil, err
+	}
+	rk := s.keys.run(shard, params.RunID)
+	pipe := s.client.Pipeline()
+	info := pipe.HExists(ctx, rk, "i")
+	var cmds []*redis.SliceCmd
+	for i := 0; i < len(params.Tasks); i += resultsPerRead {
+		names := params.Tasks[i:min(i+resultsPerRead, len(params.Tasks))]
+		fields := make([]string, 0, 2*len(names))
+		for _, n := range names {
+			fields = append(fields, "s:"+n, "r:"+n)
+		}
+		cmds = append(cmds, pipe.HMGet(ctx, rk, fields...))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, mapErr(err)
+	}
+	if !info.Val() {
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+	}
+	res := &plait.TaskResultsResult{Results: make(map[string][]byte)}
+	for c, cmd := range cmds {
+		vals := cmd.Val()
+		for j := 0; j+1 < len(vals); j += 2 {
+			name := params.Tasks[c*resultsPerRead+j/2]
+			st, _ := vals[j].(string)
+			raw, _ := vals[j+1].(string)
+			if len(st) == 0 || st[0] != 'S' {
+				continue
+			}
+			b, err := decodeValue(raw)
+			if err != nil {
+				return nil, fmt.Errorf("redisstore: result of task %q of run %q: %w", name, params.RunID, err)
+			}
+			res.Results[name] = b
+		}
+	}
+	return res, nil
+}
+
+var _ plait.ResultStore = (*Store)(nil)

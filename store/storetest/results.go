@@ -1,0 +1,85 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+)
+
+// testResults is the suite of [plait.ResultStore].
+func testResults(t *testing.T, newHarness func(t *testing.T) *Harness) {
+	runCases(t, newHarness, []testCase{
+		{
+			name: "AnswersSucceededTasksOnly",
+			rule: "TaskResults answers the named tasks that succeeded, with nil for one without a result, leaves out running, failed and unknown names, and agrees with a claim's ParentResults",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rs := h.Store.(plait.ResultStore)
+				wf := spec(plait.StrategyContinue, task("a"), task("b"), task("c"), task("f"), task("j", "a", "b"))
+				r := createRun(t, h, &runOpts{Workflow: wf})
+				got := claimNames(t, h)
+				require.Len(t, got, 4, rule)
+				succeed(t, h, got["a"].Lease, `"ra"`, rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got["b"].Lease, Outcome: plait.OutcomeSucceeded}).Err, rule)
+				failTask(t, h, got["f"].Lease, "boom", rule)
+				res, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: []string{"a", "b", "c", "f", "j", "nope", "a"}})
+				require.NoError(t, err, rule)
+				require.Len(t, res.Results, 2, rule)
+				require.Equal(t, `"ra"`, string(res.Results["a"]), rule)
+				b, ok := res.Results["b"]
+				require.True(t, ok, rule)
+				require.Empty(t, b, rule)
+				join := claimOne(t, h, "j", rule)
+				require.Len(t, join.ParentResults, len(res.Results), rule)
+				for name, v := range join.ParentResults {
+					require.Equal(t, string(v), string(res.Results[name]), rule)
+				}
+			},
+		},
+		{
+			name: "ReadsManyNamesInOneCall",
+			rule: "TaskResults answers every name of a long list in one call, each with its own result",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rs := h.Store.(plait.ResultStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				got := claimNames(t, h)
+				succeed(t, h, got["a"].Lease, `1`, rule)
+				succeed(t, h, got["b"].Lease, `2`, rule)
+				names := make([]string, 0, 1300)
+				for i := 0; i < 1300; i++ {
+					names = append(names, fmt.Sprintf("missing-%d", i))
+				}
+				names[777], names[1299] = "a", "b"
+				res, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: names})
+				require.NoError(t, err, rule)
+				require.Equal(t, map[string]string{"a": "1", "b": "2"}, stringsOf(res.Results), rule)
+				res, err = rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID})
+				require.NoError(t, err, rule)
+				require.Empty(t, res.Results, rule)
+			},
+		},
+		{
+			name: "MissingRunIsNotFound",
+			rule: "TaskResults of a run that does not exist answers ErrNotFound, and more than TaskResultsMax names ErrInvalidArgument",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rs := h.Store.(plait.ResultStore)
+				_, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: "no-such-run", Tasks: []string{"a"}})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				r := createRun(t, h, nil)
+				_, err = rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: make([]string, plait.TaskResultsMax+1)})
+				require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+			},
+		},
+	})
+}
+
+// stringsOf turns encoded results into strings for comparison.
+func stringsOf(m map[string][]byte) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = string(v)
+	}
+	return out
+}
