@@ -296,7 +296,9 @@ func letterMoves(ls []letterStatus, can func(from, to string) bool) (froms []str
 // statusTable renders plait's status machine into the Lua tables that
 // task_to and run_to check (lua/lib_status.lua): task_moves and run_moves
 // (from letter -> set of letters), task_final and run_final (the letters
-// that lead nowhere), and code_illegal, the reply code of a refused move.
+// that lead nowhere), task_replay and run_replay (the moves only a replay
+// may take, from ReplayNext), and code_illegal, the reply code of a refused
+// move.
 func statusTable() string {
 	var b strings.Builder
 	b.WriteString("-- Rendered by scripts.go from plait's status machine (transition.go).\n")
@@ -320,6 +322,42 @@ func statusTable() string {
 	})
 	write("run", runLetters, func(from, to string) bool {
 		return plait.RunStatus(from).CanBecome(plait.RunStatus(to))
+	})
+	// The replay moves are tables of their own: task_to and run_to take
+	// them only for a step that sets ctx.replay, so no other step can
+	// revive a finished task or run.
+	replay := func(kind string, ls []letterStatus, next func(status string) []string) {
+		b.WriteString("local " + kind + "_replay = {\n")
+		for _, f := range ls {
+			var to []string
+			for _, n := range next(f.status) {
+				for _, l := range ls {
+					// A replayed task goes back to pending waiting for its
+					// parents (P); make_due moves it on as a create would.
+					if l.status == n && (kind != "task" || l.letter == "P") {
+						to = append(to, l.letter)
+					}
+				}
+			}
+			if len(to) > 0 {
+				b.WriteString("  [" + strconv.Quote(f.letter) + "] = {" + luaSet(to) + "},\n")
+			}
+		}
+		b.WriteString("}\n")
+	}
+	replay("task", taskLetters, func(status string) []string {
+		var out []string
+		for _, n := range plait.TaskStatus(status).ReplayNext() {
+			out = append(out, string(n))
+		}
+		return out
+	})
+	replay("run", runLetters, func(status string) []string {
+		var out []string
+		for _, n := range plait.RunStatus(status).ReplayNext() {
+			out = append(out, string(n))
+		}
+		return out
 	})
 	b.WriteString("local code_illegal = " + strconv.Itoa(codeIllegal) + "\n")
 	return b.String()

@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -56,6 +57,17 @@ func taskAllowed(from, to string) bool {
 
 func runAllowed(from, to string) bool {
 	return testRunLetters[from].CanBecome(testRunLetters[to])
+}
+
+// taskReplayAllowed is plait's replay table for tasks in letters: a
+// replayed task goes back to P, pending for its parents, whatever its
+// run-at time (the replay makes it due afterwards as a create would).
+func taskReplayAllowed(from, to string) bool {
+	return to == "P" && from != "" && slices.Contains(testTaskLetters[from].ReplayNext(), testTaskLetters[to])
+}
+
+func runReplayAllowed(from, to string) bool {
+	return from != "" && slices.Contains(testRunLetters[from].ReplayNext(), testRunLetters[to])
 }
 
 // luaServers runs f against a real redis-server and against miniredis,
@@ -119,6 +131,12 @@ local function list(kind, moves, final)
 end
 list('task', task_moves, task_final)
 list('run', run_moves, run_final)
+for from, tos in pairs(task_replay) do
+  for to in pairs(tos) do out[#out + 1] = 'task replay ' .. from .. '>' .. to end
+end
+for from, tos in pairs(run_replay) do
+  for to in pairs(tos) do out[#out + 1] = 'run replay ' .. from .. '>' .. to end
+end
 out[#out + 1] = 'code ' .. code_illegal
 return out`)
 	got, err := probe.Run(context.Background(), c, nil).StringSlice()
@@ -150,6 +168,20 @@ return out`)
 			want = append(want, "run final "+l)
 		}
 	}
+	for _, from := range sortedLetters(testTaskLetters) {
+		for _, to := range sortedLetters(testTaskLetters) {
+			if taskReplayAllowed(from, to) {
+				want = append(want, "task replay "+from+">"+to)
+			}
+		}
+	}
+	for _, from := range sortedLetters(testRunLetters) {
+		for _, to := range sortedLetters(testRunLetters) {
+			if runReplayAllowed(from, to) {
+				want = append(want, "run replay "+from+">"+to)
+			}
+		}
+	}
 	want = append(want, fmt.Sprintf("code %d", codeIllegal))
 	sort.Strings(want)
 	require.Equal(t, want, got)
@@ -178,7 +210,7 @@ return out`)
 // that had changed anything would show in the database.
 //
 // KEYS[1] the run hash; ARGV: shard base, record ("task" or "run"), task
-// name, target letter. Returns {0} or {code_illegal, 1 when ctx.refused}.
+// name, target letter, "replay" to make the move inside a replay. Returns {0} or {code_illegal, 1 when ctx.refused}.
 var moveScript = redis.NewScript(libSource() + `
 local rk = KEYS[1]
 local ctx = new_ctx(ARGV[1], '2000;100;1000', 0)
@@ -187,6 +219,7 @@ if not r then
   r = {st = '', total = 3, succ = 0, failed = 0, skipped = 0, cancelled = 0, created = 1000,
     strat = 'c'}
 end
+ctx.replay = ARGV[5] == 'replay'
 local ok
 if ARGV[2] == 'task' then
   local t = state_get(rk, ARGV[3])
@@ -230,7 +263,11 @@ func seed(t *testing.T, c *redis.Client, run, task string) {
 }
 
 func move(t *testing.T, c *redis.Client, record, to string) []any {
-	v, err := moveScript.Run(context.Background(), c, []string{testRun}, testBase, record, "a", to).Slice()
+	return moveIn(t, c, record, to, "")
+}
+
+func moveIn(t *testing.T, c *redis.Client, record, to, mode string) []any {
+	v, err := moveScript.Run(context.Background(), c, []string{testRun}, testBase, record, "a", to, mode).Slice()
 	require.NoError(t, err)
 	return v
 }
@@ -299,6 +336,81 @@ func TestRunTransitions(t *testing.T) {
 				case len(testRunLetters[to].Next()) == 0:
 					require.Equal(t, "1000", m[8], "%s: end offset", name)
 				}
+			}
+		}
+	})
+}
+
+// TestTaskReplayTransitions moves a task between every pair of letters
+// inside a replay: the moves of plait's table and of its replay table are
+// made, every other move is refused and changes nothing. A replay move
+// takes the task's end off the run's counters and clears its offsets.
+func TestTaskReplayTransitions(t *testing.T) {
+	luaServers(t, func(t *testing.T, c *redis.Client) {
+		ctx := context.Background()
+		for _, from := range append([]string{""}, sortedLetters(testTaskLetters)...) {
+			for _, to := range sortedLetters(testTaskLetters) {
+				seed(t, c, "U", from)
+				before := snapshot(t, c)
+				got := moveIn(t, c, "task", to, "replay")
+				name := fmt.Sprintf("replay %q -> %s", from, to)
+				if !taskAllowed(from, to) && !taskReplayAllowed(from, to) {
+					require.Equal(t, []any{int64(codeIllegal), int64(1)}, got, name)
+					require.Equal(t, before, snapshot(t, c), "%s: a refused move changed the database", name)
+					continue
+				}
+				require.Equal(t, []any{int64(0)}, got, name)
+				if taskAllowed(from, to) {
+					continue // TestTaskTransitions checks these moves
+				}
+				h, err := c.HGetAll(ctx, testRun).Result()
+				require.NoError(t, err)
+				require.Equal(t, "P,1,2,0,0,0,,,,w", h["s:a"], "%s: offsets kept", name)
+				// The seeded run counts one success and nothing else.
+				want := map[string][]string{
+					"S": {"0", "0", "0", "0"}, "F": {"1", "-1", "0", "0"}, "D": {"1", "-1", "0", "0"},
+					"K": {"1", "0", "-1", "0"}, "C": {"1", "0", "0", "-1"},
+				}[from]
+				require.Equal(t, want, strings.Split(h["m"], ",")[2:6], "%s: counters", name)
+			}
+		}
+	})
+}
+
+// TestRunReplayTransitions is TestTaskReplayTransitions for runs: a replay
+// move takes a finished run back to running, out of its finished status
+// index into it:U, with its end cleared.
+func TestRunReplayTransitions(t *testing.T) {
+	luaServers(t, func(t *testing.T, c *redis.Client) {
+		ctx := context.Background()
+		for _, from := range append([]string{""}, sortedLetters(testRunLetters)...) {
+			for _, to := range sortedLetters(testRunLetters) {
+				name := fmt.Sprintf("replay %q -> %s", from, to)
+				seed(t, c, from, "")
+				if from == "" || runAllowed(from, to) {
+					// TestRunTransitions checks these, the replay flag
+					// changes nothing about them.
+					require.Equal(t, runAllowed(from, to), len(moveIn(t, c, "run", to, "replay")) == 1, name)
+					continue
+				}
+				// A finished run with its query field, in its status index.
+				require.NoError(t, c.HSet(ctx, testRun, "m", from+",3,1,0,0,0,1000,5,7,c", "q", "wf:::").Err())
+				require.NoError(t, c.ZAdd(ctx, testBase+"it:"+from, redis.Z{Score: 1000, Member: "1"}).Err())
+				before := c.HGetAll(ctx, testRun).Val()
+				got := moveIn(t, c, "run", to, "replay")
+				if !runReplayAllowed(from, to) {
+					require.Equal(t, []any{int64(codeIllegal), int64(1)}, got, name)
+					require.Equal(t, before, c.HGetAll(ctx, testRun).Val(), "%s: a refused move changed the run", name)
+					require.Equal(t, []string{"1"}, c.ZRange(ctx, testBase+"it:"+from, 0, -1).Val(), name)
+					continue
+				}
+				require.Equal(t, []any{int64(0)}, got, name)
+				m := strings.Split(c.HGet(ctx, testRun, "m").Val(), ",")
+				require.Equal(t, to, m[0], name)
+				require.Equal(t, "1000", m[7], "%s: start offset", name)
+				require.Equal(t, "", m[8], "%s: end offset kept", name)
+				require.Empty(t, c.ZRange(ctx, testBase+"it:"+from, 0, -1).Val(), "%s: left in it:%s", name, from)
+				require.Equal(t, []string{"1"}, c.ZRange(ctx, testBase+"it:"+to, 0, -1).Val(), "%s: not in it:%s", name, to)
 			}
 		}
 	})

@@ -17,6 +17,12 @@
 -- flush() (flush_events in lib_buffers.lua), so a step's events follow all
 -- its other writes. Fast paths that pass packed=true get their events too.
 --
+-- The moves out of a finished status (task back to P, run back to U) are
+-- in task_replay and run_replay, rendered from plait's ReplayNext, and
+-- taken only by a step that sets ctx.replay: every other step checks
+-- task_moves and run_moves alone, which lead nowhere from a finished
+-- status, so nothing else can revive a finished task or run.
+--
 -- A refused move changes nothing, returns nil and sets ctx.refused, so the
 -- step that asked answers code_illegal however deep the refusal was. Steps
 -- that write before their move check it first with task_can / run_can, so
@@ -145,8 +151,21 @@ end
 local function task_to(ctx, rk, id, r, name, t, to, h, packed)
   local ok = task_moves[t.st]
   if not (ok and ok[to]) then
-    ctx.refused = true
-    return nil
+    -- The replay moves (task_replay) are taken only inside a replay.
+    ok = ctx.replay and task_replay[t.st]
+    if not (ok and ok[to]) then
+      ctx.refused = true
+      return nil
+    end
+    -- A replay restarts the task: the run's counters are those of the
+    -- current generation, so its end no longer counts, and its claim and
+    -- end offsets are the next attempt's to set.
+    local from = t.st
+    if from == 'S' then r.succ = r.succ - 1
+    elseif from == 'F' or from == 'D' then r.failed = r.failed - 1
+    elseif from == 'K' then r.skipped = r.skipped - 1
+    elseif from == 'C' then r.cancelled = r.cancelled - 1 end
+    t.claim, t.first, t.ended = '', '', ''
   end
   local from = t.st
   if t.st == 'U' and to ~= 'U' then
@@ -269,11 +288,20 @@ end
 -- through a script it should refuse whole.
 local function run_to(ctx, rk, id, r, to, packed)
   local ok = run_moves[r.st]
-  if not (ok and ok[to]) then
-    ctx.refused = true
-    return nil
-  end
   local from = r.st
+  if not (ok and ok[to]) then
+    -- The replay moves (run_replay) are taken only inside a replay: the
+    -- run leaves its finished status index (run_index adds it to it:U);
+    -- its end is the next generation's to set. Its expiry list entry
+    -- stays behind; the pruner skips a run that is no longer finished.
+    ok = ctx.replay and run_replay[r.st]
+    if not (ok and ok[to]) then
+      ctx.refused = true
+      return nil
+    end
+    if not ctx.index_later then redis.call('ZREM', key(ctx.base, 'it', from), id) end
+    r.ended = ''
+  end
   r.st = to
   if to == 'U' then
     r.started = offset(ctx, r)
