@@ -13,9 +13,15 @@
 -- each list) leaves the store through forget_run (lib_delete.lua): its keys
 -- have usually expired by their TTL at that very instant, and whatever is
 -- left (a TTL on another clock, a key index) goes with its index entries.
--- An emptied list leaves the set iel.
+-- An emptied list leaves the set iel. An entry is stale, and only dropped,
+-- when its run is still there but is no longer the run that ended then: a
+-- replay (replay_run) made it active again, so its status is not a
+-- finished one, or it ended again later, so its end (created + end offset)
+-- is no longer the entry's due time less the list's retention; the later
+-- end has an entry of its own.
 --
--- Returns {pruned, more}: more is 1 when due entries remain.
+-- Returns {pruned, more}: pruned counts the runs removed, not the stale
+-- entries dropped; more is 1 when due entries remain.
 --
 -- Retried: an entry pruned is gone, so a retry prunes the next ones or
 -- nothing; many processes may prune one shard at once and each entry is
@@ -31,10 +37,10 @@
 
 local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local limit = tonumber(ARGV[3])
-local pruned, more = 0, 0
+local pruned, popped, more = 0, 0, 0
 for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local lk = key(ctx.base, 'ie', ret)
-  local left = limit - pruned
+  local left = limit - popped
   if left <= 0 then
     more = 1
     break
@@ -50,12 +56,18 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
     end
     n = i
     if due then
-      forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', key(ctx.base, 'r', id), 'k'))
+      local rk = key(ctx.base, 'r', id)
+      local m = redis.call('HGET', rk, 'm')
+      local r = m and meta_parse(m)
+      if not r or (run_final[r.st] and r.created + (r.ended or 0) == tonumber(due) - tonumber(ret)) then
+        forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', rk, 'k'))
+        pruned = pruned + 1
+      end
     end
   end
   if n > 0 then
     redis.call('LPOP', lk, n)
-    pruned = pruned + n
+    popped = popped + n
   end
   if redis.call('LLEN', lk) == 0 then redis.call('SREM', KEYS[1], ret) end
 end
@@ -63,7 +75,7 @@ end
 -- not by retention); once a prune leaves the shard without a run, pending,
 -- running or kept for retention (the index of all runs is empty), the
 -- stream goes too. A reader whose cursor was in it is told it fell behind.
-if pruned > 0 and more == 0 and redis.call('ZCARD', key(ctx.base, 'ia')) == 0 then
+if popped > 0 and more == 0 and redis.call('ZCARD', key(ctx.base, 'ia')) == 0 then
   redis.call('DEL', key(ctx.base, 'e'))
 end
 return {pruned, more}
