@@ -516,7 +516,9 @@ type Attempt struct {
 	// Outcome is one of "succeeded", "retry", "failed", "timed out" (the
 	// task's Timeout ended the attempt, which was then retried or failed:
 	// RetryDelay and the task's status tell which), "released", "crashed"
-	// (lease expired) or "cancelled".
+	// (the lease expired in the store: the worker died, was cut off, or saw
+	// the loss itself and wrote nothing, since a lost lease fences its
+	// writes) or "cancelled".
 	Outcome string
 	Error   string
 	// RetryDelay is the backoff chosen before the next attempt, for a
