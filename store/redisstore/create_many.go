@@ -82,55 +82,74 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreatePara
 // (a restart emptied it) it loads them and sends the whole pipeline again:
 // a create repeated with its id finds its run and answers created.
 func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []error, error) {
-	for try := 0; ; try++ {
-		pipe := s.client.Pipeline()
-		cmds := make([]*redis.Cmd, len(reqs))
-		for i, r := range reqs {
-			if s.functions {
-				cmds[i] = pipe.FCall(ctx, scriptCreateRun.function(), r.keys, r.args...)
-			} else {
-				cmds[i] = scriptCreateRun.eval.EvalSha(ctx, pipe, r.keys, r.args...)
-			}
-		}
-		_, execErr := pipe.Exec(ctx)
-		if try == 0 && missingScript(cmds) {
-			var err error
-			if s.functions {
-				err = s.loadLibrary(ctx)
-			} else {
-				err = scriptCreateRun.eval.Load(ctx, s.client).Err()
-			}
-			if err != nil {
-				return nil, nil, mapErr(err)
+	calls := make([]scriptCall, len(reqs))
+	for i, r := range reqs {
+		calls[i] = scriptCall{keys: r.keys, args: r.args}
+	}
+	cmds, execErr := s.pipeline(ctx, scriptCreateRun, calls, false)
+	replies := make([][]any, len(reqs))
+	errs := make([]error, len(reqs))
+	answered := 0
+	for i, c := range cmds {
+		v, err := c.Result()
+		if err != nil {
+			errs[i] = mapErr(err)
+			if errors.Is(errs[i], plait.ErrStoreFull) {
+				answered++
 			}
 			continue
 		}
-		replies := make([][]any, len(reqs))
-		errs := make([]error, len(reqs))
-		answered := 0
-		for i, c := range cmds {
-			v, err := c.Result()
-			if err != nil {
-				errs[i] = mapErr(err)
-				if errors.Is(errs[i], plait.ErrStoreFull) {
-					answered++
-				}
-				continue
-			}
-			answered++
-			rv, ok := v.([]any)
-			if !ok {
-				errs[i] = fmt.Errorf("redisstore: unexpected create reply %T", v)
-				continue
-			}
-			replies[i] = rv
+		answered++
+		rv, ok := v.([]any)
+		if !ok {
+			errs[i] = fmt.Errorf("redisstore: unexpected create reply %T", v)
+			continue
 		}
-		// No command answered: the pipeline itself failed (connection,
-		// context), which is the call's error, not the runs'.
-		if answered == 0 && execErr != nil {
-			return nil, nil, mapErr(execErr)
+		replies[i] = rv
+	}
+	// No command answered: the pipeline itself failed (connection,
+	// context), which is the call's error, not the runs'.
+	if answered == 0 && execErr != nil {
+		return nil, nil, mapErr(execErr)
+	}
+	return replies, errs, nil
+}
+
+// pipeline sends one call of sc per element of calls in one pipeline and
+// returns the commands and the pipeline's error. A pipeline cannot fall
+// back per command, so when the server lacks the script or the function
+// library (a restart emptied it) it loads them and sends the whole
+// pipeline again; every script sent this way must be safe to repeat.
+// readOnly sends FCALL_RO where the server has functions.
+func (s *Store) pipeline(ctx context.Context, sc *script, calls []scriptCall, readOnly bool) ([]*redis.Cmd, error) {
+	for try := 0; ; try++ {
+		pipe := s.client.Pipeline()
+		cmds := make([]*redis.Cmd, len(calls))
+		for i, c := range calls {
+			switch {
+			case s.functions && readOnly:
+				cmds[i] = pipe.FCallRO(ctx, sc.function(), c.keys, c.args...)
+			case s.functions:
+				cmds[i] = pipe.FCall(ctx, sc.function(), c.keys, c.args...)
+			default:
+				// EVALSHA even for a read-only script: servers without
+				// functions (before Redis 7) have no EVALSHA_RO either.
+				cmds[i] = sc.eval.EvalSha(ctx, pipe, c.keys, c.args...)
+			}
 		}
-		return replies, errs, nil
+		_, execErr := pipe.Exec(ctx)
+		if try > 0 || !missingScript(cmds) {
+			return cmds, execErr
+		}
+		var err error
+		if s.functions {
+			err = s.loadLibrary(ctx)
+		} else {
+			err = sc.eval.Load(ctx, s.client).Err()
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 }
 

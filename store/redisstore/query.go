@@ -378,47 +378,20 @@ type scriptCall struct {
 	args []any
 }
 
-// pipeScripts sends one call of sc per element of calls in one pipeline
-// and returns their replies. A pipeline cannot fall back per command, so
-// when the server lacks the script or the library it loads them and sends
-// the pipeline again (the scripts sent this way read only).
+// pipeScripts sends one call of the read-only script sc per element of
+// calls in one pipeline and returns their replies.
 func (s *Store) pipeScripts(ctx context.Context, sc *script, calls []scriptCall) ([][]any, error) {
-	for try := 0; ; try++ {
-		pipe := s.client.Pipeline()
-		cmds := make([]*redis.Cmd, len(calls))
-		for i, c := range calls {
-			if s.functions {
-				cmds[i] = pipe.FCallRO(ctx, sc.function(), c.keys, c.args...)
-			} else {
-				// EVALSHA, not EVALSHA_RO: servers without functions
-				// (before Redis 7) have no EVALSHA_RO either.
-				cmds[i] = sc.eval.EvalSha(ctx, pipe, c.keys, c.args...)
-			}
-		}
-		_, execErr := pipe.Exec(ctx)
-		if try == 0 && missingScript(cmds) {
-			var err error
-			if s.functions {
-				err = s.loadLibrary(ctx)
-			} else {
-				err = sc.eval.Load(ctx, s.client).Err()
-			}
-			if err != nil {
-				return nil, mapErr(err)
-			}
-			continue
-		}
-		if execErr != nil {
-			return nil, mapErr(execErr)
-		}
-		out := make([][]any, len(cmds))
-		for i, c := range cmds {
-			v, err := c.Slice()
-			if err != nil {
-				return nil, mapErr(err)
-			}
-			out[i] = v
-		}
-		return out, nil
+	cmds, execErr := s.pipeline(ctx, sc, calls, true)
+	if execErr != nil {
+		return nil, mapErr(execErr)
 	}
+	out := make([][]any, len(cmds))
+	for i, c := range cmds {
+		v, err := c.Slice()
+		if err != nil {
+			return nil, mapErr(err)
+		}
+		out[i] = v
+	}
+	return out, nil
 }
