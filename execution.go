@@ -92,7 +92,7 @@ func (e *execution) end() {
 // time the claim was sent, the conservative start of the lease. Tasks whose
 // claim returned after Run began stopping go straight back to their queues,
 // written by the calling driver itself: the finisher may be closing.
-func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time) {
+func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time, seq uint64) {
 	var late []finishReq
 	now := p.cfg.clock.Now()
 	// A claim that took half the lease to come back leaves less than the
@@ -107,7 +107,7 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 		if slow {
 			p.watchLease(e, now)
 		}
-		if p.cancelled.has(ct.Lease.RunID, now) {
+		if p.cancelled.has(ct.Lease.RunID, now, seq) {
 			cancel(ErrRunCancelled) // its worker skips it
 		}
 		if p.stopping.Load() {

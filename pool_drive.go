@@ -49,7 +49,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 			}
 			continue
 		}
-		sent := p.cfg.clock.Now()
+		sent, seq := p.cfg.clock.Now(), p.cancelled.claimSent()
 		var claimed *TaskClaimResult
 		if len(batch) > 0 {
 			claimed = p.fin.write(bg, batch, p.claimParams(free))
@@ -68,7 +68,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 		got := 0
 		if claimed != nil {
 			got = len(claimed.Tasks)
-			p.startAll(bg, claimed, sent)
+			p.startAll(bg, claimed, sent, seq)
 		}
 		// The driver gives back its own unused slots silently: a kick here
 		// would end the idle wait below at once and spin the loop.

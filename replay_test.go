@@ -3,6 +3,10 @@ package plait_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,4 +76,63 @@ func TestRequeueDeadLettersOpensANewGeneration(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, plait.RunCompleted, end.Status)
 	require.Equal(t, int64(1), end.Generation)
+}
+
+// On every backend, a workflow whose task failed for good runs again from
+// the failed task once its dead letters are requeued, at once, in the
+// process that saw it fail (which remembers the run ended for a lease
+// duration, to stop siblings of a stopped run, and must not take the new
+// generation's tasks for those): the handler sees the same payload, the
+// task below it runs, and Wait answers the end of the new generation.
+func TestRequeueRunsTheFailedPartAgainOnEveryStore(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		clk := fakeclock.New(epoch)
+		store := f.new(t, clk)
+		s, err := plait.New(store, plait.WithClock(clk), plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		require.NoError(t, err)
+		var calls atomic.Int32
+		payloads := make(chan string, 4)
+		require.NoError(t, s.Handle("flaky", func(ctx context.Context, task *plait.Task) (any, error) {
+			var p string
+			if err := task.Decode(&p); err != nil {
+				return nil, plait.Permanent(err)
+			}
+			payloads <- p
+			if calls.Add(1) == 1 {
+				return nil, plait.Permanent(errors.New("boom"))
+			}
+			return "ok", nil
+		}))
+		require.NoError(t, s.Handle("after", func(ctx context.Context, task *plait.Task) (any, error) { return "after", nil }))
+		long := strings.Repeat("a payload long enough to be kept apart ", 3)
+		run, err := s.Submit(ctx, plait.NewWorkflow("requeue").
+			Task("a", "flaky", long).
+			Task("b", "after", nil, plait.After("a")))
+		require.NoError(t, err)
+		runCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s.Run(runCtx) }()
+		defer func() {
+			cancel()
+			require.NoError(t, <-done)
+		}()
+		wctx, wcancel := context.WithTimeout(ctx, failAfter)
+		defer wcancel()
+		first, err := s.Wait(wctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.RunFailed, first.Status)
+		require.Equal(t, plait.TaskSkipped, first.Task("b").Status)
+
+		gen, err := s.RequeueDeadLetters(ctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), gen)
+		end, err := s.Wait(wctx, run.ID)
+		require.NoError(t, err)
+		require.Equal(t, plait.RunCompleted, end.Status, "the new generation ran to its end")
+		require.Equal(t, int64(1), end.Generation)
+		require.Equal(t, plait.TaskSucceeded, end.Task("b").Status)
+		require.Equal(t, long, <-payloads)
+		require.Equal(t, long, <-payloads, "the second attempt got the same payload")
+	})
 }

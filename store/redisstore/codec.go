@@ -38,6 +38,10 @@ import (
 //	   then retried or failed). The layout is unchanged, so a version 4
 //	   run is read as it is; the new version keeps a plait of version 4,
 //	   which knows no t, from reading such a record as corrupt.
+//	   A replayed run has field g, its generation (absent: 0), written by
+//	   replay_run.lua alone. It is a field of its own and changes no other
+//	   field's layout, so it takes no version: a reader that does not know
+//	   it reads a replayed run as it is, at generation 0.
 //	4  version 3, with each attempt record in a field
 //	   of its own, a:<task>:<epoch>, written once when the claim ends and
 //	   never rewritten, and the retry delay chosen at the end of a retry

@@ -217,6 +217,13 @@ func decodeRun(id string, h map[string]string) (*plait.Run, error) {
 		StartedAt: offTime(m.created, m.started),
 		EndedAt:   offTime(m.created, m.ended),
 	}
+	if g, ok := h["g"]; ok {
+		n, err := strconv.ParseInt(g, 10, 64)
+		if err != nil || n < 0 {
+			return nil, corrupt("run %s has generation %q", id, clip(g))
+		}
+		run.Generation = n
+	}
 	var names []string
 	if o := h["o"]; o != "" {
 		names = strings.Split(o, " ")

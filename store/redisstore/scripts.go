@@ -55,6 +55,8 @@ import (
 //	RunCreateMany    1 pipeline per createManyChunk runs of create_run.lua
 //	RunGet           1: HGETALL of the run hash
 //	RunCancel        1: cancel_run.lua answers with the run's fields
+//	RunReplay        1: replay_run.lua answers with the reset tasks and the
+//	                 run's fields
 //	RunWait          SUBSCRIBE to the run's channel on the store's one shared
 //	                 pub/sub connection (hub.go), HGETALL, then wait for
 //	                 the message the run's end publishes
@@ -116,7 +118,7 @@ var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "c
 // runs them at maxmemory and on replicas.
 var readOnly = map[string]bool{"query_runs": true}
 
-var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run",
+var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run", "replay_run",
 	"delete_run", "prune_runs", "query_runs", "log_append", "dead_purge",
 	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
@@ -140,6 +142,7 @@ var scriptLibs = map[string][]string{
 	"extend":       nil,
 	"sweep":        {"lib_run", "lib_cancel", "lib_finish"},
 	"cancel_run":   {"lib_run", "lib_cancel"},
+	"replay_run":   {"lib_run", "lib_cancel", "lib_finish"},
 	// The schedule scripts use only now_ms and int of common.lua.
 	"schedule_save":  nil,
 	"schedule_fire":  nil,
@@ -168,6 +171,7 @@ var (
 	scriptExtend      = newScript("extend")
 	scriptSweep       = newScript("sweep")
 	scriptCancelRun   = newScript("cancel_run")
+	scriptReplayRun   = newScript("replay_run")
 	scriptSchedSave   = newScript("schedule_save")
 	scriptSchedFire   = newScript("schedule_fire")
 	scriptLeaderTake  = newScript("leader_acquire")
@@ -360,6 +364,10 @@ func statusTable() string {
 		return out
 	})
 	b.WriteString("local code_illegal = " + strconv.Itoa(codeIllegal) + "\n")
+	// The largest run whose long payloads are kept apart (create.go): the
+	// scripts that expire or delete a finished run's payload keys visit
+	// its task names only up to it.
+	b.WriteString("local apart_max_tasks = " + strconv.Itoa(apartMaxTasks) + "\n")
 	return b.String()
 }
 

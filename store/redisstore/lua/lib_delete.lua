@@ -8,14 +8,22 @@
 -- field q named them: wf, svc, tenant). Its entry in an expiry list stays
 -- until the pruner pops it (removing it from the middle of a list would
 -- cost a scan); forgetting a run again then changes nothing. A finished run
--- has no payload key (task_to drops each as its task ends), no queue entry
--- and no lease.
+-- keeps payload keys only for tasks that did not succeed (task_to drops the
+-- others), and only in a run of at most apart_max_tasks tasks; it has no
+-- queue entry and no lease.
 local function forget_run(ctx, id, st, wf, svc, tenant, k)
   local b = ctx.base
   if k and redis.call('GET', key(b, 'k', k)) == id then redis.call('DEL', key(b, 'k', k)) end
   -- its letters leave the shard's dead-letter index; another run's stay
   for _, name in ipairs(redis.call('LRANGE', key(b, 'x', id), 0, -1)) do
     redis.call('ZREM', key(b, 'dl'), entry(id, name))
+  end
+  -- the payloads kept apart of its tasks that did not succeed
+  local o = redis.call('HGET', key(b, 'r', id), 'o')
+  if o then
+    local ps = {}
+    for name in string.gmatch(o, '[^ ]+') do ps[#ps + 1] = key(b, 'p', id, name) end
+    if #ps <= apart_max_tasks then redis.call('DEL', unpack(ps)) end
   end
   redis.call('DEL', key(b, 'r', id), key(b, 'x', id), key(b, 'tl', id))
   if wf == nil then return end

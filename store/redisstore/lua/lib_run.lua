@@ -30,7 +30,16 @@ local function run_ended(ctx, rk, id, r, k)
   if ctx.retention > 0 then
     local ret = run_retention(ctx, rk, r.st)
     redis.call('PEXPIRE', rk, ret)
-    if meta_counts(r) > 0 then redis.call('PEXPIRE', key(ctx.base, 'x', id), ret) end
+    if meta_counts(r) > 0 then
+      redis.call('PEXPIRE', key(ctx.base, 'x', id), ret)
+      -- the payloads kept apart of the tasks that did not succeed (only
+      -- runs of at most apart_max_tasks tasks keep payloads apart)
+      if tonumber(r.total) <= apart_max_tasks then
+        for name in string.gmatch(hget(rk, 'o') or '', '[^ ]+') do
+          redis.call('PEXPIRE', key(ctx.base, 'p', id, name), ret)
+        end
+      end
+    end
     -- the lines its tasks logged, when any did (a missing key is left alone)
     redis.call('PEXPIRE', key(ctx.base, 'tl', id), ret)
     if k == nil then k = hget(rk, 'k') end

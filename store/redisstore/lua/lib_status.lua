@@ -135,7 +135,7 @@ end
 -- letter to: it sets the letter, the offsets the move starts (claim and,
 -- on the first claim, first start for running; end for a terminal status),
 -- counts a terminal status in r and drops the payload kept in its own key
--- (nothing reads a payload once the task has ended). h is the task's
+-- when the task succeeded (nothing reads it again). h is the task's
 -- definition header, or nil to read it; r may be nil for a move to a
 -- non-terminal status other than running.
 --
@@ -183,8 +183,13 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     elseif to == 'F' or to == 'D' then r.failed = r.failed + 1
     elseif to == 'K' then r.skipped = r.skipped + 1
     elseif to == 'C' then r.cancelled = r.cancelled + 1 end
-    if h == nil then h = def_get(rk, name) end
-    if h and h.apart then del(key(ctx.base, 'p', id, name)) end
+    -- A succeeded task's payload kept apart goes: nothing reads it again.
+    -- One that ended otherwise stays for dead-letter inspection and a
+    -- replay, and expires with its run (run_ended).
+    if to == 'S' then
+      if h == nil then h = def_get(rk, name) end
+      if h and h.apart then del(key(ctx.base, 'p', id, name)) end
+    end
   end
   -- Index membership and events of a task's status change belong here.
   -- The limit slots of an attempt are released above. The other index is

@@ -1,0 +1,207 @@
+-- replay_run.lua: open the next generation of a finished run (a replay):
+-- the named tasks (or every failed, dead, cancelled and skipped one) and
+-- every task below them go back to pending; those whose parents are done
+-- are made due or skipped as a finish would.
+--
+-- KEYS[1]  <prefix>:{s}:r:<run>   run hash
+-- ARGV[1]  the step argument "<now>;<event cap>;<stats window>"
+-- ARGV[2]  shard base "<prefix>:{s}:"
+-- ARGV[3]  retention of a finished run's keys in ms
+-- ARGV[4]  run id
+-- ARGV[5]  the generation the caller replaces (the run's field g, absent = 0)
+-- ARGV[6]  the task names asked for, separated by ' ', or '' for every
+--          failed, dead, cancelled and skipped task
+--
+-- Transition: run S/F/C -> U (run_replay, taken only because ctx.replay is
+-- set); each reset task F/D/C/K/S -> P (task_replay), then P -> R or W
+-- (make_due) or K (skipped again, release_children), and the run may end
+-- again at once (finish_run) when nothing is left to run.
+--
+-- Returns {0, n, the n reset names, then the run hash as HGETALL gives
+-- it}; {7, then the run hash} when the run is at generation ARGV[5]+1
+-- already; {1} no run, {1, task} no such task; {3} nothing to replay;
+-- {4} corrupt record; {8, generation, status} the run is active or at
+-- another generation; {9, task, status, run status} a named task a replay does not
+-- restart; {10, task} a reset task whose payload, kept apart, is gone;
+-- code_illegal a refused move. Every refusal is decided before the first
+-- write, so a refused replay writes nothing.
+--
+-- Retried after a lost reply: the first call moved the run to generation
+-- ARGV[5]+1, so the retry answers 7 and the run, changing nothing: one
+-- generation per caller's intent. A second caller that read the same
+-- generation gets the same answer; one that read an older one is refused.
+-- Redis lost data: a lost run hash answers 1. A lost payload key of a
+-- reset task (kept apart, expired or evicted) refuses the replay (10)
+-- rather than reset a task no claim could run. Lost index or dead-letter
+-- entries stay lost; the ZREM/LREM of a missing entry removes nothing.
+-- Out of memory: declared without allow-oom, like a create: a replay
+-- brings work back, so a full Redis refuses it up front, whole, and the
+-- call answers plait.ErrStoreFull. On the EVALSHA path its first write is
+-- the HSET of field g, which Redis refuses alone.
+-- Cut off: the script is atomic; a caller cut off mid-call retries and
+-- gets 0 or 7.
+-- Keys: the run's keys lose their TTL (PERSIST: the hash, its dead-letter
+-- list x:, its log lines tl:, its idempotency key k:, the payload keys of
+-- the reset tasks) while it runs again; run_ended sets it again at the
+-- generation's end. Its expiry list entry stays behind; the pruner skips a
+-- run that is active again or ended later (prune_runs.lua). The dead
+-- letters of the reset tasks leave x:<run> (LREM) and the index dl (ZREM).
+-- A cancelled task's stale queue entries (a cancel leaves them for the
+-- next claim to drop) find the task ready again and may claim it; the
+-- entry pushed here then finds it taken and is dropped, so it runs once.
+
+local rk, id = KEYS[1], ARGV[4]
+local expect = tonumber(ARGV[5]) or 0
+local r = meta_get(rk)
+if r == nil then return {1} end
+if r == false then return {4} end
+local gen = tonumber(hget(rk, 'g') or '0') or 0
+if gen == expect + 1 then
+  local out = {7}
+  for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
+  return out
+end
+if gen ~= expect or not run_terminal(r) then return {8, gen, r.st} end
+
+local names, pos = {}, {}
+for name in string.gmatch(hget(rk, 'o') or '', '[^ ]+') do
+  names[#names + 1] = name
+  pos[name] = #names
+end
+local fs = {}
+for _, name in ipairs(names) do
+  fs[#fs + 1] = 's:' .. name
+  fs[#fs + 1] = 'c:' .. name
+end
+hmget(rk, fs)
+local states = {}
+for i, name in ipairs(names) do
+  local t = state_get(rk, name)
+  if not t then return {4} end
+  states[i] = t
+end
+local replayable = {F = true, D = true, C = true, K = true}
+
+-- the tasks asked for, by index
+local asked = {}
+if ARGV[6] == '' then
+  for i, t in ipairs(states) do
+    if replayable[t.st] then asked[#asked + 1] = i end
+  end
+  if #asked == 0 then return {3} end
+else
+  for name in string.gmatch(ARGV[6], '[^ ]+') do
+    local i = pos[name]
+    if not i then return {1, name} end
+    if not replayable[states[i].st] then return {9, name, states[i].st, r.st} end
+    asked[#asked + 1] = i
+  end
+end
+
+-- and every task below them, in definition order
+local seen, work = {}, {}
+for _, i in ipairs(asked) do
+  if not seen[i] then
+    seen[i] = true
+    work[#work + 1] = i
+  end
+end
+while #work > 0 do
+  local i = table.remove(work)
+  for _, e in ipairs(edges(hget(rk, 'c:' .. names[i]) or '')) do
+    local c = pos[e.name]
+    if not c then return {4} end
+    if not seen[c] then
+      seen[c] = true
+      work[#work + 1] = c
+    end
+  end
+end
+local reset, heads = {}, {}
+for i = 1, #names do
+  if seen[i] then
+    reset[#reset + 1] = i
+    fs = {'d:' .. names[i], 'u:' .. names[i]}
+    hmget(rk, fs)
+    local h = def_get(rk, names[i])
+    if not h then return {4} end
+    heads[i] = h
+    if h.apart and redis.call('EXISTS', key(ARGV[2], 'p', id, names[i])) == 0 then return {10, names[i]} end
+  end
+end
+
+-- validated: writes start here, with the generation, written at once so
+-- that it is the call's first write (see Out of memory above).
+local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+ctx.replay = true
+redis.call('HSET', rk, 'g', int(expect + 1))
+if not run_to(ctx, rk, id, r, 'U') then return {code_illegal} end
+local x = key(ctx.base, 'x', id)
+for _, i in ipairs(reset) do
+  local name, t = names[i], states[i]
+  local was = t.st
+  t.attempt, t.resolved, t.satisfied = 0, 0, 0
+  if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {code_illegal} end
+  for _, f in ipairs({'e:', 'r:', 'g:'}) do
+    if hget(rk, f .. name) then hdel(rk, f .. name) end
+  end
+  if was == 'F' or was == 'D' then
+    redis.call('LREM', x, 0, name)
+    redis.call('ZREM', key(ctx.base, 'dl'), entry(id, name))
+  end
+  if heads[i].apart then redis.call('PERSIST', key(ctx.base, 'p', id, name)) end
+end
+ctx.replay = nil
+
+-- Count each reset task's edges from the parents that stay done, then
+-- release those whose dependencies are decided, as a finish would.
+for _, i in ipairs(reset) do
+  local t = state_get(rk, names[i])
+  local us = hget(rk, 'u:' .. names[i])
+  if us then
+    for _, e in ipairs(edges(us)) do
+      local p = pos[e.name]
+      if not p then return {4} end
+      local ps = states[p].st
+      if task_final[ps] then
+        t.resolved = t.resolved + 1
+        if met(e.cond, ps, r.strat) then t.satisfied = t.satisfied + 1 end
+      end
+    end
+  end
+  state_put(rk, names[i], t)
+end
+for _, i in ipairs(reset) do
+  local name, h = names[i], heads[i]
+  local t = state_get(rk, name)
+  if t and t.st == 'P' then
+    local due, skip
+    if h.join == '1' then
+      due = h.deps == 0 or t.satisfied >= 1
+      skip = t.satisfied == 0 and h.deps > 0 and t.resolved == h.deps
+    else
+      due = t.satisfied == h.deps
+      skip = (not due) and t.resolved > t.satisfied
+    end
+    if due then
+      if not make_due(ctx, rk, id, r, name, t, h) then return {code_illegal} end
+    elseif skip then
+      if not task_to(ctx, rk, id, r, name, t, 'K', h) then return {code_illegal} end
+      if not release_children(ctx, rk, id, r, name, 'K') then return {4} end
+    end
+  end
+end
+
+redis.call('PERSIST', rk)
+redis.call('PERSIST', x)
+redis.call('PERSIST', key(ctx.base, 'tl', id))
+local k = hget(rk, 'k')
+if k then redis.call('PERSIST', key(ctx.base, 'k', k)) end
+if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
+if ctx.refused then return {code_illegal} end
+flush()
+wake(ctx)
+local out = {0, #reset}
+for _, i in ipairs(reset) do out[#out + 1] = names[i] end
+for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
+return out

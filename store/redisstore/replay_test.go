@@ -1,0 +1,112 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// longPayload makes a definition longer than a listpack value, so a run of
+// few tasks keeps it apart, in p:<run>:<task>.
+var longPayload = bytes.Repeat([]byte("payload kept apart "), 8)
+
+// finishOne claims the one ready task named name and ends it with outcome.
+func finishOne(t *testing.T, s *redisstore.Store, name string, outcome plait.Outcome) *plait.ClaimedTask {
+	t.Helper()
+	ctx := context.Background()
+	got, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, got.Tasks, 1)
+	ct := got.Tasks[0]
+	require.Equal(t, name, ct.Spec.Name)
+	o := plait.TaskOutcome{Lease: ct.Lease, Outcome: outcome}
+	if outcome == plait.OutcomeFailed {
+		o.Error = "boom"
+	}
+	res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{o}})
+	require.NoError(t, err)
+	require.NoError(t, res[0].Err)
+	return ct
+}
+
+// TestLostReplayReplyOpensOneGeneration loses the reply of a replay on a
+// real redis-server, once resent by the caller and once by the client:
+// either way the run opens one generation, its keys lose their retention
+// while it runs again and get it back when the generation ends, and the
+// payload kept apart of the failed task is there for the new attempt.
+func TestLostReplayReplyOpensOneGeneration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, retries := range []int{-1, 3} {
+		e := newFaultEnv(t, retries, nil, redisstore.WithRetention(time.Hour))
+		wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "replay-me", Handler: "h", Payload: longPayload}}}
+		created, err := e.store.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		id := created.Run.ID
+		runKey, payloadKey := "plait:{0}:r:"+id, "plait:{0}:p:"+id+":replay-me"
+		first := finishOne(t, e.store, "replay-me", plait.OutcomeFailed)
+		require.Positive(t, e.direct.PTTL(ctx, runKey).Val(), "a finished run has a retention")
+		require.Positive(t, e.direct.PTTL(ctx, payloadKey).Val(), "a failed task keeps its payload until its run expires")
+
+		e.proxy.DropReplyTo("replay-me")
+		res, err := e.store.RunReplay(ctx, &plait.RunReplayParams{RunID: id, Tasks: []string{"replay-me"}})
+		if retries < 0 {
+			require.Error(t, err, "the reply was lost and the client does not resend")
+			res, err = e.store.RunReplay(ctx, &plait.RunReplayParams{RunID: id, Tasks: []string{"replay-me"}})
+			require.NoError(t, err)
+			require.True(t, res.Existing, "the caller's resend finds the generation open")
+		} else {
+			require.NoError(t, err)
+			require.True(t, res.Existing, "the client's resend finds the generation open")
+		}
+		require.Equal(t, 1, e.proxy.Dropped())
+		require.Equal(t, int64(1), res.Run.Generation)
+		require.Equal(t, plait.RunRunning, res.Run.Status)
+		require.Equal(t, "1", e.direct.HGet(ctx, runKey, "g").Val(), "one generation opened")
+		for _, k := range []string{runKey, payloadKey} {
+			require.Equal(t, time.Duration(-1), e.direct.PTTL(ctx, k).Val(), "%s: a run that runs again keeps its keys", k)
+		}
+		require.Zero(t, e.direct.ZCard(ctx, "plait:{0}:dl").Val(), "the replayed task's letter left the index")
+
+		again := finishOne(t, e.store, "replay-me", plait.OutcomeSucceeded)
+		require.Equal(t, longPayload, again.Spec.Payload, "the payload kept apart reached the new attempt")
+		require.Equal(t, 1, again.Attempt)
+		require.Greater(t, again.Lease.Epoch, first.Lease.Epoch)
+		run, err := e.store.RunGet(ctx, &plait.RunGetParams{ID: id})
+		require.NoError(t, err)
+		require.Equal(t, plait.RunCompleted, run.Status)
+		require.Equal(t, int64(1), run.Generation)
+		require.Positive(t, e.direct.PTTL(ctx, runKey).Val(), "the generation's end starts a new retention")
+		require.Zero(t, e.direct.Exists(ctx, payloadKey).Val(), "a succeeded task's payload goes")
+	}
+}
+
+// TestReplayRefusesATaskWhosePayloadIsGone: a replay that would reset a
+// succeeded task whose payload was kept apart (dropped when it succeeded)
+// is refused whole.
+func TestReplayRefusesATaskWhosePayloadIsGone(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newFaultEnv(t, 3, nil)
+	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{
+		{Name: "a", Handler: "h"},
+		{Name: "b", Handler: "h", Payload: longPayload, Deps: []plait.Dep{{Task: "a", On: plait.OnFailure}}},
+	}}
+	created, err := e.store.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+	require.NoError(t, err)
+	finishOne(t, e.store, "a", plait.OutcomeFailed)
+	finishOne(t, e.store, "b", plait.OutcomeSucceeded)
+	runKey := "plait:{0}:r:" + created.Run.ID
+	before := e.direct.HGetAll(ctx, runKey).Val()
+
+	_, err = e.store.RunReplay(ctx, &plait.RunReplayParams{RunID: created.Run.ID})
+	require.ErrorIs(t, err, plait.ErrReplayConflict)
+	require.Equal(t, before, e.direct.HGetAll(ctx, runKey).Val(), "a refused replay writes nothing")
+	require.Equal(t, int64(1), e.direct.ZCard(ctx, "plait:{0}:dl").Val())
+}
