@@ -3,6 +3,7 @@ package plait_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,8 @@ type callCounter struct {
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // closed when n drops to zero
+	// resultReads counts TaskResults calls.
+	resultReads atomic.Int64
 }
 
 func (c *callCounter) enter() {
@@ -254,4 +257,17 @@ func (c *callCounter) DeadLetterPurge(ctx context.Context, p *plait.DeadLetterPu
 	c.enter()
 	defer c.leave()
 	return d.DeadLetterPurge(ctx, p)
+}
+
+// TaskResults forwards the ResultStore capability of the store under it and
+// counts its calls: the parents' results read after a claim left them out.
+func (c *callCounter) TaskResults(ctx context.Context, p *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
+	rs, ok := c.Store.(plait.ResultStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "ResultStore"}
+	}
+	c.resultReads.Add(1)
+	c.enter()
+	defer c.leave()
+	return rs.TaskResults(ctx, p)
 }

@@ -174,6 +174,7 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 		Epoch:   ct.Lease.Epoch,
 		Payload: ct.Spec.Payload,
 		parents: ct.ParentResults,
+		lazy:    newLazyParents(ct, p.results),
 		codec:   p.cfg.codec,
 		exec:    e,
 	}

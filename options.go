@@ -89,6 +89,11 @@ type config struct {
 	// Zero (off) is meaningful, so set tells it from unset.
 	prefetch    int
 	prefetchSet bool
+	// inlineResults is how many parents a task may have and still get
+	// their results in its claim (parent_results.go). Zero is meaningful,
+	// so set tells it from unset.
+	inlineResults    int
+	inlineResultsSet bool
 	// queues are the queues this scheduler claims from. Nil until given.
 	queues []string
 	// capabilities are what this process declares it has (WithCapabilities),
@@ -155,6 +160,9 @@ func (c *config) withDefaults() {
 	}
 	if !c.shutdownTimeoutSet {
 		c.shutdownTimeout = ShutdownTimeoutDefault
+	}
+	if !c.inlineResultsSet {
+		c.inlineResults = InlineResultsDefault
 	}
 	if !c.crashLimitSet {
 		c.crashLimit = CrashLimitDefault

@@ -44,6 +44,9 @@ type pool struct {
 	// cancelled holds the runs that ended early here lately, so a claim
 	// that crossed their end does not start their tasks.
 	cancelled *cancelledRuns
+	// results reads the parents' results a claim left out (a wide join);
+	// nil for a store without ResultStore, whose claims carry them all.
+	results ResultStore
 	// held wakes watchHeld: a claim handed tasks to the workers.
 	held chan struct{}
 	// kick wakes the driver: an outcome was queued, a slot came free, the
@@ -90,6 +93,9 @@ func newPool(s *Scheduler) *pool {
 	p.requests = newRequestIDs()
 	p.queues = claimQueues(s.cfg.queues, s.cfg.capabilities)
 	p.routes = s.routes()
+	if rs, err := capability[ResultStore](s.store, "ResultStore"); err == nil && s.cfg.inlineResults > 0 {
+		p.results = rs
+	}
 	if s.cfg.weights != nil {
 		p.fair = newFairness(*s.cfg.weights)
 	}

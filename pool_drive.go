@@ -89,6 +89,9 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 		LeaseDuration: p.cfg.leaseDuration,
 		RequestID:     p.requests.next(),
 	}
+	if p.results != nil {
+		params.InlineResultsMax = p.cfg.inlineResults
+	}
 	if p.fair != nil {
 		params.Shares = p.fair.shares(free)
 		params.Queues = p.fair.rotate(queueGroups(params.Queues))

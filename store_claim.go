@@ -38,6 +38,12 @@ type TaskClaimParams struct {
 	// that order, then fills what is left of Limit in strict priority
 	// order. Nil claims in strict priority order.
 	Shares []int
+	// InlineResultsMax, when positive, leaves the parents' results out of
+	// the answer for a task with more parents than it: the task comes with
+	// ParentResultsDeferred set, and its worker reads the results it wants
+	// by name ([ResultStore]), so that picking up a wide join reads none of
+	// them. Zero answers every task with its parents' results.
+	InlineResultsMax int
 }
 
 // TaskClaimResult is the answer of [Store.TaskClaim].
@@ -67,8 +73,12 @@ type ClaimedTask struct {
 	// FirstStartedAt is when the task was first claimed.
 	FirstStartedAt time.Time
 	// ParentResults holds the results of the parents that succeeded, by
-	// task name.
+	// task name, unless ParentResultsDeferred is set.
 	ParentResults map[string][]byte
+	// ParentResultsDeferred is set when the claim left the parents' results
+	// out (TaskClaimParams.InlineResultsMax): they are read by name from a
+	// [ResultStore].
+	ParentResultsDeferred bool
 	// Workflow, Tenant, Service and Metadata are those of the task's run,
 	// as submitted, for the handler to see (see [Task.Run]). Tasks of one
 	// run claimed together may share one Metadata map: it is read-only.

@@ -31,7 +31,10 @@ type Task struct {
 	Payload []byte
 
 	parents map[string][]byte
-	codec   Codec
+	// lazy reads the parents' results the claim left out; nil when it
+	// carried them (parent_results.go).
+	lazy  *lazyParents
+	codec Codec
 	// exec is the attempt running the task; nil for a Task built by hand.
 	exec *execution
 }
@@ -54,8 +57,13 @@ func (t *Task) codecOrJSON() Codec {
 }
 
 // ParentResult decodes the result of the parent task named name into v.
+// A task claimed without its parents' results (a wide join, see
+// [WithInlineResults]) reads this one from the store first.
 func (t *Task) ParentResult(name string, v any) error {
-	b, ok := t.parents[name]
+	b, ok, err := t.parentRaw(name)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return fmt.Errorf("plait: task %s has no result from parent %s", quote(t.Name), quote(name))
 	}
@@ -63,14 +71,20 @@ func (t *Task) ParentResult(name string, v any) error {
 }
 
 // ParentRaw returns the encoded result of the parent named name, and whether
-// it exists. Only parents that succeeded and returned a result have one.
+// it exists. Only parents that succeeded and returned a result have one. A
+// task claimed without its parents' results reads this one from the store
+// first, and answers false when that read fails: [Task.ParentResults]
+// returns the error.
 func (t *Task) ParentRaw(name string) ([]byte, bool) {
-	b, ok := t.parents[name]
-	return b, ok
+	b, ok, err := t.parentRaw(name)
+	return b, ok && err == nil
 }
 
-// Parents lists the parents that have a result, sorted.
+// Parents lists the parents that have a result, sorted. A task claimed
+// without its parents' results reads them all first (see
+// [Task.ParentResults]); when that read fails it lists those it holds.
 func (t *Task) Parents() []string {
+	_ = t.fetchParents(t.attemptContext(), nil)
 	names := make([]string, 0, len(t.parents))
 	for n := range t.parents {
 		names = append(names, n)

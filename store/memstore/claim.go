@@ -29,7 +29,7 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	if m := s.recallLocked(params.RequestID, now); m != nil {
-		return s.replayLocked(m, now), nil
+		return s.replayLocked(m, now, params.InlineResultsMax), nil
 	}
 	res := s.claimAllLocked(params, names, now)
 	s.rememberLocked(params.RequestID, now.Add(params.LeaseDuration), res, nil)
@@ -113,7 +113,7 @@ func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.Tas
 			if !s.admitLocked(e, now) {
 				continue
 			}
-			ct := s.claimLocked(e.t, params.WorkerID, now, until)
+			ct := s.claimLocked(e.t, params.WorkerID, params.InlineResultsMax, now, until)
 			if ct == nil {
 				continue
 			}
@@ -133,7 +133,7 @@ var _ plait.FairClaimer = (*Store)(nil)
 
 // claimLocked makes t running under a new epoch and builds its answer; nil
 // when t cannot become running (a status the queue should not have held).
-func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait.ClaimedTask {
+func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.Time) *plait.ClaimedTask {
 	r := t.run
 	if s.setTaskStatusLocked(t, plait.TaskRunning, now) != nil {
 		return nil
@@ -148,12 +148,13 @@ func (s *Store) claimLocked(t *task, worker string, now, until time.Time) *plait
 	if r.rec.Status == plait.RunPending {
 		_ = s.setRunStatusLocked(r, plait.RunRunning, now)
 	}
-	return s.claimedLocked(t, until)
+	return s.claimedLocked(t, until, inline)
 }
 
 // claimedLocked builds the answer for a task t holds under its current
-// lease.
-func (s *Store) claimedLocked(t *task, until time.Time) *plait.ClaimedTask {
+// lease; a task with more parents than inline (when positive) gets no
+// parent results (see TaskClaimParams.InlineResultsMax).
+func (s *Store) claimedLocked(t *task, until time.Time, inline int) *plait.ClaimedTask {
 	r := t.run
 	spec := t.spec()
 	ct := &plait.ClaimedTask{
@@ -171,6 +172,10 @@ func (s *Store) claimedLocked(t *task, until time.Time) *plait.ClaimedTask {
 		for k, v := range r.rec.Metadata {
 			ct.Metadata[k] = v
 		}
+	}
+	if inline > 0 && len(spec.Deps) > inline {
+		ct.ParentResultsDeferred = true
+		return ct
 	}
 	for _, d := range spec.Deps {
 		p := &r.tasks[r.index[d.Task]]

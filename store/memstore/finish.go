@@ -41,7 +41,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 		// Sent again: the outcomes applied the first time are answered as
 		// they were, and the claim answers what it holds.
 		copy(res.Finished, m.finished)
-		res.Claimed = s.replayLocked(m, now)
+		res.Claimed = s.replayLocked(m, now, params.Claim.InlineResultsMax)
 		return res, nil
 	}
 	for i := range params.Finish.Outcomes {

@@ -76,14 +76,14 @@ func (s *Store) rememberLocked(id string, until time.Time, claimed *plait.TaskCl
 
 // replayLocked answers a claim sent again: the tasks of the first answer
 // that its leases still hold, as they are now, and nothing claimed anew.
-func (s *Store) replayLocked(m *memo, now time.Time) *plait.TaskClaimResult {
+func (s *Store) replayLocked(m *memo, now time.Time, inline int) *plait.TaskClaimResult {
 	res := &plait.TaskClaimResult{Now: now}
 	for _, l := range m.leases {
 		t, err := s.leasedLocked(l)
 		if err != nil {
 			continue
 		}
-		res.Tasks = append(res.Tasks, s.claimedLocked(t, t.leaseUntil))
+		res.Tasks = append(res.Tasks, s.claimedLocked(t, t.leaseUntil, inline))
 	}
 	return res
 }

@@ -75,7 +75,7 @@ func (s *Store) claimAsideLocked(q *queue, params *plait.TaskClaimParams, res *p
 			if !s.admitLocked(e, now) {
 				continue
 			}
-			if ct := s.claimLocked(e.t, params.WorkerID, now, until); ct != nil {
+			if ct := s.claimLocked(e.t, params.WorkerID, params.InlineResultsMax, now, until); ct != nil {
 				res.Tasks = append(res.Tasks, ct)
 			}
 		}

@@ -112,7 +112,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 			}
 		}
 		v, err := s.runScript(ctx, scriptClaim, keys,
-			s.stepArg(), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
+			s.claimStepArg(params), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
 		if err != nil {
 			if len(res.Tasks) > 0 {
 				break // keep what was claimed; the rest waits for the next claim
@@ -152,6 +152,11 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 		ct.FirstStartedAt = msTime(r.int())
 		rawInfo := r.str()
 		k := r.int()
+		if k < 0 {
+			// the claim left the parents' results out (InlineResultsMax)
+			ct.ParentResultsDeferred = true
+			k = 0
+		}
 		var bad error
 		if r.err == nil {
 			info, err := s.claimInfo(&infos, ct.Lease.RunID, rawInfo)

@@ -72,6 +72,15 @@ func (s *Store) stepArg() string {
 	return s.nowArg() + ";" + strconv.Itoa(s.cfg.eventCap) + ";" + strconv.Itoa(s.cfg.statsWindow)
 }
 
+// claimStepArg is stepArg for a claim: it adds the claim's inline results
+// limit (TaskClaimParams.InlineResultsMax) when it has one.
+func (s *Store) claimStepArg(p *plait.TaskClaimParams) string {
+	if p == nil || p.InlineResultsMax <= 0 {
+		return s.stepArg()
+	}
+	return s.stepArg() + ";" + strconv.Itoa(p.InlineResultsMax)
+}
+
 // EventRead reads the events after params.After from the stream of one run
 // (a list in its shard's slot) or from the streams of every shard, merged
 // in the order of their ids. A cursor of the store's stream holds one

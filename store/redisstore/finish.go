@@ -218,7 +218,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 			nq = len(queues)
 		}
 		keys, args := s.outcomeArgs(b, outcomes, results, keys,
-			[]any{s.stepArg(), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx), handlersArg(cp.Handlers), sharesArg(cp.Shares)})
+			[]any{s.claimStepArg(cp), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx), handlersArg(cp.Handlers), sharesArg(cp.Shares)})
 		if cp.RequestID != "" {
 			keys = append(keys, s.keys.claimMemo(b.shard, cp.RequestID))
 		}

@@ -3,6 +3,7 @@ package storetest
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -36,6 +37,35 @@ func testResults(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				for name, v := range join.ParentResults {
 					require.Equal(t, string(v), string(res.Results[name]), rule)
 				}
+			},
+		},
+		{
+			name: "ClaimDefersResultsOfWideJoins",
+			rule: "a claim with InlineResultsMax answers a task with more parents than it without their results and with ParentResultsDeferred, one with at most that many with its results; the same claim sent again answers alike; the deferred results are read by name",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rs := h.Store.(plait.ResultStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("j", "a", "b"), task("k", "a"))})
+				got := claimNames(t, h)
+				succeed(t, h, got["a"].Lease, `"ra"`, rule)
+				succeed(t, h, got["b"].Lease, `"rb"`, rule)
+				p := &plait.TaskClaimParams{WorkerID: defaultWorker, Limit: 10, LeaseDuration: time.Minute, RequestID: "inline-1", InlineResultsMax: 1}
+				for _, again := range []bool{false, true} {
+					res, err := h.Store.TaskClaim(bg, p)
+					require.NoError(t, err, rule)
+					byName := map[string]*plait.ClaimedTask{}
+					for _, ct := range res.Tasks {
+						byName[ct.Lease.Task] = ct
+					}
+					require.Len(t, byName, 2, "%s (sent again: %v)", rule, again)
+					require.True(t, byName["j"].ParentResultsDeferred, rule)
+					require.Empty(t, byName["j"].ParentResults, rule)
+					require.Len(t, byName["j"].Spec.Deps, 2, rule+": the parents are still named")
+					require.False(t, byName["k"].ParentResultsDeferred, rule)
+					require.Equal(t, map[string]string{"a": `"ra"`}, stringsOf(byName["k"].ParentResults), rule)
+				}
+				res, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: []string{"a", "b"}})
+				require.NoError(t, err, rule)
+				require.Equal(t, map[string]string{"a": `"ra"`, "b": `"rb"`}, stringsOf(res.Results), rule)
 			},
 		},
 		{

@@ -228,13 +228,14 @@ end
 -- call, the wake-up tokens owed) and ctx.readied (ready entries pushed by
 -- this call -> queue, so a claim in the same call takes their token back).
 -- new_ctx takes the step argument of the Go side (stepArg in events.go):
--- "<now ms or empty>;<event cap>;<stats window, 0 when off>".
+-- "<now ms or empty>;<event cap>;<stats window, 0 when off>", and for a
+-- claim ";<inline results limit>" (TaskClaimParams.InlineResultsMax).
 local function new_ctx(base, step, retention)
-  local now, cap, win = string.match(step, '^([^;]*);(%d+);(%d+)$')
-  if not now then now, cap, win = step, '100000', '0' end
+  local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
+  if not now then now, cap, win, inline = step, '100000', '0', '' end
   local ms = now_ms(now)
   return {base = base, now = ms, nows = int(ms), retention = retention or 0, wake = {}, readied = {},
-    evcap = cap, win = tonumber(win)}
+    evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 
 local function owe(ctx, queue, n)

@@ -3,7 +3,10 @@
 -- parent_results appends, after position at of got, a pair parentName,
 -- result per parent in ps (a task's u: field) that succeeded, and returns
 -- how many: their states and results are read with one HMGET per 500
--- parents, and a parent succeeded when its state starts with S.
+-- parents, and a parent succeeded when its state starts with S. A task with
+-- more parents than the claim's inline limit (ctx.inline, 0: none) gets
+-- none of them: its count is -1, and the worker reads the results it wants
+-- by name (ResultStore), so the pickup of a wide join reads no parent.
 local function parent_results(rk, ps, got, at)
   local pn = {}
   for pname in string.gmatch(ps, '([^ :]+):%d') do pn[#pn + 1] = pname end
@@ -258,7 +261,11 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       got[g + 10] = info or ''
     end
     if deps ~= '0' then
-      got[g + 11] = parent_results(rk, ps or '', got, g + 11)
+      if ctx.inline > 0 and tonumber(deps) > ctx.inline then
+        got[g + 11] = -1 -- deferred: the worker reads them by name
+      else
+        got[g + 11] = parent_results(rk, ps or '', got, g + 11)
+      end
     else
       got[g + 6] = ''
       got[g + 11] = 0
@@ -386,7 +393,11 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
       end
       if deps ~= '0' then
         out[g + 6] = ps or ''
-        out[g + 11] = parent_results(rk, ps or '', out, g + 11)
+        if ctx.inline > 0 and tonumber(deps) > ctx.inline then
+          out[g + 11] = -1
+        else
+          out[g + 11] = parent_results(rk, ps or '', out, g + 11)
+        end
       else
         out[g + 11] = 0
       end

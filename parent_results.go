@@ -1,0 +1,163 @@
+package plait
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+)
+
+// InlineResultsDefault is how many parents a task may have and still get
+// their results inside its claim (see [WithInlineResults]).
+const InlineResultsDefault = 64
+
+// WithInlineResults sets how many parents a task may have and still get
+// their results inside its claim; a task with more (a wide join) is claimed
+// without them, and its handler's reads fetch the ones it asks for, by
+// name and batched ([Task.ParentResults]), from a store with the
+// [ResultStore] capability. So the pickup of a join of thousands of tasks
+// reads none of their results, and a chain or a small join gets them in
+// the claim as before, in no extra round trip. Zero puts every result in
+// the claim whatever the fan-in. Default [InlineResultsDefault]; a store
+// without ResultStore always puts them in the claim.
+func WithInlineResults(n int) Option {
+	return func(c *config) {
+		if n < 0 {
+			c.reject("WithInlineResults", strconv.Itoa(n), "must not be negative")
+			return
+		}
+		c.inlineResults, c.inlineResultsSet = n, true
+	}
+}
+
+// lazyParents is what a task claimed without its parents' results needs to
+// read them when its handler asks: the store and the parents, whose names
+// are sorted at the first read (a handler that reads none pays nothing).
+// What was read is kept on the Task.
+type lazyParents struct {
+	store   ResultStore
+	deps    []Dep
+	names   []string // sorted, from deps, at the first read
+	mu      sync.Mutex
+	absent  map[string]bool // read, and without a result
+	fetched bool            // every parent has been read
+}
+
+// ParentResults returns the encoded results of the named parents that
+// succeeded with one (all the task's parents when none is named), reading
+// from the store those the claim did not carry, in as few calls as
+// [TaskResultsMax] allows, and keeping them for the task's later reads. A
+// name that is not a parent with a result is left out. It fails only when
+// the store does: for a task claimed with its parents' results, or built
+// by hand, it answers from what the task holds.
+func (t *Task) ParentResults(ctx context.Context, names ...string) (map[string][]byte, error) {
+	if err := t.fetchParents(ctx, names); err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		out := make(map[string][]byte, len(t.parents))
+		for n, b := range t.parents {
+			out[n] = b
+		}
+		return out, nil
+	}
+	out := make(map[string][]byte, len(names))
+	for _, n := range names {
+		if b, ok := t.parents[n]; ok {
+			out[n] = b
+		}
+	}
+	return out, nil
+}
+
+// parentRaw answers the result of parent name, reading it first when the
+// claim left it out; ctx is the attempt's.
+func (t *Task) parentRaw(name string) ([]byte, bool, error) {
+	if err := t.fetchParents(t.attemptContext(), []string{name}); err != nil {
+		return nil, false, err
+	}
+	b, ok := t.parents[name]
+	return b, ok, nil
+}
+
+// attemptContext is the context of the attempt running the task, for the
+// reads a handler's plain accessors make on its behalf.
+func (t *Task) attemptContext() context.Context {
+	if t.exec != nil && t.exec.ctx != nil {
+		return t.exec.ctx
+	}
+	return context.Background()
+}
+
+// fetchParents reads the results of the named parents (every parent when
+// none is named) that the task does not hold yet.
+func (t *Task) fetchParents(ctx context.Context, names []string) error {
+	lp := t.lazy
+	if lp == nil {
+		return nil
+	}
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if lp.fetched {
+		return nil
+	}
+	if lp.names == nil {
+		lp.names = make([]string, 0, len(lp.deps))
+		for _, d := range lp.deps {
+			lp.names = append(lp.names, d.Task)
+		}
+		sort.Strings(lp.names)
+	}
+	all := len(names) == 0
+	if all {
+		names = lp.names
+	}
+	var want []string
+	seen := make(map[string]bool, len(names))
+	for _, n := range names {
+		if seen[n] || lp.absent[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := t.parents[n]; !ok && lp.isParent(n) {
+			want = append(want, n)
+		}
+	}
+	for len(want) > 0 {
+		batch := want[:min(len(want), TaskResultsMax)]
+		want = want[len(batch):]
+		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, Tasks: batch})
+		if err != nil {
+			return fmt.Errorf("plait: task %s: read its parents' results: %w", quote(t.Name), err)
+		}
+		if t.parents == nil {
+			t.parents = make(map[string][]byte, len(res.Results))
+		}
+		for _, n := range batch {
+			if b, ok := res.Results[n]; ok {
+				t.parents[n] = b
+			} else {
+				lp.absent[n] = true
+			}
+		}
+	}
+	if all {
+		lp.fetched = true
+	}
+	return nil
+}
+
+func (lp *lazyParents) isParent(name string) bool {
+	i := sort.SearchStrings(lp.names, name)
+	return i < len(lp.names) && lp.names[i] == name
+}
+
+// newLazyParents answers what a task claimed without its parents' results
+// needs to read them, or nil when the claim carried them.
+func newLazyParents(ct *ClaimedTask, store ResultStore) *lazyParents {
+	if !ct.ParentResultsDeferred || store == nil {
+		return nil
+	}
+	return &lazyParents{store: store, deps: ct.Spec.Deps, absent: map[string]bool{}}
+}
