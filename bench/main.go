@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -101,6 +102,10 @@ func (b *bench) recordCost(label, phase string, ph *phaseStats, tasks int) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	// The Redis CPU per processed task, for the peer table (peers.sh).
+	if cs, ok := strings.CutPrefix(phase, "throughput: process c="); ok {
+		b.vals[label+"/rcpu.proc.c"+cs] = append(b.vals[label+"/rcpu.proc.c"+cs], c.redisCPU)
+	}
 	key := phase + "|" + label
 	if _, ok := b.costs[key]; !ok {
 		b.costOrder = append(b.costOrder, key)
@@ -146,6 +151,7 @@ func main() {
 	quick := flag.Bool("quick", false, "small sizes and one repetition, for a smoke run")
 	out := flag.String("out", "", "also write the report to this file")
 	noteText := flag.String("note", "", "a line to add under the report's header (for example what was measured)")
+	jsonOut := flag.String("json", "", "also write every repetition's figures to this file, as JSON (values by \"label/metric\"), for peers.sh")
 	flag.Parse()
 
 	set := map[string]bool{}
@@ -228,6 +234,17 @@ func main() {
 	if *out != "" {
 		if err := os.WriteFile(*out, []byte(report), 0o644); err != nil {
 			fatalf("write %s: %v", *out, err)
+		}
+	}
+	if *jsonOut != "" {
+		b.mu.Lock()
+		raw, err := json.MarshalIndent(map[string]any{"values": b.vals}, "", " ")
+		b.mu.Unlock()
+		if err == nil {
+			err = os.WriteFile(*jsonOut, append(raw, '\n'), 0o644)
+		}
+		if err != nil {
+			fatalf("write %s: %v", *jsonOut, err)
 		}
 	}
 }
