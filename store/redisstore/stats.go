@@ -15,9 +15,9 @@ import (
 // StoreStats reads the counters hash of every shard, then the duration
 // window of every task name they list: two pipelined round trips whatever
 // the number of runs. The scripts keep them (lua/lib_status.lua): counters
-// per queue in HINCRBY, durations in a list per task name capped at the
-// window. Counters per workflow are not kept on Redis (the workflow name
-// lives in a field only Go reads): Workflows is nil. See
+// per queue and per workflow in HINCRBY, durations in a list per task name
+// capped at the window. A workflow whose name is not a valid name
+// (internal/ids) is counted for its queues only. See
 // [plait.StatsStore]. Without [WithStats] the scripts keep nothing, and it
 // answers an [*plait.UnsupportedError].
 func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) (*plait.StoreStatsResult, error) {
@@ -34,7 +34,7 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	res := &plait.StoreStatsResult{Queues: map[string]plait.StatCounters{}, Durations: map[string][]time.Duration{}}
+	res := &plait.StoreStatsResult{Queues: map[string]plait.StatCounters{}, Workflows: map[string]plait.StatCounters{}, Durations: map[string][]time.Duration{}}
 	type window struct {
 		name string
 		cmd  *redis.StringSliceCmd
@@ -47,9 +47,13 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 					windows = append(windows, window{name, p.LRange(ctx, s.keys.durations(sh, name), 0, -1)})
 					continue
 				}
+				into := res.Queues
 				rest, ok := strings.CutPrefix(f, "q:")
 				if !ok {
-					continue
+					if rest, ok = strings.CutPrefix(f, "w:"); !ok {
+						continue
+					}
+					into = res.Workflows
 				}
 				cut := strings.LastIndexByte(rest, ':')
 				if cut < 0 {
@@ -60,7 +64,7 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 					continue
 				}
 				q := rest[:cut]
-				c := res.Queues[q]
+				c := into[q]
 				switch rest[cut+1:] {
 				case "sub":
 					c.Submitted += n
@@ -77,7 +81,7 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 				case "crash":
 					c.Crashed += n
 				}
-				res.Queues[q] = c
+				into[q] = c
 			}
 		}
 		return nil

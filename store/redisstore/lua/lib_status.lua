@@ -54,8 +54,30 @@ end
 -- failed, retrying, dead or cancelled. A move between two letters of one
 -- status (P and W) and a task created pending make none. With stats on
 -- (ctx.win > 0), the counters of the task's queue go up in the shard's hash
--- <base>st ("q:<queue>:<counter>"), with the count and the duration window
--- of its name for the attempts that ended (succeeded, failed, retried).
+-- <base>st ("q:<queue>:<counter>"), and those of its run's workflow
+-- ("w:<workflow>:<counter>", whose sub counts runs, in run_index), with the
+-- count and the duration window of its name for the attempts that ended
+-- (succeeded, failed, retried).
+-- run_q returns the query field q of run hash rk: ctx.q when the caller
+-- put it there (a create, whose fields are not written yet, or a claim or
+-- finish that read it with the record, ctx.qk naming the hash), else
+-- through the cache; false for a run written before the indexes.
+local function run_q(ctx, rk, creating)
+  local q
+  if creating or ctx.qk == rk then q = ctx.q end
+  if q == nil then q = hget(rk, 'q') or false end
+  return q
+end
+
+-- run_query returns q of run hash rk parsed: workflow, service, tenant
+-- (each '' when the run has none), or nil for a run written before the
+-- indexes (it is left out of them).
+local function run_query(ctx, rk, creating)
+  local q = run_q(ctx, rk, creating)
+  if not q then return nil end
+  return string.match(q, '^([^:]*):([^:]*):([^:]*):')
+end
+
 local ev_err = {F = true, Y = true, D = true, C = true}
 
 local function note(ctx, id, v, err, rk, name)
@@ -84,19 +106,30 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
   if h == nil then h = def_get(rk, name) end
   if not h then return end
   local q = 'q:' .. h.queue .. ':'
-  if to == 'R' then
-    if from == 'P' or from == 'W' then count(q .. 'sub', 1)
-    elseif from == 'U' and ctx.crash then count(q .. 'crash', 1) end
-  elseif to == 'U' then count(q .. 'run', 1)
-  elseif to == 'S' then count(q .. 'ok', 1)
-  elseif to == 'F' then count(q .. 'fail', 1)
-  elseif to == 'Y' then count(q .. 'retry', 1)
-  elseif to == 'D' then
-    count(q .. 'dead', 1)
-    if from == 'U' and ctx.crash then count(q .. 'crash', 1) end
+  if to == 'R' and (from == 'P' or from == 'W') then
+    -- a queue counts its tasks made due; a workflow its runs (run_index)
+    count(q .. 'sub', 1)
+  else
+    -- the same counters for the queue and for the run's workflow (its
+    -- name from field q; a run without one counts for its queue only)
+    local wf = run_query(ctx, rk, false)
+    local ps = {q}
+    if wf and wf ~= '' then ps[2] = 'w:' .. wf .. ':' end
+    for _, p in ipairs(ps) do
+      if to == 'R' then
+        if from == 'U' and ctx.crash then count(p .. 'crash', 1) end
+      elseif to == 'U' then count(p .. 'run', 1)
+      elseif to == 'S' then count(p .. 'ok', 1)
+      elseif to == 'F' then count(p .. 'fail', 1)
+      elseif to == 'Y' then count(p .. 'retry', 1)
+      elseif to == 'D' then
+        count(p .. 'dead', 1)
+        if from == 'U' and ctx.crash then count(p .. 'crash', 1) end
+      end
+      if from == 'U' then count(p .. 'run', -1) end
+    end
   end
   if from == 'U' then
-    count(q .. 'run', -1)
     if dur ~= '' and (to == 'S' or to == 'F' or to == 'Y') then
       count('n:' .. name, 1)
       local ds = st_durs[name]
@@ -201,26 +234,6 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
   return s
 end
 
--- run_q returns the query field q of run hash rk: ctx.q when the caller
--- put it there (a create, whose fields are not written yet, or a claim or
--- finish that read it with the record, ctx.qk naming the hash), else
--- through the cache; false for a run written before the indexes.
-local function run_q(ctx, rk, creating)
-  local q
-  if creating or ctx.qk == rk then q = ctx.q end
-  if q == nil then q = hget(rk, 'q') or false end
-  return q
-end
-
--- run_query returns q of run hash rk parsed: workflow, service, tenant
--- (each '' when the run has none), or nil for a run written before the
--- indexes (it is left out of them).
-local function run_query(ctx, rk, creating)
-  local q = run_q(ctx, rk, creating)
-  if not q then return nil end
-  return string.match(q, '^([^:]*):([^:]*):([^:]*):')
-end
-
 -- run_retention returns how long run hash rk is kept after ending in
 -- status letter st: the rule settled at its creation (the tail of q),
 -- else the store's retention (ctx.retention).
@@ -261,6 +274,7 @@ local function run_index(ctx, rk, id, r, from, to)
   if not wf then return end
   local b, created = ctx.base, r.created
   if from == '' then
+    if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
     redis.call('ZADD', key(b, 'ia'), created, id)
     if wf ~= '' then redis.call('ZADD', key(b, 'iw', wf), created, id) end
     if svc ~= '' then
