@@ -271,3 +271,14 @@ func (c *callCounter) TaskResults(ctx context.Context, p *plait.TaskResultsParam
 	defer c.leave()
 	return rs.TaskResults(ctx, p)
 }
+
+// TaskPayloads forwards the PayloadStore capability of the store under it.
+func (c *callCounter) TaskPayloads(ctx context.Context, p *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
+	ps, ok := c.Store.(plait.PayloadStore)
+	if !ok {
+		return nil, &plait.UnsupportedError{Capability: "PayloadStore"}
+	}
+	c.enter()
+	defer c.leave()
+	return ps.TaskPayloads(ctx, p)
+}

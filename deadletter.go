@@ -155,10 +155,22 @@ func (s *Scheduler) DeadLetters(ctx context.Context, params DeadLetterListParams
 	return d.DeadLetterList(ctx, &params)
 }
 
-// InspectDeadLetter answers a dead letter's task as RunGet has it: its
-// last error, its status and every attempt record. ErrNotFound when the
-// run or task is gone, or the task is not dead-lettered.
-func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (*TaskInstance, error) {
+// DeadLetterDetail is what [Scheduler.InspectDeadLetter] answers: the
+// task as RunGet has it (its last error, status and every attempt record)
+// and the payload it was submitted with.
+type DeadLetterDetail struct {
+	TaskInstance
+	// Payload is the task's encoded payload (decode it with the
+	// scheduler's codec); nil when it had none, or when the store does not
+	// implement [PayloadStore].
+	Payload []byte
+}
+
+// InspectDeadLetter answers a dead letter's task: its last error, its
+// status, every attempt record and its payload. ErrNotFound when the run
+// or task is gone, or the task is not dead-lettered. Two store calls: the
+// run, then the payload from a store with [PayloadStore].
+func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (*DeadLetterDetail, error) {
 	if _, err := capability[DeadLetterStore](s.store, "DeadLetterStore"); err != nil {
 		return nil, err
 	}
@@ -170,7 +182,15 @@ func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (
 	if ti == nil || (ti.Status != TaskFailed && ti.Status != TaskDead) {
 		return nil, fmt.Errorf("plait: run %s task %s is not dead-lettered: %w", runID, quote(task), ErrNotFound)
 	}
-	return ti, nil
+	out := &DeadLetterDetail{TaskInstance: *ti}
+	if ps, err := capability[PayloadStore](s.store, "PayloadStore"); err == nil {
+		res, err := ps.TaskPayloads(ctx, &TaskPayloadsParams{RunID: runID, Tasks: []string{task}})
+		if err != nil {
+			return nil, err
+		}
+		out.Payload = res.Payloads[task]
+	}
+	return out, nil
 }
 
 // PurgeDeadLetters removes the named letters from the dead-letter lists

@@ -3,6 +3,7 @@ package plait_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -33,7 +34,8 @@ func TestSchedulerListsInspectsAndPurgesDeadLetters(t *testing.T) {
 		b.handle(t, "bad", func(ctx context.Context, t *plait.Task) (any, error) {
 			return nil, plait.Permanent(errors.New("broken input"))
 		})
-		run := b.submit(t, plait.NewWorkflow("dl").Task("a", "ok", nil).Task("b", "bad", nil))
+		long := strings.Repeat("an input long enough to be kept apart ", 3)
+		run := b.submit(t, plait.NewWorkflow("dl").Task("a", "ok", nil).Task("b", "bad", long))
 		b.start(t)
 		b.wait(t, run.ID)
 
@@ -48,6 +50,9 @@ func TestSchedulerListsInspectsAndPurgesDeadLetters(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ti.Attempts, 1)
 		require.Equal(t, "failed", ti.Attempts[0].Outcome)
+		var payload string
+		require.NoError(t, plait.JSONCodec{}.Unmarshal(ti.Payload, &payload))
+		require.Equal(t, long, payload, "inspect shows the payload the task was submitted with")
 		_, err = b.s.InspectDeadLetter(context.Background(), run.ID, "a")
 		require.ErrorIs(t, err, plait.ErrNotFound, "a task that succeeded is no dead letter")
 

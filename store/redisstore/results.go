@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
@@ -66,3 +67,71 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 }
 
 var _ plait.ResultStore = (*Store)(nil)
+
+// TaskPayloads reads the payloads of the named tasks of one run in one
+// pipelined round trip: an HMGET of their definitions per 500 names, and a
+// GET of each one's payload key, which only a definition saying its payload
+// is kept apart reads. A task that succeeded with its payload kept apart
+// has lost it (the key is dropped at its success) and is answered with
+// nil. See [plait.PayloadStore].
+func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
+	if len(params.Tasks) > plait.TaskResultsMax {
+		return nil, fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(params.Tasks), plait.TaskResultsMax, plait.ErrInvalidArgument)
+	}
+	shard, err := s.runShard(params.RunID)
+	if err != nil {
+		return nil, err
+	}
+	rk := s.keys.run(shard, params.RunID)
+	pipe := s.client.Pipeline()
+	info := pipe.HExists(ctx, rk, "i")
+	var defs []*redis.SliceCmd
+	for i := 0; i < len(params.Tasks); i += resultsPerRead {
+		names := params.Tasks[i:min(i+resultsPerRead, len(params.Tasks))]
+		fields := make([]string, 0, len(names))
+		for _, n := range names {
+			fields = append(fields, "d:"+n)
+		}
+		defs = append(defs, pipe.HMGet(ctx, rk, fields...))
+	}
+	apart := make([]*redis.StringCmd, len(params.Tasks))
+	if len(params.Tasks) <= apartMaxTasks {
+		for i, n := range params.Tasks {
+			apart[i] = pipe.Get(ctx, s.keys.payload(shard, params.RunID, n))
+		}
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err)
+	}
+	if !info.Val() {
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+	}
+	res := &plait.TaskPayloadsResult{Payloads: make(map[string][]byte)}
+	for c, cmd := range defs {
+		for j, v := range cmd.Val() {
+			i := c*resultsPerRead + j
+			name := params.Tasks[i]
+			d, ok := v.(string)
+			if !ok {
+				continue
+			}
+			def, err := decodeDef(name, d, false)
+			if err != nil {
+				return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, err)
+			}
+			p := def.spec.Payload
+			if def.apart {
+				p = nil
+				if apart[i] != nil && apart[i].Err() == nil {
+					if p, err = decodeValue(apart[i].Val()); err != nil {
+						return nil, fmt.Errorf("redisstore: payload of task %q of run %q: %w", name, params.RunID, err)
+					}
+				}
+			}
+			res.Payloads[name] = p
+		}
+	}
+	return res, nil
+}
+
+var _ plait.PayloadStore = (*Store)(nil)

@@ -161,6 +161,7 @@ func capabilities() []suite {
 		{group{"DeadLetterStore", testDeadLetters}, func(s plait.Store) bool { _, ok := s.(plait.DeadLetterStore); return ok }},
 		{group{"ReplayStore", testReplays}, func(s plait.Store) bool { _, ok := s.(plait.ReplayStore); return ok }},
 		{group{"ResultStore", testResults}, func(s plait.Store) bool { _, ok := s.(plait.ResultStore); return ok }},
+		{group{"PayloadStore", testPayloads}, func(s plait.Store) bool { _, ok := s.(plait.PayloadStore); return ok }},
 	}
 }
 
