@@ -288,6 +288,9 @@ func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 		require.Equal(t, []string{"mail"}, paused)
 		b.beat(t, 2)
 
+		// A claim built before the heartbeat paused the queue may still be
+		// on its way: a run of another queue first lets it land.
+		b.wait(t, b.submit(t, plait.NewWorkflow("first").Task("d", "work", nil)).ID)
 		mail := b.submit(t, plait.NewWorkflow("mail").Task("m", "work", nil, plait.OnQueue("mail")).
 			Task("g", "work", nil, plait.OnQueue("mail"), plait.Requires("gpu")))
 		other := b.submit(t, plait.NewWorkflow("other").Task("d", "work", nil))
