@@ -21,14 +21,10 @@ const resultsPerRead = 500
 // It writes nothing, so a lost reply is simply asked again. See
 // [plait.ResultStore].
 func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
-	if len(params.Tasks) > plait.TaskResultsMax {
-		return nil, fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(params.Tasks), plait.TaskResultsMax, plait.ErrInvalidArgument)
-	}
-	shard, err := s.runShard(params.RunID)
+	_, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	rk := s.keys.run(shard, params.RunID)
 	pipe := s.client.Pipeline()
 	info := pipe.HExists(ctx, rk, "i")
 	var cmds []*redis.SliceCmd
@@ -75,14 +71,10 @@ var _ plait.ResultStore = (*Store)(nil)
 // has lost it (the key is dropped at its success) and is answered with
 // nil. See [plait.PayloadStore].
 func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
-	if len(params.Tasks) > plait.TaskResultsMax {
-		return nil, fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(params.Tasks), plait.TaskResultsMax, plait.ErrInvalidArgument)
-	}
-	shard, err := s.runShard(params.RunID)
+	shard, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
 		return nil, err
 	}
-	rk := s.keys.run(shard, params.RunID)
 	pipe := s.client.Pipeline()
 	info := pipe.HExists(ctx, rk, "i")
 	var defs []*redis.SliceCmd
@@ -135,3 +127,16 @@ func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsPara
 }
 
 var _ plait.PayloadStore = (*Store)(nil)
+
+// namedTasks checks how many task names a read of run id asks for and
+// answers the run's shard and hash key.
+func (s *Store) namedTasks(id string, names []string) (int, string, error) {
+	if len(names) > plait.TaskResultsMax {
+		return 0, "", fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(names), plait.TaskResultsMax, plait.ErrInvalidArgument)
+	}
+	shard, err := s.runShard(id)
+	if err != nil {
+		return 0, "", err
+	}
+	return shard, s.keys.run(shard, id), nil
+}
