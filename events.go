@@ -110,8 +110,10 @@ type StoreEvent struct {
 	// Duration is how long the attempt ran, for an event that ends a
 	// running attempt (a finish, a retry, a release, a crash).
 	Duration time.Duration
-	// Worker is the worker holding or last holding the task.
+	// Worker is the worker id holding or last holding the task, and Node
+	// that process's node id (see [Attempt]).
 	Worker string
+	Node   string
 	// Workflow, Tenant and Service come from the run.
 	Workflow string
 	Tenant   string

@@ -104,7 +104,7 @@ func (f *finisher) drained() bool {
 // first call took, instead of leaving them held by nobody.
 func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClaimParams) *TaskClaimResult {
 	p := f.p
-	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.cfg.workerID, Outcomes: outcomesOf(batch)}}
+	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.s.nodeID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}

@@ -65,7 +65,7 @@ func (p *pool) extendLeases(ctx context.Context, execs []*execution) {
 	// by then is given up. Handlers do not depend on it returning; see
 	// watchLease.
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.leaseDuration/3)
-	res, err := p.store.LeaseExtend(cctx, &LeaseExtendParams{WorkerID: p.cfg.workerID, Leases: leases, Duration: p.cfg.leaseDuration})
+	res, err := p.store.LeaseExtend(cctx, &LeaseExtendParams{WorkerID: p.s.nodeID, Leases: leases, Duration: p.cfg.leaseDuration})
 	cancel()
 	if err != nil || len(res) != len(execs) {
 		if ctx.Err() == nil {

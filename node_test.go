@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -340,4 +341,39 @@ func TestNodeMethodsNeedTheCapability(t *testing.T) {
 	require.ErrorIs(t, s.Resume(ctx, "q"), plait.ErrUnsupported)
 	_, err = s.PausedQueues(ctx)
 	require.ErrorIs(t, err, plait.ErrUnsupported)
+}
+
+func TestSplitWorker(t *testing.T) {
+	for in, want := range map[string][2]string{
+		"host-7.0123abcd":     {"host-7", "host-7.0123abcd"},
+		"a.b.c.ffffffff":      {"a.b.c", "a.b.c.ffffffff"},
+		"w1":                  {"w1", ""},
+		".0123abcd":           {".0123abcd", ""},
+		"host-7.0123abcD":     {"host-7.0123abcD", ""},
+		"host-7.0123abc":      {"host-7.0123abc", ""},
+		"host-7x0123abcd":     {"host-7x0123abcd", ""},
+		"":                    {"", ""},
+		"name.with.dots.here": {"name.with.dots.here", ""},
+	} {
+		w, n := plait.SplitWorker(in)
+		require.Equal(t, want, [2]string{w, n}, in)
+	}
+}
+
+// A Scheduler's attempts name its worker id and its node id, on every
+// backend.
+func TestAttemptsNameTheWorkerAndTheNode(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		b := setup(t, f)
+		b.handle(t, "work", noop)
+		run := b.submit(t, plait.NewWorkflow("one").Task("a", "work", nil))
+		b.start(t)
+		final := b.wait(t, run.ID)
+		a := final.Task("a")
+		require.Equal(t, "w1", a.Worker)
+		require.Equal(t, b.s.NodeID(), a.Node)
+		require.True(t, strings.HasPrefix(a.Node, "w1."), a.Node)
+		require.Len(t, a.Attempts, 1)
+		require.Equal(t, [2]string{"w1", b.s.NodeID()}, [2]string{a.Attempts[0].Worker, a.Attempts[0].Node})
+	})
 }

@@ -83,7 +83,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 
 func (p *pool) claimParams(free int) *TaskClaimParams {
 	params := &TaskClaimParams{
-		WorkerID:      p.cfg.workerID,
+		WorkerID:      p.s.nodeID, // the records name the node and its worker id (SplitWorker)
 		Queues:        p.activeQueues(),
 		Limit:         free,
 		LeaseDuration: p.cfg.leaseDuration,

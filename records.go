@@ -113,7 +113,11 @@ type TaskInstance struct {
 	Crashes int
 	Result  []byte
 	Error   string
-	Worker  string
+	// Worker is the worker id of the process that held the latest claim
+	// ([WithWorkerID]); Node its node id ([Scheduler.NodeID]), empty for a
+	// claim made outside a Scheduler.
+	Worker string
+	Node   string
 	// StartedAt is the first claim; EndedAt the terminal transition.
 	StartedAt time.Time
 	EndedAt   time.Time
@@ -135,8 +139,12 @@ type Attempt struct {
 	Attempt int
 	// Epoch is the fencing token of the claim, unique per record of a task.
 	Epoch int64
-	// Worker is the id of the process that held the claim (WithWorkerID).
+	// Worker is the worker id of the process that held the claim
+	// ([WithWorkerID]), and Node its node id ([Scheduler.NodeID]): two
+	// processes given one worker id are two nodes. Node is empty for a
+	// claim made outside a Scheduler.
 	Worker string
+	Node   string
 	// StartedAt is the claim; EndedAt the end of the attempt, both on the
 	// store's clock; Duration is the time between them, in whole
 	// milliseconds.

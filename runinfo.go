@@ -70,7 +70,7 @@ func (t *Task) Run() RunInfo {
 	}
 	info.Attempt.StartedAt = e.claimedAt
 	if e.pool != nil {
-		info.Attempt.Worker = e.pool.cfg.workerID
+		info.Attempt.Worker, info.Attempt.Node = e.pool.cfg.workerID, e.pool.s.nodeID
 	}
 	info.FirstStartedAt = ct.FirstStartedAt
 	info.LeaseUntil = ct.LeaseUntil

@@ -143,7 +143,7 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 	if t.inst.Attempt == 0 {
 		t.inst.Attempt = 1
 	}
-	t.inst.Worker = worker
+	t.inst.Worker, t.inst.Node = plait.SplitWorker(worker)
 	s.holdLocked(t, until)
 	if r.rec.Status == plait.RunPending {
 		_ = s.setRunStatusLocked(r, plait.RunRunning, now)

@@ -56,6 +56,7 @@ type eventLog struct {
 type evRec struct {
 	run     *run
 	worker  string
+	node    string
 	err     string
 	seq     uint64
 	at      int64 // ns since the Unix epoch
@@ -118,7 +119,7 @@ func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 		return
 	}
 	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker}
+		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, node: t.inst.Node}
 	if from == plait.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
@@ -132,7 +133,7 @@ func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 // waitingEventLocked records that ready task t waits for what reason says.
 func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
 	s.appendEventLocked(evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, waiting: reason})
+		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, node: t.inst.Node, waiting: reason})
 }
 
 // runEventLocked records r's move to its current status.
@@ -159,7 +160,7 @@ func (e *evRec) event() plait.StoreEvent {
 	if e.waiting != "" {
 		ev.Type, ev.WaitingFor = plait.EventTaskWaiting, e.waiting
 	}
-	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.err
+	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Node, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.node, e.err
 	return ev
 }
 

@@ -146,6 +146,7 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 		Attempt:    t.inst.Attempt,
 		Epoch:      t.epoch,
 		Worker:     t.inst.Worker,
+		Node:       t.inst.Node,
 		StartedAt:  t.claimedAt,
 		EndedAt:    t.claimedAt.Add(dur),
 		Duration:   dur,

@@ -264,10 +264,10 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		Epoch:     st.epoch,
 		Crashes:   st.crashes,
 		Error:     h["e:"+name],
-		Worker:    st.worker,
 		StartedAt: offTime(created, st.first),
 		EndedAt:   offTime(created, st.ended),
 	}
+	in.Worker, in.Node = plait.SplitWorker(st.worker)
 	if in.Status == plait.TaskReady {
 		if reason, ok := h["g:"+name]; ok {
 			in.WaitingFor = reason

@@ -175,10 +175,11 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 			EndedAt:    started.Add(dur),
 			Duration:   dur,
 			Outcome:    outcome,
-			Worker:     rest[:wl],
 			Error:      rest[wl : wl+el],
 			RetryDelay: time.Duration(n[6]) * time.Millisecond,
 		})
+		a := &out[len(out)-1]
+		a.Worker, a.Node = plait.SplitWorker(rest[:wl])
 		s = rest[wl+el:]
 	}
 	return out, nil

@@ -327,7 +327,8 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 	}
 	ev.Task = f[0]
 	ev.TaskStatus, ev.Type = st.status, plait.TaskEventType(st.status)
-	ev.Attempt, ev.Epoch, ev.Worker, ev.Error = st.attempt, st.epoch, st.worker, errText
+	ev.Attempt, ev.Epoch, ev.Error = st.attempt, st.epoch, errText
+	ev.Worker, ev.Node = plait.SplitWorker(st.worker)
 	switch {
 	case f[1] != "":
 		d, err := strconv.ParseInt(f[1], 10, 64)

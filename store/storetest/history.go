@@ -63,6 +63,31 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "RecordsNameTheNode",
+			rule: "a claim made under a node id (a worker id, a dot, 8 hex digits) is answered with the worker id and the node id apart, in the task, its attempt record and its events",
+			run: func(t *testing.T, h *Harness, rule string) {
+				r := createRun(t, h, nil)
+				got := claim(t, h, &claimOpts{Worker: "host-7.0123abcd", Limit: 1})
+				require.Len(t, got.Tasks, 1, rule)
+				succeed(t, h, got.Tasks[0].Lease, "", rule)
+				ti := getRun(t, h, r.ID).Task("a")
+				require.Equal(t, [2]string{"host-7", "host-7.0123abcd"}, [2]string{ti.Worker, ti.Node}, rule)
+				require.Len(t, ti.Attempts, 1, rule)
+				require.Equal(t, [2]string{"host-7", "host-7.0123abcd"}, [2]string{ti.Attempts[0].Worker, ti.Attempts[0].Node}, rule)
+				if _, ok := h.Store.(plait.EventStore); ok {
+					evs, _ := readEvents(t, h, r.ID, plait.EventCursor(""), 100)
+					seen := 0
+					for _, e := range evs {
+						if e.Task == "a" && e.TaskStatus == plait.TaskSucceeded {
+							require.Equal(t, [2]string{"host-7", "host-7.0123abcd"}, [2]string{e.Worker, e.Node}, rule)
+							seen++
+						}
+					}
+					require.Equal(t, 1, seen, rule)
+				}
+			},
+		},
+		{
 			name: "PerRunAndPerTask",
 			rule: "AttemptHistory answers every task of the run in definition order, or the one task asked for; an unknown run or task is not found",
 			run: func(t *testing.T, h *Harness, rule string) {
