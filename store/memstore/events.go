@@ -55,8 +55,7 @@ type eventLog struct {
 // evRec is one stored event.
 type evRec struct {
 	run     *run
-	worker  string
-	node    string
+	worker  string // as recorded: the node id when there is one (plait.SplitWorker)
 	err     string
 	seq     uint64
 	at      int64 // ns since the Unix epoch
@@ -119,7 +118,7 @@ func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 		return
 	}
 	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, node: t.inst.Node}
+		epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
 	if from == plait.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
@@ -133,7 +132,7 @@ func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
 // waitingEventLocked records that ready task t waits for what reason says.
 func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
 	s.appendEventLocked(evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: t.inst.Worker, node: t.inst.Node, waiting: reason})
+		epoch: t.epoch, at: now.UnixNano(), worker: recorded(t), waiting: reason})
 }
 
 // runEventLocked records r's move to its current status.
@@ -160,7 +159,8 @@ func (e *evRec) event() plait.StoreEvent {
 	if e.waiting != "" {
 		ev.Type, ev.WaitingFor = plait.EventTaskWaiting, e.waiting
 	}
-	ev.Attempt, ev.Epoch, ev.Duration, ev.Worker, ev.Node, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.worker, e.node, e.err
+	ev.Attempt, ev.Epoch, ev.Duration, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.err
+	ev.Worker, ev.Node = plait.SplitWorker(e.worker)
 	return ev
 }
 
@@ -248,4 +248,13 @@ func (s *Store) readEventsLocked(params *plait.EventReadParams, after uint64) (*
 		res.Cursor = res.Events[len(res.Events)-1].Cursor
 	}
 	return res, nil
+}
+
+// recorded is the worker t's claim was made under: its node id when it
+// has one, which holds its worker id too.
+func recorded(t *task) string {
+	if t.inst.Node != "" {
+		return t.inst.Node
+	}
+	return t.inst.Worker
 }
