@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -86,5 +87,51 @@ func TestPruneSkipsARunActiveAgain(t *testing.T) {
 		require.Equal(t, 1, prune())
 		_, err = s.RunGet(ctx, &plait.RunGetParams{ID: id})
 		require.ErrorIs(t, err, plait.ErrNotFound)
+	})
+}
+
+// TestPruneReadsEntriesOfTheEarlierForm: an expiry entry written before
+// entries carried the run's end and query field ("<due>:<run>:<st>:<wf>:
+// <svc>:<tenant>") is still pruned at its due time, with the run's index
+// entries; one of the current form beside it is due at its end plus the
+// list's retention.
+func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
+	luaServers(t, func(t *testing.T, c *redis.Client) {
+		ctx := context.Background()
+		clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+		s, err := New(ctx, c, WithClock(clk), WithRetention(time.Hour))
+		require.NoError(t, err)
+		spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+		var ids []string
+		for i := 0; i < 2; i++ {
+			res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: spec, Service: "svc"})
+			require.NoError(t, err)
+			_, err = s.RunCancel(ctx, &plait.RunCancelParams{ID: res.Run.ID})
+			require.NoError(t, err)
+			ids = append(ids, res.Run.ID)
+		}
+		shard, err := s.runShard(ids[0])
+		require.NoError(t, err)
+		list := s.keys.expiryList(shard, time.Hour.Milliseconds())
+		entries := c.LRange(ctx, list, 0, -1).Val()
+		require.Len(t, entries, 2)
+		end := clk.Now().UnixMilli()
+		require.Equal(t, strconv.FormatInt(end, 10)+":"+ids[1]+":C:wf:svc::", entries[1], "an entry of the current form")
+		// The first entry rewritten in the earlier form, due at the same time.
+		old := strconv.FormatInt(end+time.Hour.Milliseconds(), 10) + ":" + ids[0] + ":C:wf:svc:"
+		require.NoError(t, c.LSet(ctx, list, 0, old).Err())
+
+		clk.Advance(time.Hour - time.Millisecond)
+		res, err := s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+		require.NoError(t, err)
+		require.Zero(t, res.Pruned, "pruned before its time")
+		clk.Advance(time.Millisecond)
+		res, err = s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+		require.NoError(t, err)
+		require.Equal(t, 2, res.Pruned)
+		for _, k := range []string{s.keys.allIndex(shard), s.keys.workflowIndex(shard, "wf"), s.keys.serviceIndex(shard, "svc"), s.keys.statusIndex(shard, "C")} {
+			require.Zero(t, c.ZCard(ctx, k).Val(), "%s keeps entries", k)
+		}
+		require.Zero(t, c.Exists(ctx, list).Val())
 	})
 }

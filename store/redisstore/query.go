@@ -124,7 +124,9 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 		return nil, err
 	}
 	f := &params.Filter
-	max, min, cid := "+inf", "-inf", ""
+	// Index scores are creation times; none is below 0, where the running
+	// index keeps its skiplist pin (lua/common.lua).
+	max, min, cid := "+inf", "0", ""
 	if !f.CreatedTo.IsZero() {
 		max = "(" + strconv.FormatInt(f.CreatedTo.UnixMilli(), 10)
 	}
@@ -267,7 +269,7 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error)
 // RunCount counts runs per status with one ZCOUNT per shard and index
 // (all runs, and running, completed, failed, cancelled), in one pipeline. See [plait.QueryStore.RunCount].
 func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*plait.RunCountResult, error) {
-	min, max := "-inf", "+inf"
+	min, max := "0", "+inf" // not the running index's pin, scored -1
 	if !params.CreatedFrom.IsZero() {
 		min = strconv.FormatInt(params.CreatedFrom.UnixMilli(), 10)
 	}

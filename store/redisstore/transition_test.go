@@ -403,7 +403,7 @@ func TestRunReplayTransitions(t *testing.T) {
 				if !runReplayAllowed(from, to) {
 					require.Equal(t, []any{int64(codeIllegal), int64(1)}, got, name)
 					require.Equal(t, before, c.HGetAll(ctx, testRun).Val(), "%s: a refused move changed the run", name)
-					require.Equal(t, []string{"1"}, c.ZRange(ctx, testBase+"it:"+from, 0, -1).Val(), name)
+					require.Equal(t, []string{"1"}, indexed(ctx, c, testBase+"it:"+from), name)
 					continue
 				}
 				require.Equal(t, []any{int64(0)}, got, name)
@@ -411,9 +411,15 @@ func TestRunReplayTransitions(t *testing.T) {
 				require.Equal(t, to, m[0], name)
 				require.Equal(t, "1000", m[7], "%s: start offset", name)
 				require.Equal(t, "", m[8], "%s: end offset kept", name)
-				require.Empty(t, c.ZRange(ctx, testBase+"it:"+from, 0, -1).Val(), "%s: left in it:%s", name, from)
-				require.Equal(t, []string{"1"}, c.ZRange(ctx, testBase+"it:"+to, 0, -1).Val(), "%s: not in it:%s", name, to)
+				require.Empty(t, indexed(ctx, c, testBase+"it:"+from), "%s: left in it:%s", name, from)
+				require.Equal(t, []string{"1"}, indexed(ctx, c, testBase+"it:"+to), "%s: not in it:%s", name, to)
 			}
 		}
 	})
+}
+
+// indexed lists the runs of a status index, without the running index's
+// skiplist pin (scored -1).
+func indexed(ctx context.Context, c redis.Cmdable, key string) []string {
+	return c.ZRangeByScore(ctx, key, &redis.ZRangeBy{Min: "0", Max: "+inf"}).Val()
 }

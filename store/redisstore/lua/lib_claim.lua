@@ -164,7 +164,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   local head = #out
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
   local got = out
-  local leased = {}
+  local leased = {'+inf', skiplist_pin}
   local payload_at, payload_keys = {}, {}
   local n = 0
   local stale = 0
@@ -313,7 +313,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     for i = 1, 4 do pop_level(4 - i, math.min(limit, n + shares[i])) end
   end
   for p = 3, 0, -1 do pop_level(p, limit) end
-  for i = 1, #leased, 1000 do
+  for i = 1, #leased > 2 and #leased or 0, 1000 do
     redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
   end
   for i = 1, #payload_keys, 1000 do

@@ -236,24 +236,33 @@ end
 
 -- run_retention returns how long run hash rk is kept after ending in
 -- status letter st: the rule settled at its creation (the tail of q),
--- else the store's retention (ctx.retention).
+-- else the store's retention (ctx.retention). A q without rules ends in
+-- ':' and is not searched; the answer is kept in ctx for the run_ended of
+-- the same end.
 local function run_retention(ctx, rk, st)
-  local q = run_q(ctx, rk, false)
-  if q then
+  if ctx.ret_of == rk and ctx.ret_st == st then return ctx.ret end
+  local q, ret = run_q(ctx, rk, false), ctx.retention
+  if q and string.byte(q, -1) ~= 58 then
     local s, f, c = string.match(q, ':(%d+):(%d+):(%d+)$')
     if s then
-      if st == 'S' then return tonumber(s) elseif st == 'F' then return tonumber(f) end
-      return tonumber(c)
+      if st == 'S' then ret = tonumber(s) elseif st == 'F' then ret = tonumber(f) else ret = tonumber(c) end
     end
   end
-  return ctx.retention
+  ctx.ret_of, ctx.ret_st, ctx.ret = rk, st, ret
+  return ret
 end
 
 -- expiry_member is a finished run's entry in an expiry list ie:<ms>:
 -- everything the pruner needs to find its index entries once the run's
--- hash is gone. Names hold no ':' (internal/ids).
-local function expiry_member(due, id, st, wf, svc, tenant)
-  return int(due) .. ':' .. id .. ':' .. st .. ':' .. wf .. ':' .. svc .. ':' .. tenant
+-- hash is gone: "<end ms>:<run>:<status letter>:<q>", q the run's query
+-- field as it stands ("<workflow>:<service>:<tenant>:" and the retention
+-- rules, if any), so an end builds no string from its parts and formats no
+-- number (the end is the call's now, a string already). The pruner adds
+-- the list's retention to the end. Entries written before this form,
+-- "<due ms>:<run>:<st>:<workflow>:<service>:<tenant>" with no ':' after the
+-- tenant, are still read. Names hold no ':' (internal/ids).
+local function expiry_member(ctx, id, st, q)
+  return ctx.nows .. ':' .. id .. ':' .. st .. ':' .. q
 end
 
 -- run_index keeps run id's index entries as its status moves from from
@@ -262,18 +271,22 @@ end
 -- the index of all runs ia and the workflow, service and service-and-
 -- tenant indexes (iw, is, iu) it has: those never move. A pending run is
 -- in no status index (pending = all less the others); a running one is in
--- it:U, a finished one in it:<S|F|C>. A finished run also goes at the tail
+-- it:U (with the skiplist pin, common.lua), a finished one in it:<S|F|C>.
+-- A finished run also goes at the tail
 -- of the expiry list of its retention, ie:<ms> (registered in the set
 -- iel), whose head the pruner (prune_runs.lua) pops once due: runs end in
 -- the order of the clock, so a list per retention stays in expiry order
 -- and a push costs less than a zset insert. The cost per run: two ZADDs
 -- at creation (three, four with a service and a tenant), one at its first
--- claim, a ZREM, a ZADD and an RPUSH at its end.
+-- claim, a ZREM, a ZADD and an RPUSH at its end. Only a creation splits q
+-- into its names: a status move needs the run id and its creation alone.
 local function run_index(ctx, rk, id, r, from, to)
-  local wf, svc, tenant = run_query(ctx, rk, from == '')
-  if not wf then return end
+  local q = run_q(ctx, rk, from == '')
+  if not q then return end
   local b, created = ctx.base, r.created
   if from == '' then
+    local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
+    if not wf then return end
     if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
     redis.call('ZADD', key(b, 'ia'), created, id)
     if wf ~= '' then redis.call('ZADD', key(b, 'iw', wf), created, id) end
@@ -284,12 +297,12 @@ local function run_index(ctx, rk, id, r, from, to)
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then
-    redis.call('ZADD', key(b, 'it', 'U'), created, id)
+    redis.call('ZADD', key(b, 'it', 'U'), -1, skiplist_pin, created, id)
   elseif run_final[to] then
     redis.call('ZADD', key(b, 'it', to), created, id)
     if ctx.retention > 0 then
       local ret = run_retention(ctx, rk, to)
-      if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx.now + ret, id, to, wf, svc, tenant)) == 1 then
+      if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx, id, to, q)) == 1 then
         redis.call('SADD', key(b, 'iel'), ret)
       end
     end

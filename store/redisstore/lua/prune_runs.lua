@@ -9,8 +9,8 @@
 -- ARGV[3]  limit: the most runs pruned by this call
 --
 -- Transition: none; each run at the head of an expiry list whose time has
--- come (entries "<due ms>:<run>:<st>:<wf>:<svc>:<tenant>", in due order in
--- each list) leaves the store through forget_run (lib_delete.lua): its keys
+-- come (entries "<end ms>:<run>:<st>:<q>", due at the end plus the list's
+-- retention, in due order in each list; expiry_entry) leaves the store through forget_run (lib_delete.lua): its keys
 -- have usually expired by their TTL at that very instant, and whatever is
 -- left (a TTL on another clock, a key index) goes with its index entries.
 -- An emptied list leaves the set iel. An entry is stale, and only dropped,
@@ -35,6 +35,18 @@
 -- The DEL of the event stream, when the shard is left without a run, needs
 -- no memory and is as idempotent as the rest (a second DEL finds nothing).
 
+-- expiry_entry parses an entry of list ie:<ret>: its due time (a number),
+-- run, status letter, workflow, service and tenant; nil for an entry it
+-- cannot read. An entry is "<end ms>:<run>:<st>:<q>" (expiry_member), its
+-- q holding a ':' after the tenant, or, written before that form,
+-- "<due ms>:<run>:<st>:<workflow>:<service>:<tenant>".
+local function expiry_entry(e, ret)
+  local t, id, st, wf, svc, tenant, more = string.match(e, '^(%d+):([^:]*):(%a):([^:]*):([^:]*):([^:]*)(:?)')
+  if not t then return nil end
+  if more == ':' then return tonumber(t) + tonumber(ret), id, st, wf, svc, tenant end
+  return tonumber(t), id, st, wf, svc, tenant
+end
+
 local ctx = new_ctx(ARGV[2], ARGV[1], 0)
 local limit = tonumber(ARGV[3])
 local pruned, popped, more = 0, 0, 0
@@ -48,8 +60,8 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local head = redis.call('LRANGE', lk, 0, left)
   local n = 0
   for i = 1, #head do
-    local due, id, st, wf, svc, tenant = string.match(head[i], '^(%d+):([^:]*):(%a):([^:]*):([^:]*):([^:]*)$')
-    if due and tonumber(due) > ctx.now then break end
+    local due, id, st, wf, svc, tenant = expiry_entry(head[i], ret)
+    if due and due > ctx.now then break end
     if i > left then
       more = 1
       break
@@ -59,7 +71,7 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       local rk = key(ctx.base, 'r', id)
       local m = redis.call('HGET', rk, 'm')
       local r = m and meta_parse(m)
-      if not r or (run_final[r.st] and r.created + (r.ended or 0) == tonumber(due) - tonumber(ret)) then
+      if not r or (run_final[r.st] and r.created + (r.ended or 0) == due - tonumber(ret)) then
         forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', rk, 'k'))
         pruned = pruned + 1
       end

@@ -1,0 +1,91 @@
+package redisstore
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/internal/redistest"
+)
+
+// TestLibraryLoads loads the function library on a real redis-server. A
+// library that fails to load leaves the store on EVALSHA of each script,
+// which works and so hides the failure, at a cost of about half again the
+// Redis CPU of a create (every call runs the library's definitions).
+func TestLibraryLoads(t *testing.T) {
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	defer c.Close()
+	if err := c.FunctionLoad(context.Background(), library).Err(); err != nil {
+		t.Fatalf("FUNCTION LOAD: %v", err)
+	}
+	s, err := New(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.functions {
+		t.Fatal("New did not take the function library")
+	}
+}
+
+// TestSmallHotZsetsAreSkiplists: the lease zset and the running index hold
+// the skiplist pin from their first write, so Redis keeps them in the
+// skiplist encoding however few members they have, and readers never see
+// the pin: not as a lease the sweep would expire, nor as a running run.
+func TestSmallHotZsetsAreSkiplists(t *testing.T) {
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	defer srv.Close()
+	c := srv.Client()
+	defer c.Close()
+	ctx := context.Background()
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := New(ctx, c, WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	if err != nil || len(claimed.Tasks) != 1 {
+		t.Fatalf("claim: %v, %+v", err, claimed)
+	}
+	for _, k := range []string{s.keys.active(0), s.keys.statusIndex(0, "U")} {
+		if enc := c.ObjectEncoding(ctx, k).Val(); enc != "skiplist" {
+			t.Errorf("%s is a %s", k, enc)
+		}
+	}
+	counts, err := s.RunCount(ctx, &plait.RunCountParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := counts.Counts[plait.RunRunning]; got != 1 {
+		t.Errorf("running count %d, want 1", got)
+	}
+	page, err := s.RunQuery(ctx, &plait.RunQueryParams{Filter: plait.RunFilter{Statuses: []plait.RunStatus{plait.RunRunning}}, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Runs) != 1 || page.Runs[0].ID != res.Run.ID || page.Cursor != "" {
+		t.Errorf("running runs: %d, cursor %q", len(page.Runs), page.Cursor)
+	}
+	clk.Advance(2 * time.Minute)
+	swept, err := s.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(swept.Requeued) != 1 || len(swept.Dead) != 0 || len(swept.Corrupt) != 0 || swept.More {
+		t.Errorf("the sweep of one expired lease: %+v", swept)
+	}
+}
