@@ -112,6 +112,20 @@ func (s *Server) Client() *redis.Client {
 	return redis.NewClient(&redis.Options{Addr: s.Addr})
 }
 
+// Private starts a redis-server of the test's own and returns a client of
+// it; both stop at the test's cleanup. A failed start goes through Skip.
+func Private(t testing.TB) *redis.Client {
+	t.Helper()
+	srv, err := Start()
+	if err != nil {
+		Skip(t, err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	c := srv.Client()
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
 // Skip reports what a test should do about a failed Start: with
 // PLAIT_REQUIRE_REDIS=1 it fails the test, otherwise it skips it.
 func Skip(t testing.TB, err error) {

@@ -5,8 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
@@ -17,7 +15,7 @@ import (
 // which works and so hides the failure, at a cost of about half again the
 // Redis CPU of a create (every call runs the library's definitions).
 func TestLibraryLoads(t *testing.T) {
-	c := privateRedis(t)
+	c := redistest.Private(t)
 	if err := c.FunctionLoad(context.Background(), library).Err(); err != nil {
 		t.Fatalf("FUNCTION LOAD: %v", err)
 	}
@@ -35,7 +33,7 @@ func TestLibraryLoads(t *testing.T) {
 // skiplist encoding however few members they have, and readers never see
 // the pin: not as a lease the sweep would expire, nor as a running run.
 func TestSmallHotZsetsAreSkiplists(t *testing.T) {
-	c := privateRedis(t)
+	c := redistest.Private(t)
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s, err := New(ctx, c, WithClock(clk))
@@ -78,18 +76,4 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 	if len(swept.Requeued) != 1 || len(swept.Dead) != 0 || len(swept.Corrupt) != 0 || swept.More {
 		t.Errorf("the sweep of one expired lease: %+v", swept)
 	}
-}
-
-// privateRedis starts a redis-server of the test's own, and answers a
-// client of it; both stop at cleanup.
-func privateRedis(t *testing.T) *redis.Client {
-	t.Helper()
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(t, err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c := srv.Client()
-	t.Cleanup(func() { c.Close() })
-	return c
 }

@@ -34,13 +34,7 @@ const (
 //
 //	go test -run TestMemoryPerRun -v ./store/redisstore/
 func TestMemoryPerRun(t *testing.T) {
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(t, err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c := srv.Client()
-	t.Cleanup(func() { c.Close() })
+	c := redistest.Private(t)
 	ctx := context.Background()
 
 	const n = 5000

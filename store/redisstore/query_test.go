@@ -72,13 +72,7 @@ func pruneAll(t *testing.T, s *redisstore.Store) int {
 // shards and several services, tenants and workflows, with a retention
 // rule per status.
 func TestRetentionReturnsRedisToBaseline(t *testing.T) {
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(t, err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	c := srv.Client()
-	t.Cleanup(func() { c.Close() })
+	c := redistest.Private(t)
 	ctx := context.Background()
 	clk := fakeclock.New(start)
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()), redisstore.WithShards(4),

@@ -32,6 +32,10 @@ end
 -- of every reader: +inf in the lease zset (the sweep reads deadlines up to
 -- now), -1 in the running index (queries and counts start at 0). It is
 -- spelled out: a library's top level may not call string functions.
+-- Faults: a resent call adds it again to no effect (ZADD of a member it
+-- holds at the same score); after data loss the next such ZADD brings it
+-- back; when Redis is full it is refused with the ZADD it rides in, which
+-- the script's own header covers; a cut-off worker changes nothing of it.
 local skiplist_pin = '~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~'
 
 -- entry is a task's member in the ready lists, delayed zsets and the lease
