@@ -126,24 +126,21 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 	defer w.stop()
 	t := clock.Real{}.NewTimer(params.Wait)
 	defer t.Stop()
-	select {
-	case <-w.ready:
-	case <-t.C():
-		return read()
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	// Read again once subscribed, and at every signal (as RunWait does).
+	ready := w.ready
 	for {
-		res, err := read()
-		if err != nil || len(res.Events) > 0 || res.FellBehind {
-			return res, err
-		}
 		select {
+		case <-ready:
+			ready = nil
 		case <-w.signal:
 		case <-t.C():
 			return read()
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		}
+		res, err := read()
+		if err != nil || len(res.Events) > 0 || res.FellBehind {
+			return res, err
 		}
 	}
 }

@@ -37,10 +37,19 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 		return nil, err
 	}
 	defer w.stop()
-	if err := w.waitReady(ctx); err != nil {
-		return nil, err
-	}
+	// The run is read again once the subscription is confirmed, and at
+	// every signal, confirmed or not: a message on the channel proves the
+	// subscription, so a confirmation that never reached the hub cannot
+	// leave a wait hanging after its run has ended.
+	ready := w.ready
 	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-ready:
+			ready = nil
+		case <-w.signal:
+		}
 		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -50,11 +59,6 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 		}
 		if run.Status.Terminal() {
 			return run, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-w.signal:
 		}
 	}
 }
