@@ -145,6 +145,15 @@ type Attempt struct {
 	// claim made outside a Scheduler.
 	Worker string
 	Node   string
+	// QueuedAt is when the task became ready to run for this attempt: when
+	// it entered its ready queue (at creation, when its parents let it, or
+	// when its previous attempt was released or its lease lost), or the
+	// due time of a delayed task (a delayed root or child, a retry after
+	// its backoff), whenever a claim took it off the delayed set. A claim
+	// given back unstarted keeps it. StartedAt less QueuedAt is the time
+	// the attempt waited. It is zero in records a store wrote before it
+	// kept it.
+	QueuedAt time.Time
 	// StartedAt is the claim; EndedAt the end of the attempt, both on the
 	// store's clock; Duration is the time between them, in whole
 	// milliseconds.

@@ -147,6 +147,7 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 		Epoch:      t.epoch,
 		Worker:     t.inst.Worker,
 		Node:       t.inst.Node,
+		QueuedAt:   t.queuedAt,
 		StartedAt:  t.claimedAt,
 		EndedAt:    t.claimedAt.Add(dur),
 		Duration:   dur,

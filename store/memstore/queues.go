@@ -176,11 +176,12 @@ func (s *Store) unholdLocked(t *task) {
 	t.leaseUntil = time.Time{}
 }
 
-// makeReadyLocked puts t in its ready FIFO now.
+// makeReadyLocked puts t in its ready FIFO now, queued now.
 func (s *Store) makeReadyLocked(t *task, now time.Time) error {
 	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
 		return err
 	}
+	t.queuedAt = now
 	t.qseq = s.nextSeqLocked()
 	t.asideFor = ""
 	s.queueFor(t.route).ready[prioIndex(t.spec().Priority)].push(entry{t: t, seq: t.qseq})
@@ -189,7 +190,7 @@ func (s *Store) makeReadyLocked(t *task, now time.Time) error {
 }
 
 // returnLocked puts t back at the head of its ready FIFO, the place it was
-// claimed from.
+// claimed from, keeping the time it was queued.
 func (s *Store) returnLocked(t *task, now time.Time) error {
 	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
 		return err
@@ -206,6 +207,7 @@ func (s *Store) returnLocked(t *task, now time.Time) error {
 func (s *Store) delayLocked(t *task, due time.Time) {
 	t.qseq = s.nextSeqLocked()
 	t.due = due
+	t.queuedAt = due
 	heap.Push(&s.queueFor(t.route).delayed, delayed{due: due, entry: entry{t: t, seq: t.qseq}})
 	s.notifyLocked()
 }
@@ -230,6 +232,8 @@ func (s *Store) promoteLocked(q *queue, now time.Time, limit int) {
 		// peek returned a live entry, so the move is legal; an error would
 		// leave the task where it is, which is all a claim can do about it.
 		_ = s.makeReadyLocked(d.t, now)
+		// queued when it came due, not when a claim came by
+		d.t.queuedAt = d.due
 	}
 }
 

@@ -61,8 +61,11 @@ type task struct {
 	leaseIdx   int
 	claimedAt  time.Time
 	due        time.Time
-	qseq       uint64
-	scheduled  bool
+	// queuedAt is when the task last became ready to run, or the due time
+	// it waits for: the QueuedAt of its next attempt record.
+	queuedAt  time.Time
+	qseq      uint64
+	scheduled bool
 	// route is the queue the task is kept on: its queue, or the routed
 	// queue of the capabilities it requires (plait.RoutedQueue).
 	route string

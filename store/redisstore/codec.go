@@ -33,7 +33,16 @@ import (
 //
 // Versions:
 //
-//	5  the current format: version 4, whose attempt records may carry the
+//	6  the current format: version 5, with field w:<task>, when the task
+//	   last became ready to run or the due time it waits for (an offset,
+//	   like every time in the hash), and attempt records whose header may
+//	   end in ",delayMs,queuedOff": the queued time of the attempt. A
+//	   version 5 run is read as it is (its records have no queued time).
+//	   A version 5 run that this code goes on working on gets the new
+//	   fields and records too, which a plait of version 5 reads as corrupt:
+//	   during a rolling upgrade, upgrade the processes that read records
+//	   (RunGet, history) before the last workers of version 5 stop.
+//	5  version 4, whose attempt records may carry the
 //	   outcome letter t (timed out: the task's Timeout ended the attempt,
 //	   then retried or failed). The layout is unchanged, so a version 4
 //	   run is read as it is; the new version keeps a plait of version 4,
@@ -78,7 +87,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 5
+	formatVersion = 6
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

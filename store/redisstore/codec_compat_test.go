@@ -70,7 +70,8 @@ func goldenWorkflow() *plait.WorkflowSpec {
 }
 
 // goldenRun is the run the golden records of format version v hold:
-// before version 4 an attempt record kept no retry delay.
+// before version 4 an attempt record kept no retry delay, before version 6
+// no queued time.
 func goldenRun(v int) *plait.Run {
 	var delay time.Duration
 	if v >= 4 {
@@ -81,6 +82,10 @@ func goldenRun(v int) *plait.Run {
 		firstOutcome = "timed out"
 	}
 	at := func(ms int64) time.Time { return goldenStart.Add(time.Duration(ms) * time.Millisecond) }
+	var queued [2]time.Time
+	if v >= 6 {
+		queued = [2]time.Time{at(0), at(3500)}
+	}
 	return &plait.Run{
 		ID: "1", Key: "order-42", Workflow: "golden", Strategy: plait.StrategyStop, Status: plait.RunRunning,
 		Tenant: "acme", Service: "billing", Metadata: map[string]string{"region": "eu", "owner": "ops", "": "empty key"},
@@ -91,8 +96,8 @@ func goldenRun(v int) *plait.Run {
 				Name: "fetch", Handler: "fetcher", Status: plait.TaskSucceeded, Attempt: 2, Epoch: 2,
 				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
 				Attempts: []plait.Attempt{
-					{Attempt: 1, Epoch: 1, StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: firstOutcome, Worker: "w1", Error: "timeout", RetryDelay: delay},
-					{Attempt: 2, Epoch: 2, StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
+					{Attempt: 1, Epoch: 1, QueuedAt: queued[0], StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: firstOutcome, Worker: "w1", Error: "timeout", RetryDelay: delay},
+					{Attempt: 2, Epoch: 2, QueuedAt: queued[1], StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
 				},
 			},
 			{Name: "parse", Handler: "parser", Status: plait.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},

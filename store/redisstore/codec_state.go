@@ -137,8 +137,10 @@ func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) 
 }
 
 // decodeAttempts decodes attempt records, one after another, each
-// "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs];" then the
-// worker and the error, whose lengths the record gives.
+// "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs[,queuedOff]];"
+// then the worker and the error, whose lengths the record gives. A record
+// without queuedOff was written before the queued time was kept; its
+// QueuedAt stays zero.
 func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 	var out []plait.Attempt
 	for len(s) > 0 {
@@ -147,11 +149,11 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 			return nil, corrupt("attempt record %s", clip(s))
 		}
 		f := strings.Split(head, ",")
-		if (len(f) != 7 && len(f) != 8) || len(f[4]) != 1 {
+		if len(f) < 7 || len(f) > 9 || len(f[4]) != 1 {
 			return nil, corrupt("attempt record %s", clip(head))
 		}
-		var n [7]int64
-		for i, j := range []int{0, 1, 2, 3, 5, 6, 7} {
+		var n [8]int64
+		for i, j := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
 			if j >= len(f) {
 				break
 			}
@@ -168,7 +170,12 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 		}
 		started := msTime(created + n[2])
 		dur := time.Duration(n[3]) * time.Millisecond
+		var queued time.Time
+		if len(f) == 9 {
+			queued = msTime(created + n[7])
+		}
 		out = append(out, plait.Attempt{
+			QueuedAt:   queued,
 			Attempt:    int(n[0]),
 			Epoch:      n[1],
 			StartedAt:  started,

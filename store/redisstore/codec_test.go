@@ -103,14 +103,15 @@ func TestRunInfoRoundTrip(t *testing.T) {
 }
 
 func TestDecodeAttempts(t *testing.T) {
-	a, err := decodeAttempts("1,2,5,10,c,2,3;w1err2,3,0,0,s,0,0;3,4,1,2,r,0,1,750;e", 1000)
+	a, err := decodeAttempts("1,2,5,10,c,2,3;w1err2,3,0,0,s,0,0;3,4,1,2,r,0,1,750;e4,5,9,1,s,0,0,0,7;", 1000)
 	require.NoError(t, err)
 	require.Equal(t, []plait.Attempt{
 		{Attempt: 1, Epoch: 2, StartedAt: msTime(1005), EndedAt: msTime(1015), Duration: 10 * time.Millisecond, Outcome: "crashed", Worker: "w1", Error: "err"},
 		{Attempt: 2, Epoch: 3, StartedAt: msTime(1000), EndedAt: msTime(1000), Outcome: "succeeded", Worker: "", Error: ""},
 		{Attempt: 3, Epoch: 4, StartedAt: msTime(1001), EndedAt: msTime(1003), Duration: 2 * time.Millisecond, Outcome: "retry", Error: "e", RetryDelay: 750 * time.Millisecond},
+		{Attempt: 4, Epoch: 5, QueuedAt: msTime(1007), StartedAt: msTime(1009), EndedAt: msTime(1010), Duration: time.Millisecond, Outcome: "succeeded"},
 	}, a)
-	for _, bad := range []string{"1,2", "1,2,3,4,s,5,0;ab", "1,2,3,4,q,0,0;", "1,2,3,4,s,-1,0;", "x,2,3,4,s,0,0;", "1,2,3,4,r,0,0,-5;", "1,2,3,4,r,0,0,1,2;"} {
+	for _, bad := range []string{"1,2", "1,2,3,4,s,5,0;ab", "1,2,3,4,q,0,0;", "1,2,3,4,s,-1,0;", "x,2,3,4,s,0,0;", "1,2,3,4,r,0,0,-5;", "1,2,3,4,r,0,0,1,2,3;", "1,2,3,4,r,0,0,1,x;"} {
 		_, err := decodeAttempts(bad, 0)
 		require.ErrorIs(t, err, errCorrupt, "%q", bad)
 	}

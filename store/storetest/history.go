@@ -14,7 +14,7 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
 		{
 			name: "OneRecordPerEndedClaim",
-			rule: "every ended claim leaves one attempt record, appended in order and never changed: attempt, epoch, worker, start, end, duration, outcome, error and the retry delay chosen",
+			rule: "every ended claim leaves one attempt record, appended in order and never changed: attempt, epoch, worker, queued time, start, end, duration, outcome, error and the retry delay chosen; an attempt is queued when its task was created, when a retry's backoff ended, or when a lost lease or a release put it back",
 			run: func(t *testing.T, h *Harness, rule string) {
 				hs := h.Store.(plait.HistoryStore)
 				r := createRun(t, h, nil)
@@ -44,15 +44,16 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 
 				got := history(t, hs, r.ID, "a", rule)
 				want := []plait.Attempt{
-					{Attempt: 1, Epoch: 1, Worker: "node-1.w1", StartedAt: t0, Duration: 250 * time.Millisecond, Outcome: "retry", Error: "boom", RetryDelay: 1500 * time.Millisecond},
-					{Attempt: 2, Epoch: 2, Worker: "node-2.w1", StartedAt: t1, Duration: 2 * time.Second, Outcome: "crashed"},
-					{Attempt: 2, Epoch: 4, Worker: defaultWorker, StartedAt: t2, Outcome: "released", Error: "shutdown"},
-					{Attempt: 2, Epoch: 6, Worker: defaultWorker, StartedAt: t3, Duration: 40 * time.Millisecond, Outcome: "succeeded"},
+					{Attempt: 1, Epoch: 1, Worker: "node-1.w1", QueuedAt: t0, StartedAt: t0, Duration: 250 * time.Millisecond, Outcome: "retry", Error: "boom", RetryDelay: 1500 * time.Millisecond},
+					{Attempt: 2, Epoch: 2, Worker: "node-2.w1", QueuedAt: t1, StartedAt: t1, Duration: 2 * time.Second, Outcome: "crashed"},
+					{Attempt: 2, Epoch: 4, Worker: defaultWorker, QueuedAt: t2, StartedAt: t2, Outcome: "released", Error: "shutdown"},
+					{Attempt: 2, Epoch: 6, Worker: defaultWorker, QueuedAt: t2, StartedAt: t3, Duration: 40 * time.Millisecond, Outcome: "succeeded"},
 				}
 				require.Len(t, got, len(want), rule)
 				for i := range want {
 					w, g := want[i], got[i]
 					require.Equal(t, [...]any{w.Attempt, w.Epoch, w.Worker, w.Outcome, w.Error}, [...]any{g.Attempt, g.Epoch, g.Worker, g.Outcome, g.Error}, rule)
+					sameTime(t, w.QueuedAt, g.QueuedAt, rule)
 					sameTime(t, w.StartedAt, g.StartedAt, rule)
 					sameTime(t, w.StartedAt.Add(w.Duration), g.EndedAt, rule)
 					sameDuration(t, w.Duration, g.Duration, rule)
@@ -85,6 +86,37 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					}
 					require.Equal(t, 1, seen, rule)
 				}
+			},
+		},
+		{
+			name: "QueuedAtOfDelayedAndReleasedTasks",
+			rule: "a delayed task's attempt is queued at its due time, however late a claim takes it; a child's when its parent's end released it; a claim given back unstarted keeps the time its task was queued",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs := h.Store.(plait.HistoryStore)
+				a := task("a")
+				a.Delay = 2 * time.Second
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a, task("b", "a"))})
+				due := h.Now().Add(2 * time.Second)
+				h.Advance(5 * time.Second)
+				ct := claimOne(t, h, "a", rule)
+				h.Advance(100 * time.Millisecond)
+				released := h.Now()
+				succeed(t, h, ct.Lease, "", rule)
+				h.Advance(time.Second)
+				ct = claimOne(t, h, "b", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				h.Advance(time.Second)
+				started := h.Now()
+				ct = claimOne(t, h, "b", rule)
+				succeed(t, h, ct.Lease, "", rule)
+
+				ah := history(t, hs, r.ID, "a", rule)
+				require.Len(t, ah, 1, rule)
+				sameTime(t, due, ah[0].QueuedAt, rule)
+				bh := history(t, hs, r.ID, "b", rule)
+				require.Len(t, bh, 1, rule)
+				sameTime(t, released, bh[0].QueuedAt, rule)
+				sameTime(t, started, bh[0].StartedAt, rule)
 			},
 		},
 		{

@@ -108,6 +108,10 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     local s = task_to(ctx, rk, id, r, root.name, t, to, {queue = queue}, true)
     if not s then return {code_illegal, ''} end
     args[root.s] = s
+    -- its queued time (set_queued): now, the run's creation, or its due
+    local n = #args
+    args[n + 1] = 'w:' .. root.name
+    args[n + 2] = to == 'R' and '0' or int(due - now)
     if to == 'R' then
       buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
     else

@@ -18,10 +18,12 @@
 --   field r:<task>      result: a flag byte (0 raw, 1 deflate) and the bytes
 --   field e:<task>      last error text
 --   field a:<task>:<ep> the attempt record of the claim of epoch ep (written once, never rewritten):
---                        "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs];" .. worker .. error
+--                        "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs[,queuedOff]];" .. worker .. error
 --                        outcome: s succeeded, r retry, f failed, t timed out (retried or failed),
 --                        l released, c crashed, x cancelled
---                        delayMs: the retry delay chosen, on retry records with a delay only
+--                        delayMs: the retry delay chosen (0 when none and queuedOff follows)
+--                        queuedOff: field w:<task> when the attempt ended (version 6; record_head)
+--   field w:<task>      when the task last became ready, or the due time it waits for (set_queued)
 --   field a:<task>      attempt records of runs written before per-epoch fields, each as above,
 --                        one after another (read only)
 --
@@ -144,6 +146,27 @@ local function edges(s)
   return out
 end
 
+-- set_queued keeps in field w:<task> when the task became ready to run,
+-- or the due time it waits for when delayed, as ms after the run's
+-- creation (a string): the queued time of its next attempt record. Every
+-- move to ready or to a delayed status sets it (create_run for roots,
+-- make_due, a retry, a release, a lost lease), but for the move of a due
+-- delayed task to ready, which keeps its due time, and a claim given back
+-- unstarted, which keeps the time it was first queued.
+local function set_queued(rk, name, off) hset(rk, 'w:' .. name, off) end
+
+-- record_head is the head of an attempt record (decodeAttempts in
+-- codec_state.go): "attempt,epoch,claimOff,durMs,outcome,wlen,elen" then
+-- ",delayMs,queuedOff" when the task's queued time is known (w:<task>;
+-- a record of a task queued before it was kept ends after elen, or after
+-- the delay of a retry), then ';'.
+local function record_head(attempt, epoch, claim, dur, outcome, wl, el, delay, queued)
+  local h = attempt .. ',' .. epoch .. ',' .. claim .. ',' .. dur .. ',' .. outcome .. ',' .. wl .. ',' .. el
+  if queued then return h .. ',' .. (delay or 0) .. ',' .. queued .. ';' end
+  if delay and delay > 0 then return h .. ',' .. delay .. ';' end
+  return h .. ';'
+end
+
 -- attempt writes the attempt record of the task's current claim into a
 -- field of its own, a:<task>:<epoch>: a record is appended as a new field
 -- and never rewritten, so a finish neither reads nor copies the records of
@@ -154,11 +177,10 @@ local function attempt(rk, name, t, r, now, outcome, err, delay)
   err = err or ''
   local claim = t.claim or 0
   if claim == '' then claim = 0 end
-  local tail = ''
-  if delay and delay > 0 then tail = ',' .. delay end
-  local rec = string.format('%d,%d,%d,%d,%s,%d,%d%s;%s%s', t.attempt, t.epoch, claim,
-    now - r.created - claim, outcome, #t.worker, #err, tail, t.worker, err)
-  hset(rk, 'a:' .. name .. ':' .. t.epoch, rec)
+  if delay == 0 then delay = nil end
+  local rec = record_head(t.attempt, t.epoch, claim, int(now - r.created - claim), outcome, #t.worker, #err,
+    delay, hget(rk, 'w:' .. name))
+  hset(rk, 'a:' .. name .. ':' .. t.epoch, rec .. t.worker .. err)
 end
 
 -- has_attempts reports whether the task has an attempt record from a claim

@@ -91,19 +91,19 @@ local fast_h = {}
 -- once, one HSET. Otherwise it reads and writes through the cache, and a
 -- task with children releases them with release_children.
 local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
-  local sf, df, ef, cf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name
+  local sf, df, ef, cf, wf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'w:' .. name
   local af = 'a:' .. name .. ':' .. epoch
   local ch = hcache[rk]
-  local m, s, d, e, c, k, q
+  local m, s, d, e, c, k, q, w
   if ch then
-    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q'})
-    m, s, d, e, c, k, q = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q
+    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf})
+    m, s, d, e, c, k, q, w = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf]
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q')
-    m, s, d, e, c, k, q = v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf)
+    m, s, d, e, c, k, q, w = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
     if c then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q = m, s, d, e, c, k, q or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf] = m, s, d, e, c, k, q or false, w or false
     end
   end
   -- run_index and run_retention read the indexes' field from here.
@@ -117,8 +117,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   if not hend then
     if not ch then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q = m or false, s or false, d or false,
-        e or false, c or false, k or false, q or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf] = m or false, s or false, d or false,
+        e or false, c or false, k or false, q or false, w or false
     end
     return nil
   end
@@ -150,8 +150,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   -- validated: writes start here, with the lease entry.
   unlease_now(active, entry(id, name))
   err = err or ''
-  local rec = t.attempt .. ',' .. t.epoch .. ',' .. claim .. ',' .. (t.ended - claim) .. ',s,' .. #t.worker ..
-    ',' .. #err .. ';' .. t.worker .. err
+  local rec = record_head(t.attempt, t.epoch, claim, t.ended - claim, 's', #t.worker, #err, nil, w or nil) ..
+    t.worker .. err
 
   if ch then
     -- through the cache: the task's fields, its children, then the meta.
@@ -213,7 +213,13 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     hset(rk, 'e:' .. name, err)
     t.attempt = t.attempt + 1
     task_to(ctx, rk, id, r, name, t, to, h)
-    if to == 'Y' then push_delayed(ctx, id, name, h, ctx.now + delay) else push_ready(ctx, id, name, h) end
+    if to == 'Y' then
+      set_queued(rk, name, int(ctx.now + delay - r.created))
+      push_delayed(ctx, id, name, h, ctx.now + delay)
+    else
+      set_queued(rk, name, offset(ctx, r))
+      push_ready(ctx, id, name, h)
+    end
   elseif outcome == 3 then
     attempt(rk, name, t, r, ctx.now, timed and 't' or 'f', err)
     hset(rk, 'e:' .. name, err)
@@ -222,6 +228,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     attempt(rk, name, t, r, ctx.now, 'l', err)
     t.epoch = t.epoch + 1
     task_to(ctx, rk, id, r, name, t, 'R', h)
+    set_queued(rk, name, offset(ctx, r))
     push_ready(ctx, id, name, h)
   else
     -- returned unstarted: no record; a first claim is undone.

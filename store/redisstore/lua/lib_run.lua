@@ -11,9 +11,11 @@ local function make_due(ctx, rk, id, r, name, t, h)
   if h.delay > 0 and r.created + h.delay > due then due = r.created + h.delay end
   if due <= ctx.now then
     if not task_to(ctx, rk, id, r, name, t, 'R', h) then return false end
+    set_queued(rk, name, offset(ctx, r))
     push_ready(ctx, id, name, h)
   else
     if not task_to(ctx, rk, id, r, name, t, 'W', h) then return false end
+    set_queued(rk, name, int(due - r.created))
     push_delayed(ctx, id, name, h, due)
   end
   return true

@@ -88,6 +88,7 @@ local function sweep_one(e)
   else
     kind = 'q'
     task_to(ctx, rk, id, r, name, t, 'R', h)
+    set_queued(rk, name, offset(ctx, r))
     push_ready(ctx, id, name, h)
   end
   if not run_terminal(r) then
