@@ -3,6 +3,7 @@ package memstore
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/plaitdag/plait"
 )
@@ -15,23 +16,71 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	res := &plait.AttemptHistoryResult{}
 	r, err := s.runLocked(params.RunID)
 	if err != nil {
-		return nil, err
-	}
-	res := &plait.AttemptHistoryResult{}
-	for i := range r.tasks {
-		t := &r.tasks[i]
-		if params.Task != "" && t.inst.Name != params.Task {
-			continue
+		k := s.kept[params.RunID]
+		if k == nil {
+			return nil, err
 		}
-		res.Tasks = append(res.Tasks, plait.TaskHistory{
-			Task:     t.inst.Name,
-			Attempts: append([]plait.Attempt(nil), t.inst.Attempts...),
-		})
+		for _, th := range k.tasks {
+			if params.Task == "" || th.Task == params.Task {
+				res.Tasks = append(res.Tasks, plait.TaskHistory{Task: th.Task, Attempts: append([]plait.Attempt(nil), th.Attempts...)})
+			}
+		}
+	} else {
+		for i := range r.tasks {
+			t := &r.tasks[i]
+			if params.Task != "" && t.inst.Name != params.Task {
+				continue
+			}
+			res.Tasks = append(res.Tasks, plait.TaskHistory{
+				Task:     t.inst.Name,
+				Attempts: append([]plait.Attempt(nil), t.inst.Attempts...),
+			})
+		}
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {
 		return nil, fmt.Errorf("memstore: run %s task %q: %w", params.RunID, params.Task, plait.ErrNotFound)
 	}
 	return res, nil
+}
+
+// keptHistory is the attempt history of a freed run, kept until until.
+type keptHistory struct {
+	id    string
+	until time.Time
+	tasks []plait.TaskHistory
+}
+
+// keepHistoryLocked keeps the attempt records of r, about to be freed at
+// the end of its retention, when the store keeps history longer: until
+// its end plus the history retention. Runs end in the order of the clock
+// and every run keeps history as long, so keptOrder stays in the order
+// the entries go.
+func (s *Store) keepHistoryLocked(r *run) {
+	until := r.rec.EndedAt.Add(s.history)
+	if s.history <= 0 || !until.After(r.expireAt) {
+		return
+	}
+	k := &keptHistory{id: r.rec.ID, until: until, tasks: make([]plait.TaskHistory, len(r.tasks))}
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		k.tasks[i] = plait.TaskHistory{Task: t.inst.Name, Attempts: t.inst.Attempts}
+	}
+	s.kept[k.id] = k
+	s.keptOrder = append(s.keptOrder, k)
+}
+
+// dropKeptLocked frees the kept histories whose time is over.
+func (s *Store) dropKeptLocked(now time.Time) {
+	n := 0
+	for n < len(s.keptOrder) && s.keptOrder[n].until.Before(now) {
+		delete(s.kept, s.keptOrder[n].id)
+		s.keptOrder[n] = nil
+		n++
+	}
+	if n > 0 {
+		s.keptOrder = s.keptOrder[n:]
+	}
 }

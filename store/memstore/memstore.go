@@ -58,6 +58,12 @@ type Store struct {
 	rules     []retentionRule
 	retain    *retention.Table
 	expiry    map[time.Duration]*expiryList
+	// history, when longer than a run's retention, keeps its attempt
+	// records past it (history.go): kept by run id, keptOrder in the
+	// order they go.
+	history   time.Duration
+	kept      map[string]*keptHistory
+	keptOrder []*keptHistory
 
 	// indexes lists runs by service, tenant and workflow (query.go);
 	// counts holds the number of runs in each status.
@@ -108,6 +114,7 @@ func New(opts ...Option) *Store {
 		wake:      make(chan struct{}),
 		retention: RetentionDefault,
 		expiry:    make(map[time.Duration]*expiryList),
+		kept:      make(map[string]*keptHistory),
 		indexes:   make(map[string]*runIndex),
 		counts:    make(map[plait.RunStatus]int64),
 		maxResult: MaxResultBytesDefault,

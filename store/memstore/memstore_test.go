@@ -26,10 +26,10 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *storetest.Harness {
 		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		return &storetest.Harness{
-			Store:   memstore.New(memstore.WithClock(clk), memstore.WithRetention(time.Hour), memstore.WithMaxResultBytes(1<<10), memstore.WithTaskLogLimit(5, 64)),
+			Store:   memstore.New(memstore.WithClock(clk), memstore.WithRetention(time.Hour), memstore.WithHistoryRetention(3*time.Hour), memstore.WithMaxResultBytes(1<<10), memstore.WithTaskLogLimit(5, 64)),
 			Now:     clk.Now,
 			Advance: clk.Advance,
-			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour, MaxResultBytes: 1 << 10, TaskLogLines: 5, TaskLogBytes: 64},
+			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour, HistoryRetention: 3 * time.Hour, MaxResultBytes: 1 << 10, TaskLogLines: 5, TaskLogBytes: 64},
 		}
 	})
 }

@@ -27,6 +27,15 @@ func WithRetention(d time.Duration) Option {
 	}
 }
 
+// WithHistoryRetention keeps the attempt records of a finished run for d
+// after it ends when d is longer than the run's own retention: once the
+// run is freed (RunGet answers [plait.ErrNotFound]), AttemptHistory still
+// answers its records until then. Only the records are kept, not the run.
+// Zero, the default, or a negative d keeps them with the run.
+func WithHistoryRetention(d time.Duration) Option {
+	return func(s *Store) { s.history = max(d, 0) }
+}
+
 // WithRetentionFor keeps the finished runs of service that ended in status
 // for d, overriding [WithRetention] for them. An empty service means every
 // service, an empty status every terminal status; the most specific rule
@@ -98,6 +107,7 @@ func (s *Store) expireLocked(now time.Time) int {
 	for d, l := range s.expiry {
 		for r := l.head; r != nil && r.expireAt.Before(now); r = l.head {
 			if !r.removed {
+				s.keepHistoryLocked(r)
 				s.removeLocked(r)
 				freed++
 			}
@@ -111,6 +121,7 @@ func (s *Store) expireLocked(now time.Time) int {
 	if freed > 0 {
 		s.trimDeadLocked()
 	}
+	s.dropKeptLocked(now)
 	return freed
 }
 

@@ -152,7 +152,7 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []plait.TaskOutcome, results []string, out []plait.TaskFinishResult) error {
 	keys, args := s.outcomeArgs(b, outcomes, results,
 		[]string{s.keys.active(b.shard)},
-		[]any{s.stepArg(), s.keys.base(b.shard), s.retentionMs(), len(b.idx)})
+		[]any{s.stepArg(), s.keys.base(b.shard), s.retentionArg(), len(b.idx)})
 	v, err := s.runScript(ctx, scriptFinish, keys, args...)
 	if err != nil {
 		return err
@@ -218,7 +218,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 			nq = len(queues)
 		}
 		keys, args := s.outcomeArgs(b, outcomes, results, keys,
-			[]any{s.claimStepArg(cp), s.keys.base(b.shard), s.retentionMs(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx), handlersArg(cp.Handlers), sharesArg(cp.Shares)})
+			[]any{s.claimStepArg(cp), s.keys.base(b.shard), s.retentionArg(), cp.WorkerID, limit, leaseMs, nq, promoteBound, len(b.idx), handlersArg(cp.Handlers), sharesArg(cp.Shares)})
 		if cp.RequestID != "" {
 			keys = append(keys, s.keys.claimMemo(b.shard, cp.RequestID))
 		}

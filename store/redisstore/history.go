@@ -10,8 +10,10 @@ import (
 
 // AttemptHistory answers the attempt records of a run's tasks. See
 // [plait.HistoryStore]. One round trip (HGETALL of the run hash, where
-// each ended claim left its field a:<task>:<epoch>); only the fields of the
-// tasks asked for are decoded.
+// each ended claim left its field a:<task>:<epoch>), and a second for a
+// run that is gone, whose records may outlive it in h:<run>
+// ([WithHistoryRetention]), a copy of the same fields; only the fields of
+// the tasks asked for are decoded.
 func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
 	shard, err := s.runShard(params.RunID)
 	if err != nil {
@@ -22,6 +24,12 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 		return nil, mapErr(err)
 	}
 	ms, ok := h["m"]
+	if !ok {
+		if h, err = s.client.HGetAll(ctx, s.keys.history(shard, params.RunID)).Result(); err != nil {
+			return nil, mapErr(err)
+		}
+		ms, ok = h["m"]
+	}
 	if !ok {
 		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
 	}

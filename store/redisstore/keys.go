@@ -17,6 +17,7 @@ import (
 //	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
 //	<prefix>:{<shard>}:dl                dead letters of the shard (zset, score dead-lettered ms, member "<run> <task>")
 //	<prefix>:{<shard>}:tl:<run>          lines the run's tasks logged (hash; tasklog.go, log_append.lua)
+//	<prefix>:{<shard>}:h:<run>           attempt records kept past the run (hash of its m, i, o, s: and a: fields)
 //	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)
 //	<prefix>:{<shard>}:n:<queue>         wake-up tokens for ReadyWait on one queue (list, at most 64)
@@ -93,6 +94,10 @@ func (k keys) deadIndex(s int) string { return k.base(s) + "dl" }
 
 // taskLogs is the hash of the lines a run's tasks logged.
 func (k keys) taskLogs(s int, id string) string { return k.base(s) + "tl:" + id }
+
+// history holds the attempt records of a finished run beyond the run's own
+// retention (WithHistoryRetention).
+func (k keys) history(s int, id string) string { return k.base(s) + "h:" + id }
 
 // keyIndex maps an idempotency key to its run id.
 func (k keys) keyIndex(s int, key string) string { return k.base(s) + "k:" + key }

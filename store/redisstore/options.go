@@ -57,8 +57,11 @@ type config struct {
 	// retention is the TTL of a finished run's keys, unless a rule of
 	// rules says otherwise; retain resolves them (built by withDefaults).
 	retention time.Duration
-	rules     []retentionRule
-	retain    *retention.Table
+	// history, when longer than a run's retention, is how long its
+	// attempt records are kept after it ends (WithHistoryRetention).
+	history time.Duration
+	rules   []retentionRule
+	retain  *retention.Table
 	// logger receives warnings.
 	logger *slog.Logger
 	// strictEviction refuses to start unless maxmemory-policy is noeviction.
@@ -161,6 +164,25 @@ func WithRetention(d time.Duration) Option {
 			return
 		}
 		c.retention = d
+	}
+}
+
+// WithHistoryRetention keeps the attempt records of a finished run for d
+// after it ends when d is longer than the run's own retention: once the
+// run is gone (RunGet answers [plait.ErrNotFound]), AttemptHistory still
+// answers its records until then. The records are copied at the run's end
+// into a key of their own, h:<run>, with the run's meta and task states
+// (results, payloads and definitions are not kept), so it costs one read
+// of the run hash and one write per finished run, and the key's memory
+// for d. Zero, the default, keeps them with the run. A negative d is an
+// error; d is rounded down to the ms. Deleting a run deletes them too.
+func WithHistoryRetention(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.reject("WithHistoryRetention", d.String(), "want 0 (with the run) or more")
+			return
+		}
+		c.history = d
 	}
 }
 

@@ -188,6 +188,17 @@ func (s *Store) nowArg() string {
 
 func (s *Store) retentionMs() int64 { return s.cfg.retention.Milliseconds() }
 
+// retentionArg is the retention argument of the scripts that may end a
+// run: "<retention ms>", then ":<history ms>" when attempt records are
+// kept past their run (new_ctx in lua/lib_buffers.lua).
+func (s *Store) retentionArg() string {
+	arg := strconv.FormatInt(s.retentionMs(), 10)
+	if h := s.cfg.history.Milliseconds(); h > 0 {
+		arg += ":" + strconv.FormatInt(h, 10)
+	}
+	return arg
+}
+
 // shardOrder returns every shard once, starting at a rotating one.
 func (s *Store) shardOrder() []int {
 	n := s.cfg.shards

@@ -91,7 +91,8 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
-		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64))
+		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64),
+		redisstore.WithHistoryRetention(3*redisstore.RetentionDefault))
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,
@@ -100,7 +101,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 			clk.Advance(d)
 			m.FastForward(d)
 		},
-		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, MaxResultBytes: maxResultBytes,
+		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, HistoryRetention: 3 * redisstore.RetentionDefault, MaxResultBytes: maxResultBytes,
 			TaskLogLines: 5, TaskLogBytes: 64},
 	}
 }

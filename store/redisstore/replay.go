@@ -43,7 +43,7 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 		return nil, err
 	}
 	v, err := s.runScript(ctx, scriptReplayRun, []string{s.keys.run(shard, params.RunID)},
-		s.stepArg(), s.keys.base(shard), s.retentionMs(), params.RunID, params.Generation,
+		s.stepArg(), s.keys.base(shard), s.retentionArg(), params.RunID, params.Generation,
 		strings.Join(params.Tasks, " "))
 	if err != nil {
 		return nil, err

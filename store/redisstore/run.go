@@ -31,7 +31,7 @@ func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*
 		return nil, err
 	}
 	v, err := s.runScript(ctx, scriptCancelRun, []string{s.keys.run(shard, params.ID)},
-		s.stepArg(), s.keys.base(shard), s.retentionMs(), params.ID, params.Reason)
+		s.stepArg(), s.keys.base(shard), s.retentionArg(), params.ID, params.Reason)
 	if err != nil {
 		return nil, err
 	}

@@ -24,7 +24,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 			break
 		}
 		v, err := s.runScript(ctx, scriptSweep, []string{s.keys.active(shard)},
-			s.stepArg(), s.keys.base(shard), s.retentionMs(), left, params.CrashLimit)
+			s.stepArg(), s.keys.base(shard), s.retentionArg(), left, params.CrashLimit)
 		if err != nil {
 			return nil, err
 		}

@@ -120,6 +120,53 @@ func testHistory(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "HistoryOutlivesItsRun",
+			rule: "a store that keeps history longer than runs answers a finished run's attempt records, per run and per task, after the run is gone and until the history retention is over; a deleted run takes its records with it",
+			run: func(t *testing.T, h *Harness, rule string) {
+				if !h.Caps.ExpiresKeys || h.Caps.HistoryRetention <= h.Caps.Retention {
+					t.Skip("needs Caps.ExpiresKeys and Caps.HistoryRetention above Caps.Retention")
+				}
+				hs := h.Store.(plait.HistoryStore)
+				qs, deletes := h.Store.(plait.QueryStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+				ct := claimOne(t, h, "a", rule)
+				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "once"}).Err, rule)
+				succeed(t, h, claimOne(t, h, "a", rule).Lease, "", rule)
+				succeed(t, h, claimOne(t, h, "b", rule).Lease, "", rule)
+				require.Equal(t, plait.RunCompleted, getRun(t, h, r.ID).Status, rule)
+				var gone *plait.Run
+				if deletes {
+					gone = createRun(t, h, nil)
+					succeed(t, h, claimOne(t, h, "a", rule).Lease, "", rule)
+				}
+				before, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID})
+				require.NoError(t, err, rule)
+				require.Len(t, before.Tasks, 2, rule)
+				require.Len(t, before.Tasks[0].Attempts, 2, rule)
+				if deletes {
+					require.NoError(t, qs.RunDelete(bg, &plait.RunDeleteParams{ID: gone.ID}), rule)
+				}
+
+				h.Advance(h.Caps.Retention + time.Second)
+				_, err = h.Store.RunGet(bg, &plait.RunGetParams{ID: r.ID})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule+": the run is gone")
+				after, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID})
+				require.NoError(t, err, rule)
+				require.Equal(t, before, after, rule)
+				one, err := hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID, Task: "b"})
+				require.NoError(t, err, rule)
+				require.Equal(t, []plait.TaskHistory{before.Tasks[1]}, one.Tasks, rule)
+				if deletes {
+					_, err = hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: gone.ID})
+					require.ErrorIs(t, err, plait.ErrNotFound, rule+": a deleted run's records")
+				}
+
+				h.Advance(h.Caps.HistoryRetention - h.Caps.Retention)
+				_, err = hs.AttemptHistory(bg, &plait.AttemptHistoryParams{RunID: r.ID})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule+": the records after the history retention")
+			},
+		},
+		{
 			name: "PerRunAndPerTask",
 			rule: "AttemptHistory answers every task of the run in definition order, or the one task asked for; an unknown run or task is not found",
 			run: func(t *testing.T, h *Harness, rule string) {

@@ -68,6 +68,11 @@ type Caps struct {
 	// finished run stays readable. Cases about retention need ExpiresKeys
 	// and a positive Retention.
 	Retention time.Duration
+	// HistoryRetention is how long the store keeps a finished run's
+	// attempt records, as it was built, when longer than Retention; the
+	// case about history outliving its run needs ExpiresKeys and a
+	// HistoryRetention above Retention.
+	HistoryRetention time.Duration
 	// MaxResultBytes is the largest result the store keeps, as it was
 	// built; the case about larger results needs it.
 	MaxResultBytes int

@@ -43,7 +43,7 @@
 -- still applies the step, and its events with it; the streams are trimmed
 -- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local rk = KEYS[1]
 local r = meta_get(rk)
 if r == nil then return {1} end

@@ -78,7 +78,7 @@
 -- path the first write is a removal (the ZREM of a due delayed entry, else
 -- the LPOP of a ready entry), which Redis allows, and the call runs whole.
 
-local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+local ctx = new_ctx(ARGV[2], ARGV[1])
 local nq = tonumber(ARGV[6])
 local qkeys = {}
 for i = 1, 6 * nq do qkeys[i] = KEYS[1 + i] end

@@ -59,7 +59,7 @@ local prior = tonumber(ARGV[6])
 -- made packed, into the field list, before its one HSET (the first write),
 -- so no field is written twice or read back.
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
-  local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+  local ctx = new_ctx(ARGV[2], ARGV[1])
   ctx.index_later = true
   local base, now = ctx.base, ctx.now
   local nroots = tonumber(ARGV[8])
@@ -160,7 +160,7 @@ if prior > 0 and redis.call('HLEN', rk) ~= prior then
   return {4, ''}
 end
 
-local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+local ctx = new_ctx(ARGV[2], ARGV[1])
 local nf = tonumber(ARGV[7])
 local nroots = tonumber(ARGV[8])
 local np = tonumber(ARGV[9])

@@ -8,7 +8,8 @@
 -- ARGV[3]  run id
 --
 -- Transition: none; a finished run (S, F or C) leaves the store: see
--- forget_run (lib_delete.lua) for every key and entry it removes. A run
+-- forget_run (lib_delete.lua) for every key and entry it removes, and the
+-- copy of its attempt records kept past it, h:<run> (keep_history). A run
 -- that has not finished is refused and left as it is.
 --
 -- Returns {0} deleted, {1} not found, {4} unreadable meta, {6} the run has
@@ -30,7 +31,9 @@ if not m then return {1} end
 local st = string.sub(m, 1, 1)
 if not run_moves[st] then return {4} end
 if not run_final[st] then return {6} end
-local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+local ctx = new_ctx(ARGV[2], ARGV[1])
 local wf, svc, tenant = run_query(ctx, rk, false)
 forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
+-- the attempt records kept past the run, if any (keep_history)
+redis.call('DEL', key(ctx.base, 'h', id))
 return {0}

@@ -67,7 +67,7 @@
 -- still applies the step, and its events with it; the streams are trimmed
 -- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local n = tonumber(ARGV[4])
 local rks = {}
 for i = 1, n do rks[i] = KEYS[1 + i] end

@@ -44,7 +44,7 @@
 -- with finish.lua, which Redis runs, and answers an empty claim. On the
 -- EVALSHA path: as finish.lua, then as claim.lua.
 
-local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local limit = tonumber(ARGV[5])
 local nq = tonumber(ARGV[7])
 local n = tonumber(ARGV[9])

@@ -18,6 +18,7 @@ local front_order = {}
 local dels = {}
 local unleased = {}
 local unleased_key = nil
+local kept = {}
 local wrote = false
 -- events and counters buffered by task_to and run_to (lib_status.lua),
 -- written by flush_events.
@@ -32,7 +33,7 @@ local st_durs = {}
 -- between calls, so every function call starts with it.
 local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
-  fronts, front_order = {}, {}
+  fronts, front_order, kept = {}, {}, {}
   wrote = false
   evs, ev_n, ev_errs, ev_base, st_incr, st_durs = {}, 0, {}, nil, {}, {}
 end
@@ -183,6 +184,40 @@ local function flush_events()
   st_durs = {}
 end
 
+-- keep_history asks the next flush to copy what the attempt records of a
+-- run that has just ended need to be read (its fields m, i, o, every s:
+-- and a:) from its hash rk into hk, kept for ms: the records outlive the
+-- run (WithHistoryRetention). The copy is made once the hashes are
+-- written, so it holds this call's writes. A run that ends again after a
+-- replay is copied again, over the first copy. Only a store keeping
+-- history longer than its runs asks for it: it reads the whole run hash.
+-- Faults: a resent call that ends nothing copies nothing; after data loss
+-- a copy goes with its run's hash or outlives it, as it would have; a full
+-- Redis refuses its HSET as it does the step's other writes (the function
+-- is refused whole); a cut-off worker's call copied or did not.
+local function keep_history(rk, hk, ms)
+  kept[#kept + 1] = {rk, hk, ms}
+end
+
+local function copy_kept()
+  for _, k in ipairs(kept) do
+    local all = redis.call('HGETALL', k[1])
+    local out = {}
+    for i = 1, #all, 2 do
+      local f = all[i]
+      if f == 'm' or f == 'i' or f == 'o' or string.find(f, '^[as]:') then
+        out[#out + 1] = f
+        out[#out + 1] = all[i + 1]
+      end
+    end
+    for i = 1, #out, 1000 do
+      redis.call('HSET', k[2], unpack(out, i, math.min(i + 999, #out)))
+    end
+    if #out > 0 then redis.call('PEXPIRE', k[2], k[3]) end
+  end
+  kept = {}
+end
+
 local function flush()
   for i = 1, #unleased, 1000 do
     redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
@@ -202,6 +237,7 @@ local function flush()
     if #args > 0 then redis.call('HSET', rk, unpack(args)) end
   end
   hdirty = {}
+  if #kept > 0 then copy_kept() end
   for _, lk in ipairs(push_order) do
     local es = pushes[lk]
     for i = 1, #es, 1000 do
@@ -230,12 +266,17 @@ end
 -- new_ctx takes the step argument of the Go side (stepArg in events.go):
 -- "<now ms or empty>;<event cap>;<stats window, 0 when off>", and for a
 -- claim ";<inline results limit>" (TaskClaimParams.InlineResultsMax).
+-- retention is the retention argument of a script that may end a run,
+-- "<ms>" or "<ms>:<history ms>" (retentionArg in redisstore.go), or 0:
+-- ctx.retention, and ctx.hist, how long a finished run's attempt records
+-- are kept (keep_history; 0: with the run).
 local function new_ctx(base, step, retention)
   local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
   if not now then now, cap, win, inline = step, '100000', '0', '' end
   local ms = now_ms(now)
-  return {base = base, now = ms, nows = int(ms), retention = retention or 0, wake = {}, readied = {},
-    evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
+  local ret, hist = string.match(retention or '0', '^(%d+):?(%d*)$')
+  return {base = base, now = ms, nows = int(ms), retention = tonumber(ret) or 0, hist = tonumber(hist) or 0,
+    wake = {}, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 
 local function owe(ctx, queue, n)

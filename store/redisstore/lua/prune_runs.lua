@@ -47,7 +47,7 @@ local function expiry_entry(e, ret)
   return tonumber(t), id, st, wf, svc, tenant
 end
 
-local ctx = new_ctx(ARGV[2], ARGV[1], 0)
+local ctx = new_ctx(ARGV[2], ARGV[1])
 local limit = tonumber(ARGV[3])
 local pruned, popped, more = 0, 0, 0
 for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do

@@ -132,7 +132,7 @@ end
 
 -- validated: writes start here, with the generation, written at once so
 -- that it is the call's first write (see Out of memory above).
-local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 ctx.replay = true
 redis.call('HSET', rk, 'g', int(expect + 1))
 if not run_to(ctx, rk, id, r, 'U') then return {code_illegal} end

@@ -47,7 +47,7 @@
 -- still applies the step, and its events with it; the streams are trimmed
 -- as they grow, so they stay within their caps.
 
-local ctx = new_ctx(ARGV[2], ARGV[1], tonumber(ARGV[3]))
+local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 ctx.crash = true -- a task this call moves off running lost its lease
 local active = KEYS[1]
 local limit = tonumber(ARGV[4])
