@@ -274,8 +274,12 @@ local function new_ctx(base, step, retention)
   local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
   if not now then now, cap, win, inline = step, '100000', '0', '' end
   local ms = now_ms(now)
-  local ret, hist = string.match(retention or '0', '^(%d+):?(%d*)$')
-  return {base = base, now = ms, nows = int(ms), retention = tonumber(ret) or 0, hist = tonumber(hist) or 0,
+  local ret, hist = 0, 0
+  if retention then
+    local r, h = string.match(retention, '^(%d+):?(%d*)$')
+    ret, hist = tonumber(r) or 0, tonumber(h) or 0
+  end
+  return {base = base, now = ms, nows = int(ms), retention = ret, hist = hist,
     wake = {}, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 
