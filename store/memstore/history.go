@@ -20,7 +20,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 	r, err := s.runLocked(params.RunID)
 	if err != nil {
 		k := s.kept[params.RunID]
-		if k == nil {
+		if k == nil || k.until.Before(s.clock.Now()) {
 			return nil, err
 		}
 		for _, th := range k.tasks {
@@ -55,9 +55,11 @@ type keptHistory struct {
 
 // keepHistoryLocked keeps the attempt records of r, about to be freed at
 // the end of its retention, when the store keeps history longer: until
-// its end plus the history retention. Runs end in the order of the clock
-// and every run keeps history as long, so keptOrder stays in the order
-// the entries go.
+// its end plus the history retention. keptOrder is in the order runs were
+// freed, close to the order their histories go (every history is kept as
+// long after its run's end; runs with different retentions are freed out
+// of that order): one past its time behind one that is not waits to be
+// freed, and AttemptHistory answers it as gone.
 func (s *Store) keepHistoryLocked(r *run) {
 	until := r.rec.EndedAt.Add(s.history)
 	if s.history <= 0 || !until.After(r.expireAt) {
