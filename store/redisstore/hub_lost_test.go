@@ -22,12 +22,7 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
-	res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := res.Run.ID
+	id := createOneTaskRun(t, s)
 	// One more confirmation owed than will come: the watcher never turns ready.
 	s.hub.mu.Lock()
 	s.hub.pending[s.keys.done(0, id)]++

@@ -40,11 +40,7 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
-	res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: spec})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := createOneTaskRun(t, s)
 	claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 	if err != nil || len(claimed.Tasks) != 1 {
 		t.Fatalf("claim: %v, %+v", err, claimed)
@@ -65,7 +61,7 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Runs) != 1 || page.Runs[0].ID != res.Run.ID || page.Cursor != "" {
+	if len(page.Runs) != 1 || page.Runs[0].ID != id || page.Cursor != "" {
 		t.Errorf("running runs: %d, cursor %q", len(page.Runs), page.Cursor)
 	}
 	clk.Advance(2 * time.Minute)
@@ -76,4 +72,15 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 	if len(swept.Requeued) != 1 || len(swept.Dead) != 0 || len(swept.Corrupt) != 0 || swept.More {
 		t.Errorf("the sweep of one expired lease: %+v", swept)
 	}
+}
+
+// createOneTaskRun creates a run of one task "a" and answers its id.
+func createOneTaskRun(t *testing.T, s *Store) string {
+	t.Helper()
+	spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	res, err := s.RunCreate(context.Background(), &plait.RunCreateParams{Workflow: spec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Run.ID
 }
