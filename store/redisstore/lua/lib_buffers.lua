@@ -173,13 +173,13 @@ local function flush_events()
   if win == 0 then return end
   local sk = base .. 'st'
   for f, n in pairs(st_incr) do
-    if n ~= 0 then redis.call('HINCRBY', sk, f, n) end
+    if n ~= 0 then redis.call('HINCRBY', sk, f, itoa(n)) end
   end
   st_incr = {}
   for name, ds in pairs(st_durs) do
     local lk = base .. 'sd:' .. name
     redis.call('LPUSH', lk, unpack(ds))
-    redis.call('LTRIM', lk, 0, win - 1)
+    redis.call('LTRIM', lk, 0, itoa(win - 1))
   end
   st_durs = {}
 end
@@ -268,18 +268,19 @@ end
 -- claim ";<inline results limit>" (TaskClaimParams.InlineResultsMax).
 -- retention is the retention argument of a script that may end a run,
 -- "<ms>" or "<ms>:<history ms>" (retentionArg in redisstore.go), or 0:
--- ctx.retention, and ctx.hist, how long a finished run's attempt records
+-- ctx.retention (and ctx.rets, the same as sent), and ctx.hist, how long a finished run's attempt records
 -- are kept (keep_history; 0: with the run).
 local function new_ctx(base, step, retention)
   local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
   if not now then now, cap, win, inline = step, '100000', '0', '' end
   local ms = now_ms(now)
-  local ret, hist = 0, 0
+  local ret, rets, hist = 0, '0', 0
   if retention then
     local r, h = string.match(retention, '^(%d+):?(%d*)$')
     ret, hist = tonumber(r) or 0, tonumber(h) or 0
+    if r then rets = r end
   end
-  return {base = base, now = ms, nows = int(ms), retention = ret, hist = hist,
+  return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
     wake = {}, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 

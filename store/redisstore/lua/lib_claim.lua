@@ -130,11 +130,12 @@ end
 -- urgent first, takes up to its count before the strict pass.
 local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo, hs, shares)
   local until_ms = ctx.now + lease
+  local until_s = int(until_ms)
 
   -- 1. promote due delayed tasks.
   for qi = 1, nq do
     local b = 6 * (qi - 1)
-    local due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.now, 'LIMIT', 0, bound)
+    local due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', 0, bound)
     for _, e in ipairs(due) do
       redis.call('ZREM', qkeys[b + 1], e)
       local id, name = parse_entry(e)
@@ -209,7 +210,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       end
     end
     if r and deps then
-      t.epoch = t.epoch + 1
+      t.epoch = itoa(t.epoch + 1)
       if t.attempt == '0' then t.attempt = '1' end
       t.worker = worker
       ns = task_to(ctx, rk, id, r, name, t, 'U', nil, true)
@@ -237,7 +238,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
     if c then c[sf] = ns end
     if not gk then redis.call('HDEL', rk, 'g:' .. name) end
-    leased[#leased + 1] = until_ms
+    leased[#leased + 1] = until_s
     leased[#leased + 1] = e
     n = n + 1
     local g = #got
@@ -346,7 +347,7 @@ end
 -- first 2n values of out, and the tasks in memo, for lease ms.
 local function remember(mk, out, n, memo, lease)
   local codes = {}
-  for i = 1, n do codes[i] = out[2 * i - 1] .. out[2 * i] .. ',' end
+  for i = 1, n do codes[i] = itoa(out[2 * i - 1]) .. out[2 * i] .. ',' end
   redis.call('SET', mk, table.concat(codes) .. '|' .. table.concat(memo, ' '), 'PX', lease)
 end
 

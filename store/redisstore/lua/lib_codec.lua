@@ -161,9 +161,9 @@ local function set_queued(rk, name, off) hset(rk, 'w:' .. name, off) end
 -- a record of a task queued before it was kept ends after elen, or after
 -- the delay of a retry), then ';'.
 local function record_head(attempt, epoch, claim, dur, outcome, wl, el, delay, queued)
-  local h = attempt .. ',' .. epoch .. ',' .. claim .. ',' .. dur .. ',' .. outcome .. ',' .. wl .. ',' .. el
-  if queued then return h .. ',' .. (delay or 0) .. ',' .. queued .. ';' end
-  if delay and delay > 0 then return h .. ',' .. delay .. ';' end
+  local h = attempt .. ',' .. epoch .. ',' .. claim .. ',' .. dur .. ',' .. outcome .. ',' .. itoa(wl) .. ',' .. itoa(el)
+  if queued then return h .. ',' .. (delay and int(delay) or '0') .. ',' .. queued .. ';' end
+  if delay and delay > 0 then return h .. ',' .. int(delay) .. ';' end
   return h .. ';'
 end
 
@@ -180,7 +180,7 @@ local function attempt(rk, name, t, r, now, outcome, err, delay)
   if delay == 0 then delay = nil end
   local rec = record_head(t.attempt, t.epoch, claim, int(now - r.created - claim), outcome, #t.worker, #err,
     delay, hget(rk, 'w:' .. name))
-  hset(rk, 'a:' .. name .. ':' .. t.epoch, rec .. t.worker .. err)
+  hset(rk, 'a:' .. name .. ':' .. itoa(t.epoch), rec .. t.worker .. err)
 end
 
 -- has_attempts reports whether the task has an attempt record from a claim

@@ -92,7 +92,6 @@ local fast_h = {}
 -- task with children releases them with release_children.
 local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local sf, df, ef, cf, wf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'w:' .. name
-  local af = 'a:' .. name .. ':' .. epoch
   local ch = hcache[rk]
   local m, s, d, e, c, k, q, w
   if ch then
@@ -122,6 +121,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     end
     return nil
   end
+  -- the record's field, named by the epoch as the state spells it
+  local af = 'a:' .. name .. ':' .. t.epoch
   if ch then
     -- through the cache, where later steps of this call find the records.
     r, t = meta_parse(m), state_parse(s)
@@ -150,7 +151,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   -- validated: writes start here, with the lease entry.
   unlease_now(active, entry(id, name))
   err = err or ''
-  local rec = record_head(t.attempt, t.epoch, claim, t.ended - claim, 's', #t.worker, #err, nil, w or nil) ..
+  local rec = record_head(t.attempt, t.epoch, claim, int(t.ended - claim), 's', #t.worker, #err, nil, w or nil) ..
     t.worker .. err
 
   if ch then

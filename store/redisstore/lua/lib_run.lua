@@ -47,7 +47,7 @@ local function run_ended(ctx, rk, id, r, k)
     if k == nil then k = hget(rk, 'k') end
     if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ret) end
     -- its attempt records, when kept longer than the run (keep_history)
-    if ctx.hist > ret then keep_history(rk, key(ctx.base, 'h', id), ctx.hist) end
+    if ctx.hist > 0 and ctx.hist > tonumber(ret) then keep_history(rk, key(ctx.base, 'h', id), ctx.hist) end
   end
 end
 

@@ -95,7 +95,7 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
   if from == '' or ((from == 'P' or from == 'W') and (to == 'P' or to == 'W')) then return end
   local dur = ''
   if from == 'U' and r and t.claim and t.claim ~= '' and (ctx.win > 0 or not task_final[to]) then
-    dur = ctx.now - r.created - t.claim
+    dur = int(ctx.now - r.created - t.claim)
   end
   if dur == '' or task_final[to] then
     note(ctx, id, name .. ',,' .. s, ev_err[to], rk, name)
@@ -159,7 +159,7 @@ local function offset(ctx, r)
   local created = r.created
   if ctx.off_of ~= created then
     ctx.off_of = created
-    ctx.off = tostring(ctx.now - created)
+    ctx.off = int(ctx.now - created)
   end
   return ctx.off
 end
@@ -212,7 +212,7 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     if t.first == nil or t.first == '' then t.first = off end
   elseif task_final[to] then
     t.ended = offset(ctx, r)
-    if to == 'S' then r.succ = r.succ + 1
+    if to == 'S' then r.succ = itoa(r.succ + 1)
     elseif to == 'F' or to == 'D' then r.failed = r.failed + 1
     elseif to == 'K' then r.skipped = r.skipped + 1
     elseif to == 'C' then r.cancelled = r.cancelled + 1 end
@@ -235,17 +235,18 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
 end
 
 -- run_retention returns how long run hash rk is kept after ending in
+-- (ms, as a string: it goes into keys and PEXPIREs, never into sums)
 -- status letter st: the rule settled at its creation (the tail of q),
 -- else the store's retention (ctx.retention). A q without rules ends in
 -- ':' and is not searched; the answer is kept in ctx for the run_ended of
 -- the same end.
 local function run_retention(ctx, rk, st)
   if ctx.ret_of == rk and ctx.ret_st == st then return ctx.ret end
-  local q, ret = run_q(ctx, rk, false), ctx.retention
+  local q, ret = run_q(ctx, rk, false), ctx.rets
   if q and string.byte(q, -1) ~= 58 then
     local s, f, c = string.match(q, ':(%d+):(%d+):(%d+)$')
     if s then
-      if st == 'S' then ret = tonumber(s) elseif st == 'F' then ret = tonumber(f) else ret = tonumber(c) end
+      if st == 'S' then ret = s elseif st == 'F' then ret = f else ret = c end
     end
   end
   ctx.ret_of, ctx.ret_st, ctx.ret = rk, st, ret
@@ -297,7 +298,7 @@ local function run_index(ctx, rk, id, r, from, to)
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then
-    redis.call('ZADD', key(b, 'it', 'U'), -1, skiplist_pin, created, id)
+    redis.call('ZADD', key(b, 'it', 'U'), '-1', skiplist_pin, created, id)
   elseif run_final[to] then
     redis.call('ZADD', key(b, 'it', to), created, id)
     if ctx.retention > 0 then
