@@ -95,5 +95,5 @@ if mk then
 end
 claim_tasks(ctx, KEYS[1], qkeys, nq, ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[7]), out, memo, handler_set(ARGV[9]), share_list(ARGV[10]))
 wake(ctx)
-if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, tonumber(ARGV[5])) end
+if mk and (#memo > 0 or ARGV[8] == '1') then remember(mk, out, 0, memo, ARGV[5]) end
 return out

@@ -70,5 +70,5 @@ if limit > 0 then
 end
 flush()
 wake(ctx)
-if mk then remember(mk, out, n, memo or {}, tonumber(ARGV[6])) end
+if mk then remember(mk, out, n, memo or {}, ARGV[6]) end
 return out

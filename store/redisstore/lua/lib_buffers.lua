@@ -178,8 +178,7 @@ local function flush_events()
   st_incr = {}
   for name, ds in pairs(st_durs) do
     local lk = base .. 'sd:' .. name
-    redis.call('LPUSH', lk, unpack(ds))
-    redis.call('LTRIM', lk, 0, itoa(win - 1))
+    if redis.call('LPUSH', lk, unpack(ds)) > win then redis.call('LTRIM', lk, '0', itoa(win - 1)) end
   end
   st_durs = {}
 end
@@ -218,7 +217,11 @@ local function copy_kept()
   kept = {}
 end
 
-local function flush()
+-- flush writes what is buffered. A step that writes more after it
+-- (claim_tasks before it pops) passes later_events: the events and
+-- counters stay buffered for the step's last flush, so a call writes one
+-- stream entry and one PUBLISH however many steps it makes.
+local function flush(later_events)
   for i = 1, #unleased, 1000 do
     redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
   end
@@ -256,7 +259,7 @@ local function flush()
     redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
   end
   dels = {}
-  flush_events()
+  if not later_events then flush_events() end
 end
 
 -- ctx carries what the transition helpers need: ctx.base, ctx.now,
@@ -305,7 +308,7 @@ local function push_front(ctx, id, name, h)
 end
 
 local function push_delayed(ctx, id, name, h, due)
-  redis.call('ZADD', key(ctx.base, 'z', h.queue), due, entry(id, name))
+  redis.call('ZADD', key(ctx.base, 'z', h.queue), int(due), entry(id, name))
   owe(ctx, h.queue, 1)
 end
 

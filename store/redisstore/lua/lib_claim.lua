@@ -35,13 +35,15 @@ end
 
 -- next_due returns the earliest due time of a live delayed task on the
 -- queues of qkeys (0: none), dropping the stale entries it meets first (at
--- most 16 per queue).
+-- most 16 per queue). The head the promotion read (ctx.z_first) serves as
+-- the first read when the promotion moved nothing.
 local function next_due(ctx, qkeys, nq)
   local next_ms = 0
+  local known = ctx.z_first or {}
   for qi = 1, nq do
     local zk = qkeys[6 * (qi - 1) + 1]
-    for _ = 1, 16 do
-      local first = redis.call('ZRANGE', zk, 0, 0, 'WITHSCORES')
+    for i = 1, 16 do
+      local first = i == 1 and known[qi] or redis.call('ZRANGE', zk, '0', '0', 'WITHSCORES')
       if #first == 0 then break end
       local id, name = parse_entry(first[1])
       local t = id and state_get(key(ctx.base, 'r', id), name)
@@ -132,10 +134,19 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   local until_ms = ctx.now + lease
   local until_s = int(until_ms)
 
-  -- 1. promote due delayed tasks.
+  -- 1. promote due delayed tasks. The head of the delayed set is read
+  -- first: when it is not due (or the set is empty, the usual case) that
+  -- read is all, and next_due starts from it.
+  ctx.z_first = {}
   for qi = 1, nq do
     local b = 6 * (qi - 1)
-    local due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', 0, bound)
+    local head = redis.call('ZRANGE', qkeys[b + 1], '0', '0', 'WITHSCORES')
+    local due = {}
+    if head[2] and tonumber(head[2]) <= ctx.now then
+      due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', '0', itoa(bound))
+    else
+      ctx.z_first[qi] = head
+    end
     for _, e in ipairs(due) do
       redis.call('ZREM', qkeys[b + 1], e)
       local id, name = parse_entry(e)
@@ -161,7 +172,9 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- from Redis and are current; each claimed task's fields are read with one
   -- HMGET, its moves made packed and written with one HSET. Tasks go
   -- straight into out after the four head values, filled in at the end.
-  flush()
+  -- The events wait for the flush after the pops: one stream entry for the
+  -- call.
+  flush(true)
   local head = #out
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
   local got = out
@@ -282,7 +295,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       if not hs or hs[h] then
         local ak = gk .. ':' .. h
         while n < limit and stale < 1000 + limit do
-          local es = redis.call('LPOP', ak, limit - n)
+          local es = redis.call('LPOP', ak, itoa(limit - n))
           if not es then
             redis.call('SREM', gk, h)
             redis.call('DEL', ak .. ':n')
@@ -304,7 +317,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       local lk = qkeys[b + 2 + (3 - p)]
       local gk = qkeys[b + 6]
       while n < upto and stale < 1000 + limit do
-        local es = redis.call('LPOP', lk, upto - n)
+        local es = redis.call('LPOP', lk, itoa(upto - n))
         if not es then break end
         for _, e in ipairs(es) do take(e, gk) end
       end
@@ -344,7 +357,8 @@ end
 -- separated (run ids, task names and epochs hold neither ':' nor ' ').
 
 -- remember writes the memory of a call: the codes of its n outcomes, the
--- first 2n values of out, and the tasks in memo, for lease ms.
+-- first 2n values of out, and the tasks in memo, for lease ms (the digits
+-- the call was sent).
 local function remember(mk, out, n, memo, lease)
   local codes = {}
   for i = 1, n do codes[i] = itoa(out[2 * i - 1]) .. out[2 * i] .. ',' end

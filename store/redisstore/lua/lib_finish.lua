@@ -72,7 +72,7 @@ end
 local function fail_task(ctx, rk, id, r, name, t, st, h)
   if not task_to(ctx, rk, id, r, name, t, st, h) then return false end
   redis.call('RPUSH', key(ctx.base, 'x', id), name)
-  redis.call('ZADD', key(ctx.base, 'dl'), ctx.now, entry(id, name))
+  redis.call('ZADD', key(ctx.base, 'dl'), ctx.nows, entry(id, name))
   if r.strat == 's' then return stop_run(ctx, rk, id, r, 'F', '') end
   return release_children(ctx, rk, id, r, name, st)
 end

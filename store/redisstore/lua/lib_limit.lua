@@ -48,7 +48,10 @@ local function limit_admit(ctx, rk, name, e, l, epoch)
         local at = tonumber(oldest[2]) + p
         local ld = key(ctx.base, 'ld')
         local cur = redis.call('ZSCORE', ld, k)
-        if not cur or tonumber(cur) > at then redis.call('ZADD', ld, at, k) end
+        if not cur or tonumber(cur) > at then
+          redis.call('ZADD', ld, at, k)
+          ctx.ld_first = nil -- limit_next reads ld again
+        end
         return limit_hold(ctx, rk, name, e, k)
       end
     end
@@ -111,18 +114,25 @@ end
 
 -- limit_wake_due lets the tasks held back by a rate whose window has moved
 -- on try again: each key due in ld (at most 100 per call) is dropped from
--- it and its waiting tasks go back to their ready lists.
+-- it and its waiting tasks go back to their ready lists. It reads the
+-- earliest wake-up first, and when none is due, which without rate limits
+-- is always, that one read is all, and limit_next answers from it
+-- (ctx.ld_first) unless a hold in between moved it.
 local function limit_wake_due(ctx)
   local ld = key(ctx.base, 'ld')
-  for _, k in ipairs(redis.call('ZRANGEBYSCORE', ld, '-inf', ctx.now, 'LIMIT', 0, 100)) do
+  local first = redis.call('ZRANGE', ld, '0', '0', 'WITHSCORES')
+  ctx.ld_first = first
+  if not first[2] or tonumber(first[2]) > ctx.now then return end
+  ctx.ld_first = nil
+  for _, k in ipairs(redis.call('ZRANGEBYSCORE', ld, '-inf', ctx.nows, 'LIMIT', '0', '100')) do
     redis.call('ZREM', ld, k)
-    if limit_wake(ctx, k, -1) then redis.call('ZADD', ld, ctx.now, k) end
+    if limit_wake(ctx, k, -1) then redis.call('ZADD', ld, ctx.nows, k) end
   end
 end
 
 -- limit_next returns the earliest rate wake-up in ld (0: none).
 local function limit_next(ctx)
-  local first = redis.call('ZRANGE', key(ctx.base, 'ld'), 0, 0, 'WITHSCORES')
+  local first = ctx.ld_first or redis.call('ZRANGE', key(ctx.base, 'ld'), '0', '0', 'WITHSCORES')
   if first[2] then return tonumber(first[2]) end
   return 0
 end
