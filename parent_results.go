@@ -3,7 +3,6 @@ package plait
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"sync"
 )
@@ -31,16 +30,14 @@ func WithInlineResults(n int) Option {
 	}
 }
 
-// lazyParents is what a task claimed without its parents' results needs to
-// read them when its handler asks: the store and the parents, whose names
-// are sorted at the first read (a handler that reads none pays nothing).
-// What was read is kept on the Task.
+// lazyParents is what a task claimed without its parents needs to read
+// their results when its handler asks: the store, which answers only the
+// task's parents (TaskResultsParams.ParentsOf), so the worker never holds
+// their names. What was read is kept on the Task.
 type lazyParents struct {
 	store   ResultStore
-	deps    []Dep
-	names   []string // sorted, from deps, at the first read
 	mu      sync.Mutex
-	absent  map[string]bool // read, and without a result
+	absent  map[string]bool // read, and not a parent with a result
 	fetched bool            // every parent has been read
 }
 
@@ -102,16 +99,14 @@ func (t *Task) fetchParents(ctx context.Context, names []string) error {
 	if lp.fetched {
 		return nil
 	}
-	if lp.names == nil {
-		lp.names = make([]string, 0, len(lp.deps))
-		for _, d := range lp.deps {
-			lp.names = append(lp.names, d.Task)
+	if len(names) == 0 {
+		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, ParentsOf: t.Name})
+		if err != nil {
+			return fmt.Errorf("plait: task %s: read its parents' results: %w", quote(t.Name), err)
 		}
-		sort.Strings(lp.names)
-	}
-	all := len(names) == 0
-	if all {
-		names = lp.names
+		t.keepParents(res.Results)
+		lp.fetched = true
+		return nil
 	}
 	var want []string
 	seen := make(map[string]bool, len(names))
@@ -120,44 +115,42 @@ func (t *Task) fetchParents(ctx context.Context, names []string) error {
 			continue
 		}
 		seen[n] = true
-		if _, ok := t.parents[n]; !ok && lp.isParent(n) {
+		if _, ok := t.parents[n]; !ok {
 			want = append(want, n)
 		}
 	}
 	for len(want) > 0 {
 		batch := want[:min(len(want), TaskResultsMax)]
 		want = want[len(batch):]
-		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, Tasks: batch})
+		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, Tasks: batch, ParentsOf: t.Name})
 		if err != nil {
 			return fmt.Errorf("plait: task %s: read its parents' results: %w", quote(t.Name), err)
 		}
-		if t.parents == nil {
-			t.parents = make(map[string][]byte, len(res.Results))
-		}
+		t.keepParents(res.Results)
 		for _, n := range batch {
-			if b, ok := res.Results[n]; ok {
-				t.parents[n] = b
-			} else {
+			if _, ok := res.Results[n]; !ok {
 				lp.absent[n] = true
 			}
 		}
 	}
-	if all {
-		lp.fetched = true
-	}
 	return nil
 }
 
-func (lp *lazyParents) isParent(name string) bool {
-	i := sort.SearchStrings(lp.names, name)
-	return i < len(lp.names) && lp.names[i] == name
+// keepParents adds results read from the store to those the task holds.
+func (t *Task) keepParents(rs map[string][]byte) {
+	if t.parents == nil {
+		t.parents = make(map[string][]byte, len(rs))
+	}
+	for n, b := range rs {
+		t.parents[n] = b
+	}
 }
 
-// newLazyParents answers what a task claimed without its parents' results
-// needs to read them, or nil when the claim carried them.
+// newLazyParents answers what a task claimed without its parents needs to
+// read their results, or nil when the claim carried them.
 func newLazyParents(ct *ClaimedTask, store ResultStore) *lazyParents {
 	if !ct.ParentResultsDeferred || store == nil {
 		return nil
 	}
-	return &lazyParents{store: store, deps: ct.Spec.Deps, absent: map[string]bool{}}
+	return &lazyParents{store: store, absent: map[string]bool{}}
 }

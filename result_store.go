@@ -12,8 +12,10 @@ type ResultStore interface {
 	// params.RunID that succeeded, as a claim's
 	// [ClaimedTask].ParentResults does: a task that succeeded without a
 	// result is answered with nil; a name the run lacks and a task that has
-	// not succeeded are left out. It changes nothing; a run that does not
-	// exist answers [ErrNotFound].
+	// not succeeded are left out. With params.ParentsOf set it answers only
+	// parents of that task, and all of them when no task is named: how a
+	// task claimed with its parents deferred reads them. It changes nothing;
+	// a run that does not exist answers [ErrNotFound].
 	TaskResults(ctx context.Context, params *TaskResultsParams) (*TaskResultsResult, error)
 }
 
@@ -28,6 +30,11 @@ type TaskResultsParams struct {
 	// Tasks names the tasks whose results are wanted, at most
 	// [TaskResultsMax]; a name may repeat.
 	Tasks []string
+	// ParentsOf, when not empty, names a task of the run: only its parents
+	// are answered (a named task that is not one is left out), and with no
+	// Tasks, every parent of it that succeeded. A task the run lacks has no
+	// parents.
+	ParentsOf string
 }
 
 // TaskResultsResult is the answer of [ResultStore.TaskResults].

@@ -38,11 +38,13 @@ type TaskClaimParams struct {
 	// that order, then fills what is left of Limit in strict priority
 	// order. Nil claims in strict priority order.
 	Shares []int
-	// InlineResultsMax, when positive, leaves the parents' results out of
-	// the answer for a task with more parents than it: the task comes with
-	// ParentResultsDeferred set, and its worker reads the results it wants
-	// by name ([ResultStore]), so that picking up a wide join reads none of
-	// them. Zero answers every task with its parents' results.
+	// InlineResultsMax, when positive, leaves the parents out of the answer
+	// for a task with more parents than it, their names (Spec.Deps) and
+	// their results: the task comes with ParentResultsDeferred set, and its
+	// worker reads the results it wants ([ResultStore], with ParentsOf), so
+	// that picking up a wide join carries neither thousands of names nor
+	// their results. Zero answers every task with its parents and their
+	// results.
 	InlineResultsMax int
 }
 
@@ -65,7 +67,8 @@ type ClaimedTask struct {
 	Lease Lease
 	// LeaseUntil is the lease deadline on the store's clock.
 	LeaseUntil time.Time
-	// Spec is the task's definition as submitted.
+	// Spec is the task's definition as submitted, but for its Deps when
+	// ParentResultsDeferred is set.
 	Spec TaskSpec
 	// Attempt counts attempts against the retry budget, from 1. A crash
 	// re-run or a release keeps the attempt number.
@@ -75,9 +78,10 @@ type ClaimedTask struct {
 	// ParentResults holds the results of the parents that succeeded, by
 	// task name, unless ParentResultsDeferred is set.
 	ParentResults map[string][]byte
-	// ParentResultsDeferred is set when the claim left the parents' results
-	// out (TaskClaimParams.InlineResultsMax): they are read by name from a
-	// [ResultStore].
+	// ParentResultsDeferred is set when the claim left the parents out
+	// (TaskClaimParams.InlineResultsMax): Spec.Deps is empty, and the
+	// parents' results are read from a [ResultStore] with
+	// [TaskResultsParams].ParentsOf.
 	ParentResultsDeferred bool
 	// Workflow, Tenant, Service and Metadata are those of the task's run,
 	// as submitted, for the handler to see (see [Task.Run]). Tasks of one

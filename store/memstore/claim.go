@@ -152,8 +152,8 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 }
 
 // claimedLocked builds the answer for a task t holds under its current
-// lease; a task with more parents than inline (when positive) gets no
-// parent results (see TaskClaimParams.InlineResultsMax).
+// lease; a task with more parents than inline (when positive) gets neither
+// their names nor their results (see TaskClaimParams.InlineResultsMax).
 func (s *Store) claimedLocked(t *task, until time.Time, inline int) *plait.ClaimedTask {
 	r := t.run
 	spec := t.spec()
@@ -175,6 +175,7 @@ func (s *Store) claimedLocked(t *task, until time.Time, inline int) *plait.Claim
 	}
 	if inline > 0 && len(spec.Deps) > inline {
 		ct.ParentResultsDeferred = true
+		ct.Spec.Deps = nil
 		return ct
 	}
 	for _, d := range spec.Deps {

@@ -180,7 +180,7 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 		if r.err != nil {
 			break
 		}
-		spec, err := decodeTaskDef(ct.Lease.Task, def, parents, payload)
+		spec, err := decodeTaskDef(ct.Lease.Task, def, parents, payload, ct.ParentResultsDeferred)
 		if err == nil {
 			err = bad
 		}

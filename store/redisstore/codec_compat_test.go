@@ -251,7 +251,7 @@ func TestGoldenRecords(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, goldenRun(v), run)
 			for _, want := range goldenWorkflow().Tasks {
-				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], g.payloads[want.Name])
+				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], g.payloads[want.Name], false)
 				require.NoError(t, err, want.Name)
 				require.Equal(t, want, got, want.Name)
 			}
@@ -308,7 +308,7 @@ func TestRecordVersionRefused(t *testing.T) {
 		}
 
 		for _, task := range goldenWorkflow().Tasks {
-			_, err := decodeTaskDef(task.Name, g.hash["d:"+task.Name], g.hash["u:"+task.Name], g.payloads[task.Name])
+			_, err := decodeTaskDef(task.Name, g.hash["d:"+task.Name], g.hash["u:"+task.Name], g.payloads[task.Name], false)
 			require.True(t, errors.As(err, &ve), "%s: %v", task.Name, err)
 			require.Equal(t, "task definition", ve.Record)
 			require.Equal(t, int(v), ve.Version)

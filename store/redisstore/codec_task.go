@@ -327,18 +327,21 @@ func (d *taskDef) header(name, head string) error {
 
 // decodeTaskDef decodes field d:<task>, with the task's parents (field
 // u:<task>) and its payload key's value (when the header says the payload
-// is apart), back into the spec named name that was submitted.
-func decodeTaskDef(name, s, parents, payload string) (plait.TaskSpec, error) {
+// is apart), back into the spec named name that was submitted; with
+// depsLeftOut (a claim that left the parents out) its Deps stay empty.
+func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (plait.TaskSpec, error) {
 	d, err := decodeDef(name, s, false)
 	if err != nil {
 		return plait.TaskSpec{}, err
 	}
 	t := d.spec
-	if t.Deps, err = decodeEdges(name, parents); err != nil {
-		return plait.TaskSpec{}, err
-	}
-	if len(t.Deps) != d.deps {
-		return plait.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), d.deps)
+	if !depsLeftOut {
+		if t.Deps, err = decodeEdges(name, parents); err != nil {
+			return plait.TaskSpec{}, err
+		}
+		if len(t.Deps) != d.deps {
+			return plait.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), d.deps)
+		}
 	}
 	if d.apart {
 		if payload == "" {

@@ -23,20 +23,20 @@ func TestTaskDefRoundTrip(t *testing.T) {
 	require.Equal(t, "gpu+gpu+ssd,3,1893553445001,2,1,2,0", head, "the Lua header names the routed queue and rounds times up to the ms")
 	require.Equal(t, "a:2 b:1", tf.parents)
 	require.False(t, tf.apart, "a large run keeps its payloads inline")
-	out, err := decodeTaskDef("load", tf.def, tf.parents, tf.payload)
+	out, err := decodeTaskDef("load", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, in, out)
 
 	empty := plait.TaskSpec{Name: "e", Queue: "default"}
 	tf = encodeTask(&empty, valueCodec{}, true)
-	out, err = decodeTaskDef("e", tf.def, tf.parents, tf.payload)
+	out, err = decodeTaskDef("e", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, empty, out)
 	require.LessOrEqual(t, len(tf.def), maxListpackValue)
 
 	zero := plait.TaskSpec{Name: "z", Queue: "default", Payload: []byte{}}
 	tf = encodeTask(&zero, valueCodec{}, true)
-	out, err = decodeTaskDef("z", tf.def, tf.parents, tf.payload)
+	out, err = decodeTaskDef("z", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, zero, out, "an empty payload is not nil")
 
@@ -44,20 +44,20 @@ func TestTaskDefRoundTrip(t *testing.T) {
 	tf = encodeTask(&long, valueCodec{}, true)
 	require.True(t, tf.apart, "a payload that would make the definition longer than a listpack value goes apart")
 	require.LessOrEqual(t, len(tf.def), maxListpackValue)
-	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, long, out)
-	_, err = decodeTaskDef("l", tf.def, tf.parents, "")
+	_, err = decodeTaskDef("l", tf.def, tf.parents, "", false)
 	require.ErrorIs(t, err, errCorrupt, "a payload kept apart must be there")
 	tf = encodeTask(&long, valueCodec{}, false)
 	require.False(t, tf.apart, "a large run keeps payloads inline")
-	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, long, out)
 
 	tf = encodeTask(&long, valueCodec{threshold: 32}, true)
 	require.False(t, tf.apart, "a compressed payload fits inline")
-	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload)
+	out, err = decodeTaskDef("l", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, long, out)
 }
@@ -174,14 +174,14 @@ func FuzzDecodeTaskDef(f *testing.F) {
 	f.Add("default,2,0,0,0,0,0\n", "", "")
 	f.Add("default,2,0,0,0,1,1\n\x02\x00\x00", "b:0", "\x01\x00")
 	f.Fuzz(func(t *testing.T, s, parents, payload string) {
-		got, err := decodeTaskDef("a", s, parents, payload)
+		got, err := decodeTaskDef("a", s, parents, payload, false)
 		if err != nil {
 			return
 		}
 		for _, c := range []valueCodec{{}, {threshold: 1}} {
 			for _, apart := range []bool{false, true} {
 				tf := encodeTask(&got, c, apart)
-				again, err := decodeTaskDef("a", tf.def, tf.parents, tf.payload)
+				again, err := decodeTaskDef("a", tf.def, tf.parents, tf.payload, false)
 				if err != nil {
 					return // a header field the encoder normalises (e.g. an empty queue)
 				}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -18,21 +19,37 @@ const resultsPerRead = 500
 // succeeded: one round trip, a pipeline of one HMGET of the run
 // hash per 500 names, reading each task's state s:<task> and result
 // r:<task>, and the run info i, which every run has, to tell a missing run.
-// It writes nothing, so a lost reply is simply asked again. See
-// [plait.ResultStore].
+// With ParentsOf it also reads each named task's children c:<task> and
+// keeps the tasks that list it; with ParentsOf and no names it first reads
+// the task's parents u:<task> (a second round trip). It writes nothing, so
+// a lost reply is simply asked again. See [plait.ResultStore].
 func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
 	_, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
 		return nil, err
 	}
+	names, child := params.Tasks, params.ParentsOf
+	if child != "" && len(names) == 0 {
+		if names, err = s.parentNames(ctx, rk, params.RunID, child); err != nil {
+			return nil, err
+		}
+		child = "" // every name read is a parent
+	}
+	per := 2
+	if child != "" {
+		per = 3
+	}
 	pipe := s.client.Pipeline()
 	info := pipe.HExists(ctx, rk, "i")
 	var cmds []*redis.SliceCmd
-	for i := 0; i < len(params.Tasks); i += resultsPerRead {
-		names := params.Tasks[i:min(i+resultsPerRead, len(params.Tasks))]
-		fields := make([]string, 0, 2*len(names))
-		for _, n := range names {
+	for i := 0; i < len(names); i += resultsPerRead {
+		batch := names[i:min(i+resultsPerRead, len(names))]
+		fields := make([]string, 0, per*len(batch))
+		for _, n := range batch {
 			fields = append(fields, "s:"+n, "r:"+n)
+			if child != "" {
+				fields = append(fields, "c:"+n)
+			}
 		}
 		cmds = append(cmds, pipe.HMGet(ctx, rk, fields...))
 	}
@@ -45,12 +62,17 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 	res := &plait.TaskResultsResult{Results: make(map[string][]byte)}
 	for c, cmd := range cmds {
 		vals := cmd.Val()
-		for j := 0; j+1 < len(vals); j += 2 {
-			name := params.Tasks[c*resultsPerRead+j/2]
+		for j := 0; j+per-1 < len(vals); j += per {
+			name := names[c*resultsPerRead+j/per]
 			st, _ := vals[j].(string)
 			raw, _ := vals[j+1].(string)
 			if len(st) == 0 || st[0] != 'S' {
 				continue
+			}
+			if child != "" {
+				if cs, _ := vals[j+2].(string); !listsChild(cs, child) {
+					continue
+				}
 			}
 			b, err := decodeValue(raw)
 			if err != nil {
@@ -60,6 +82,43 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 		}
 	}
 	return res, nil
+}
+
+// parentNames reads the names of the parents of task child of run id
+// (field u:<child> of its hash rk): none when the run lacks the task, and
+// ErrNotFound when it lacks the run.
+func (s *Store) parentNames(ctx context.Context, rk, id, child string) ([]string, error) {
+	pipe := s.client.Pipeline()
+	info := pipe.HExists(ctx, rk, "i")
+	us := pipe.HGet(ctx, rk, "u:"+child)
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, mapErr(err)
+	}
+	if !info.Val() {
+		return nil, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
+	}
+	deps, err := decodeEdges(child, us.Val())
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: run %q: %w", id, err)
+	}
+	names := make([]string, len(deps))
+	for i, d := range deps {
+		names[i] = d.Task
+	}
+	return names, nil
+}
+
+// listsChild reports whether the edge list cs of a task's children
+// ("name:cond name:cond", field c:) holds an edge to child.
+func listsChild(cs, child string) bool {
+	for cs != "" {
+		e, rest, _ := strings.Cut(cs, " ")
+		if name, _, _ := strings.Cut(e, ":"); name == child {
+			return true
+		}
+		cs = rest
+	}
+	return false
 }
 
 var _ plait.ResultStore = (*Store)(nil)

@@ -41,7 +41,7 @@ func testResults(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 		{
 			name: "ClaimDefersResultsOfWideJoins",
-			rule: "a claim with InlineResultsMax answers a task with more parents than it without their results and with ParentResultsDeferred, one with at most that many with its results; the same claim sent again answers alike; the deferred results are read by name",
+			rule: "a claim with InlineResultsMax answers a task with more parents than it without their names or results and with ParentResultsDeferred, one with at most that many with its parents and results; the same claim sent again answers alike; the deferred results are read by name",
 			run: func(t *testing.T, h *Harness, rule string) {
 				rs := h.Store.(plait.ResultStore)
 				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("j", "a", "b"), task("k", "a"))})
@@ -59,13 +59,41 @@ func testResults(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					require.Len(t, byName, 2, "%s (sent again: %v)", rule, again)
 					require.True(t, byName["j"].ParentResultsDeferred, rule)
 					require.Empty(t, byName["j"].ParentResults, rule)
-					require.Len(t, byName["j"].Spec.Deps, 2, rule+": the parents are still named")
+					require.Empty(t, byName["j"].Spec.Deps, rule+": the parents are left out")
+					require.Equal(t, "j", byName["j"].Spec.Name, rule)
 					require.False(t, byName["k"].ParentResultsDeferred, rule)
+					require.Equal(t, []plait.Dep{{Task: "a"}}, byName["k"].Spec.Deps, rule)
 					require.Equal(t, map[string]string{"a": `"ra"`}, stringsOf(byName["k"].ParentResults), rule)
 				}
 				res, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: []string{"a", "b"}})
 				require.NoError(t, err, rule)
 				require.Equal(t, map[string]string{"a": `"ra"`, "b": `"rb"`}, stringsOf(res.Results), rule)
+			},
+		},
+		{
+			name: "ReadsTheParentsOfATask",
+			rule: "TaskResults with ParentsOf answers only parents of that task that succeeded: all of them when no task is named, else the named ones; a task the run lacks has none",
+			run: func(t *testing.T, h *Harness, rule string) {
+				rs := h.Store.(plait.ResultStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue,
+					task("a"), task("b"), task("c"), task("x"), task("j", "a", "b", "c"), task("k", "x"))})
+				got := claimNames(t, h)
+				succeed(t, h, got["a"].Lease, `"ra"`, rule)
+				succeed(t, h, got["b"].Lease, "", rule)
+				succeed(t, h, got["x"].Lease, `"rx"`, rule) // succeeded, but no parent of j
+				read := func(child string, names ...string) map[string]string {
+					res, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: r.ID, Tasks: names, ParentsOf: child})
+					require.NoError(t, err, rule)
+					return stringsOf(res.Results)
+				}
+				require.Equal(t, map[string]string{"a": `"ra"`, "b": ""}, read("j"), rule+": every parent that succeeded (c runs)")
+				require.Equal(t, map[string]string{"a": `"ra"`}, read("j", "a", "x", "c", "nope", "a"), rule+": the named parents")
+				require.Equal(t, map[string]string{"x": `"rx"`}, read("k"), rule)
+				require.Empty(t, read("a"), rule+": a root has no parents")
+				require.Empty(t, read("nope"), rule+": nor has a task the run lacks")
+				require.Empty(t, read("nope", "a"), rule)
+				_, err := rs.TaskResults(bg, &plait.TaskResultsParams{RunID: "no-such-run", ParentsOf: "j"})
+				require.ErrorIs(t, err, plait.ErrNotFound, rule)
 			},
 		},
 		{

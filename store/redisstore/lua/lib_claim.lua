@@ -5,8 +5,9 @@
 -- how many: their states and results are read with one HMGET per 500
 -- parents, and a parent succeeded when its state starts with S. A task with
 -- more parents than the claim's inline limit (ctx.inline, 0: none) gets
--- none of them: its count is -1, and the worker reads the results it wants
--- by name (ResultStore), so the pickup of a wide join reads no parent.
+-- none of them, neither their names (its parents list is '') nor their
+-- results: its count is -1, and the worker reads the results it wants
+-- (ResultStore, ParentsOf), so the pickup of a wide join reads no parent.
 local function parent_results(rk, ps, got, at)
   local pn = {}
   for pname in string.gmatch(ps, '([^ :]+):%d') do pn[#pn + 1] = pname end
@@ -276,7 +277,8 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
     if deps ~= '0' then
       if ctx.inline > 0 and tonumber(deps) > ctx.inline then
-        got[g + 11] = -1 -- deferred: the worker reads them by name
+        got[g + 6] = '' -- deferred: the worker reads them (ParentsOf)
+        got[g + 11] = -1
       else
         got[g + 11] = parent_results(rk, ps or '', got, g + 11)
       end
@@ -409,6 +411,7 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
       if deps ~= '0' then
         out[g + 6] = ps or ''
         if ctx.inline > 0 and tonumber(deps) > ctx.inline then
+          out[g + 6] = ''
           out[g + 11] = -1
         else
           out[g + 11] = parent_results(rk, ps or '', out, g + 11)
