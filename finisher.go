@@ -65,23 +65,19 @@ func (f *finisher) close() {
 	f.mu.Unlock()
 }
 
-// take removes up to max queued outcomes.
-func (f *finisher) take(max int) []finishReq {
+// take removes up to max queued outcomes into buf, which it returns
+// (empty when none are queued). Each driver passes its own buffer, used
+// again for its next batch once the write of this one has returned; the
+// queue keeps its own array too, so neither regrows at every batch.
+func (f *finisher) take(buf []finishReq, max int) []finishReq {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	n := len(f.queue)
-	if n == 0 {
-		return nil
-	}
-	if n > max {
-		n = max
-	}
-	batch := append([]finishReq(nil), f.queue[:n]...)
-	f.queue = f.queue[n:]
-	if len(f.queue) == 0 {
-		f.queue = nil
-	}
-	return batch
+	n := min(len(f.queue), max)
+	buf = append(buf[:0], f.queue[:n]...)
+	rest := copy(f.queue, f.queue[n:])
+	clear(f.queue[rest:]) // no execution stays reachable from the spare room
+	f.queue = f.queue[:rest]
+	return buf
 }
 
 func (f *finisher) pending() bool {

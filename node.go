@@ -261,9 +261,17 @@ func (n *node) finished(e *execution, o Outcome) {
 	n.seq++
 	n.pending = append(n.pending, NodeTask{Seq: n.seq, RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt,
 		Outcome: o, StartedAt: e.heldSince, EndedAt: end})
-	if over := len(n.pending) - n.s.cfg.node.history; over > 0 {
-		n.pending = n.pending[over:]
+	// The oldest beyond the cap go in one copy once twice the cap has
+	// piled up: the buffer is reused instead of regrown at every attempt.
+	if h := n.s.cfg.node.history; len(n.pending) >= 2*h {
+		n.pending = append(n.pending[:0], n.pending[len(n.pending)-h:]...)
 	}
+}
+
+// recent returns the pending attempts the record may hold: the last
+// history of them.
+func (n *node) recent() []NodeTask {
+	return n.pending[max(0, len(n.pending)-n.s.cfg.node.history):]
 }
 
 // info is what the node reports now.
@@ -289,7 +297,7 @@ func (n *node) info() (NodeInfo, []NodeTask, int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	info.Completed, info.Failed = n.completed, n.failed
-	return info, append([]NodeTask(nil), n.pending...), n.version
+	return info, append([]NodeTask(nil), n.recent()...), n.version
 }
 
 // beat sends one heartbeat and acts on its answer.
@@ -315,7 +323,7 @@ func (n *node) beat(ctx context.Context) {
 		for i < len(n.pending) && n.pending[i].Seq <= top {
 			i++
 		}
-		n.pending = n.pending[i:]
+		n.pending = append(n.pending[:0], n.pending[i:]...)
 	}
 	n.version = res.ControlVersion
 	n.mu.Unlock()

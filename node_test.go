@@ -2,6 +2,7 @@ package plait_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -375,5 +376,37 @@ func TestAttemptsNameTheWorkerAndTheNode(t *testing.T) {
 		require.True(t, strings.HasPrefix(a.Node, "w1."), a.Node)
 		require.Len(t, a.Attempts, 1)
 		require.Equal(t, [2]string{"w1", b.s.NodeID()}, [2]string{a.Attempts[0].Worker, a.Attempts[0].Node})
+	})
+}
+
+// TestNodeHistoryKeepsTheLastAttempts: attempts ended between two
+// heartbeats beyond WithNodeHistory(n) are dropped oldest first, whatever
+// the buffer did with them meanwhile, and the record lists the last n in
+// the order they ended, newest first.
+func TestNodeHistoryKeepsTheLastAttempts(t *testing.T) {
+	forEachStore(t, func(t *testing.T, f storeFactory) {
+		ctx := context.Background()
+		b := setupNodes(t, f, plait.WithNodeHistory(3), plait.WithConcurrency(1))
+		b.handle(t, "work", noop)
+		b.run(t)
+		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
+		var tasks []string
+		for i := 0; i < 8; i++ { // more than twice the cap, in one interval
+			name := fmt.Sprintf("t%d", i)
+			run := b.submit(t, plait.NewWorkflow("wf").Task(name, "work", nil))
+			b.wait(t, run.ID)
+			tasks = append(tasks, name)
+		}
+		b.beat(t, 2)
+		n, err := b.other.Node(ctx, b.s.NodeID())
+		require.NoError(t, err)
+		require.EqualValues(t, 8, n.Completed)
+		var got []string
+		for _, h := range n.History {
+			got = append(got, h.Task)
+		}
+		require.Equal(t, []string{tasks[7], tasks[6], tasks[5]}, got, "the last three, newest first")
+		b.stop()
+		require.NoError(t, b.returned(t))
 	})
 }

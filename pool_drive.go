@@ -19,8 +19,9 @@ const driverCount = 2
 // After ctx is done it only writes outcomes, until the finisher is closed
 // and empty.
 func (p *pool) drive(ctx, bg context.Context) {
+	var batch []finishReq
 	for {
-		batch := p.fin.take(finishBatchMax)
+		batch = p.fin.take(batch, finishBatchMax)
 		claiming := ctx.Err() == nil
 		free := 0
 		if claiming && !p.claimsPaused.Load() && len(p.activeQueues()) > 0 {
