@@ -17,56 +17,17 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 			res.Results[t.inst.Name] = copyBytes(t.inst.Result)
 		}
 	}
-	var err error
-	if params.ParentsOf == "" {
-		err = s.readNamed(params.RunID, params.Tasks, read)
-	} else {
-		err = s.readParents(params.RunID, params.ParentsOf, params.Tasks, read)
-	}
-	if err != nil {
+	if err := s.readNamed(params.RunID, params.ParentsOf, params.Tasks, read); err != nil {
 		return nil, err
 	}
 	return res, nil
 }
 
-// readParents calls read, under the lock, with each parent of task child
-// of run id: those named in names, or all of them when none is.
-func (s *Store) readParents(id, child string, names []string, read func(t *task)) error {
-	if len(names) > plait.TaskResultsMax {
-		return fmt.Errorf("memstore: %d task names, want at most %d: %w", len(names), plait.TaskResultsMax, plait.ErrInvalidArgument)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, err := s.runLocked(id)
-	if err != nil {
-		return err
-	}
-	c, ok := r.index[child]
-	if !ok {
-		return nil
-	}
-	deps := r.tasks[c].spec().Deps
-	if len(names) == 0 {
-		for _, d := range deps {
-			read(&r.tasks[r.index[d.Task]])
-		}
-		return nil
-	}
-	parent := make(map[string]bool, len(deps))
-	for _, d := range deps {
-		parent[d.Task] = true
-	}
-	for _, name := range names {
-		if parent[name] {
-			read(&r.tasks[r.index[name]])
-		}
-	}
-	return nil
-}
-
 // readNamed calls read, under the lock, with each named task of run id
-// that exists, after checking how many names there are.
-func (s *Store) readNamed(id string, names []string, read func(t *task)) error {
+// that exists, after checking how many names there are. With child set
+// only the parents of task child count: the named ones, or all of them
+// when none is named; a child the run lacks has none.
+func (s *Store) readNamed(id, child string, names []string, read func(t *task)) error {
 	if len(names) > plait.TaskResultsMax {
 		return fmt.Errorf("memstore: %d task names, want at most %d: %w", len(names), plait.TaskResultsMax, plait.ErrInvalidArgument)
 	}
@@ -76,8 +37,26 @@ func (s *Store) readNamed(id string, names []string, read func(t *task)) error {
 	if err != nil {
 		return err
 	}
+	var parent map[string]bool
+	if child != "" {
+		c, ok := r.index[child]
+		if !ok {
+			return nil
+		}
+		deps := r.tasks[c].spec().Deps
+		if len(names) == 0 {
+			for _, d := range deps {
+				read(&r.tasks[r.index[d.Task]])
+			}
+			return nil
+		}
+		parent = make(map[string]bool, len(deps))
+		for _, d := range deps {
+			parent[d.Task] = true
+		}
+	}
 	for _, name := range names {
-		if i, ok := r.index[name]; ok {
+		if i, ok := r.index[name]; ok && (parent == nil || parent[name]) {
 			read(&r.tasks[i])
 		}
 	}
@@ -90,7 +69,7 @@ var _ plait.ResultStore = (*Store)(nil)
 // submitted. See [plait.PayloadStore].
 func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
 	res := &plait.TaskPayloadsResult{Payloads: make(map[string][]byte)}
-	err := s.readNamed(params.RunID, params.Tasks, func(t *task) {
+	err := s.readNamed(params.RunID, "", params.Tasks, func(t *task) {
 		res.Payloads[t.inst.Name] = copyBytes(t.spec().Payload)
 	})
 	if err != nil {
