@@ -92,18 +92,22 @@ local fast_h = {}
 -- task with children releases them with release_children.
 local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local sf, df, ef, cf, wf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'w:' .. name
+  local lf = 'l:' .. name
   local ch = hcache[rk]
   local m, s, d, e, c, k, q, w
   if ch then
-    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf})
+    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf, lf})
     m, s, d, e, c, k, q, w = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf]
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf)
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf, lf)
     m, s, d, e, c, k, q, w = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
     if c then
       ch = hfields(rk)
       ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf] = m, s, d, e, c, k, q or false, w or false
     end
+    -- the task's limits (l:), which limit_release reads as the attempt
+    -- ends: from here, not in an HGET of its own
+    hfields(rk)[lf] = v[9] or false
   end
   -- run_index and run_retention read the indexes' field from here.
   ctx.qk, ctx.q = rk, q or false
