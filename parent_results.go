@@ -13,10 +13,12 @@ const InlineResultsDefault = 64
 
 // WithInlineResults sets how many parents a task may have and still get
 // their results inside its claim; a task with more (a wide join) is claimed
-// without them, and its handler's reads fetch the ones it asks for, by
-// name and batched ([Task.ParentResults]), from a store with the
-// [ResultStore] capability. So the pickup of a join of thousands of tasks
-// reads none of their results, and a chain or a small join gets them in
+// without its parents, neither their names nor their results, and its
+// handler's reads fetch the results it asks for, by name or all at once,
+// batched ([Task.ParentResults]), from a store with the [ResultStore]
+// capability ([TaskResultsParams].ParentsOf). So the pickup of a join of
+// thousands of tasks carries none of their names or results, and a chain
+// or a small join gets them in
 // the claim as before, in no extra round trip. Zero puts every result in
 // the claim whatever the fan-in. Default [InlineResultsDefault]; a store
 // without ResultStore always puts them in the claim.

@@ -38,9 +38,7 @@ return 0
 func TestPruneSkipsARunActiveAgain(t *testing.T) {
 	luaServers(t, func(t *testing.T, c *redis.Client) {
 		ctx := context.Background()
-		clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		s, err := New(ctx, c, WithClock(clk), WithRetention(time.Hour))
-		require.NoError(t, err)
+		s, clk := pruneStore(t, c)
 		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wf",
 			Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}})
 		require.NoError(t, err)
@@ -98,9 +96,7 @@ func TestPruneSkipsARunActiveAgain(t *testing.T) {
 func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 	luaServers(t, func(t *testing.T, c *redis.Client) {
 		ctx := context.Background()
-		clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		s, err := New(ctx, c, WithClock(clk), WithRetention(time.Hour))
-		require.NoError(t, err)
+		s, clk := pruneStore(t, c)
 		spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
 		var ids []string
 		for i := 0; i < 2; i++ {
@@ -134,4 +130,14 @@ func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 		}
 		require.Zero(t, c.Exists(ctx, list).Val())
 	})
+}
+
+// pruneStore is a store on c with a fake clock and an hour's retention,
+// for the pruner's tests.
+func pruneStore(t *testing.T, c *redis.Client) (*Store, *fakeclock.Clock) {
+	t.Helper()
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := New(context.Background(), c, WithClock(clk), WithRetention(time.Hour))
+	require.NoError(t, err)
+	return s, clk
 }

@@ -31,7 +31,8 @@
 -- memory (lib_claim.lua), one SET.
 --
 -- Limits: the releases of finish.lua, then the admissions of claim.lua.
--- Events: those of finish.lua and claim.lua, written last (flush_events).
+-- Events: those of finish.lua and claim.lua, written last (flush_events),
+-- in one stream entry: the claim's first flush keeps the finish's buffered.
 -- Retried: with a request id, the memory is found first: the call applies
 -- nothing and claims nothing, and answers the codes the first call's
 -- outcomes got and, as claim.lua does, the tasks it claimed that are still
