@@ -2,7 +2,6 @@ package plait
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -14,25 +13,6 @@ import (
 // conformance suite in store/storetest runs one suite per capability the
 // store under test implements.
 
-// ErrUnsupported is the category of [*UnsupportedError]: the store does not
-// implement a capability the call needs.
-var ErrUnsupported = errors.New("plait: unsupported by the store")
-
-// UnsupportedError names the capability a store lacks. It matches
-// [ErrUnsupported] with errors.Is.
-type UnsupportedError struct {
-	// Capability is the name of the missing interface, such as "Pinger".
-	Capability string
-}
-
-// Error names the missing capability.
-func (e *UnsupportedError) Error() string {
-	return "plait: the store does not implement " + e.Capability
-}
-
-// Is matches [ErrUnsupported].
-func (e *UnsupportedError) Is(target error) bool { return target == ErrUnsupported }
-
 // capability returns the store as the capability C, or an
 // [*UnsupportedError] naming it.
 func capability[C any](store Store, name string) (C, error) {
@@ -41,24 +21,6 @@ func capability[C any](store Store, name string) (C, error) {
 		return c, &UnsupportedError{Capability: name}
 	}
 	return c, nil
-}
-
-// Pinger is the capability of checking that the store answers: the health
-// check of a host service. Both shipped stores implement it.
-type Pinger interface {
-	// StorePing makes one round trip to the backend and returns its clock.
-	// It changes nothing.
-	StorePing(ctx context.Context, params *StorePingParams) (*StorePingResult, error)
-}
-
-// StorePingParams are the arguments of [Pinger.StorePing]. It has no field
-// yet; it exists so fields can be added.
-type StorePingParams struct{}
-
-// StorePingResult is the answer of [Pinger.StorePing].
-type StorePingResult struct {
-	// Now is the store's clock when it answered.
-	Now time.Time
 }
 
 // Ping checks that the store answers and returns how long the round trip

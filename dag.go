@@ -4,135 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/plaitdag/plait/internal/ids"
-)
-
-// WorkflowSpec is a workflow definition as data. It is stored with each run,
-// so any worker process can run any run.
-type WorkflowSpec struct {
-	Name     string
-	Strategy ErrorStrategy
-	Tasks    []TaskSpec
-}
-
-// TaskSpec is one task of a workflow as data. Task options write into it.
-type TaskSpec struct {
-	Name     string
-	Handler  string
-	Payload  []byte
-	Deps     []Dep
-	Join     Join
-	Retry    RetryPolicy
-	Timeout  time.Duration
-	Priority Priority
-	Queue    string
-	Requires []string
-	// RunAt, when set, is the earliest time the task may start.
-	RunAt time.Time
-	// Delay, when set, is how long after the run is created the task may
-	// start, on the store's clock.
-	Delay time.Duration
-	// Limits hold the task back while others sharing a key run or started
-	// recently (see [TaskLimit] and [Limiter]).
-	Limits []TaskLimit
-}
-
-// Dep is one incoming edge: the task depends on Task under condition On.
-type Dep struct {
-	Task string
-	On   Condition
-}
-
-// Condition says which outcome of a parent satisfies a dependency edge.
-type Condition uint8
-
-const (
-	// OnSuccess is satisfied when the parent succeeded (the default).
-	OnSuccess Condition = iota
-	// OnCompletion is satisfied by any finished parent: succeeded, failed,
-	// dead or skipped.
-	OnCompletion
-	// OnFailure is satisfied when the parent failed or died; use it for
-	// cleanup and compensation. Under [StrategySkip] a failed parent counts
-	// as skipped, so an OnFailure edge is never satisfied there.
-	OnFailure
-)
-
-// String returns the condition's name.
-func (c Condition) String() string {
-	switch c {
-	case OnSuccess:
-		return "success"
-	case OnCompletion:
-		return "completion"
-	case OnFailure:
-		return "failure"
-	}
-	return fmt.Sprintf("condition(%d)", uint8(c))
-}
-
-// Met reports whether a parent that ended in status parent satisfies an
-// edge with condition c, under the run's error strategy. Under
-// [StrategySkip] a failed or dead parent counts as skipped. A cancelled or
-// unfinished parent satisfies nothing. Stores use this one table to release
-// children, so every backend agrees.
-func (c Condition) Met(parent TaskStatus, strategy ErrorStrategy) bool {
-	if strategy == StrategySkip && (parent == TaskFailed || parent == TaskDead) {
-		parent = TaskSkipped
-	}
-	switch c {
-	case OnSuccess:
-		return parent == TaskSucceeded
-	case OnFailure:
-		return parent == TaskFailed || parent == TaskDead
-	case OnCompletion:
-		switch parent {
-		case TaskSucceeded, TaskFailed, TaskDead, TaskSkipped:
-			return true
-		}
-	}
-	return false
-}
-
-// Join says how a task combines its dependency edges.
-type Join uint8
-
-const (
-	// JoinAll waits until every edge is satisfied; the task is skipped as
-	// soon as one edge cannot be (the default).
-	JoinAll Join = iota
-	// JoinAny starts on the first satisfied edge; the task is skipped when
-	// every edge finished unsatisfied.
-	JoinAny
-)
-
-// String returns the join's name.
-func (j Join) String() string {
-	if j == JoinAny {
-		return "any"
-	}
-	return "all"
-}
-
-// ErrorStrategy says what a run does when one of its tasks fails for good.
-type ErrorStrategy string
-
-const (
-	// StrategyContinue lets independent branches go on; dependents of the
-	// failed task follow their conditions (OnSuccess dependents are skipped,
-	// OnFailure ones run). The run ends failed. This is the default.
-	StrategyContinue ErrorStrategy = "continue"
-	// StrategyStop fails fast: the run fails at once, tasks that have not
-	// started are cancelled and running handlers' contexts are cancelled.
-	StrategyStop ErrorStrategy = "stop"
-	// StrategySkip tolerates failures: a failed task counts as skipped for
-	// its dependents, and the run still completes. A dependent of a failed
-	// task therefore never runs through that edge, an [AfterFailure] one
-	// included (it is skipped); only [AfterCompletion] dependents, or an
-	// [AnyOf] join with another satisfied edge, go on.
-	StrategySkip ErrorStrategy = "skip"
 )
 
 // Workflow is a DAG definition under construction. Build one with
@@ -306,13 +179,13 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 		if len(t.Payload) > limits.MaxPayloadBytes {
 			bad(name, "payload", ErrPayloadTooLarge, fmt.Sprintf("%d bytes, limit %d", len(t.Payload), limits.MaxPayloadBytes))
 		}
-		if !t.Priority.valid() {
+		if !t.Priority.Valid() {
 			bad(name, "priority", ErrInvalidTaskOption, fmt.Sprintf("unknown priority %d", t.Priority))
 		}
 		if t.Timeout < 0 || t.Delay < 0 {
 			bad(name, "timing", ErrInvalidTaskOption, "negative timeout or delay")
 		}
-		if err := t.Retry.validate(); err != nil {
+		if err := t.Retry.Validate(); err != nil {
 			bad(name, "retry", ErrInvalidTaskOption, err.Error())
 		}
 		if t.Join != JoinAll && t.Join != JoinAny {

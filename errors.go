@@ -3,26 +3,9 @@ package plait
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/plaitdag/plait/internal/ids"
-)
-
-// Store-facing sentinels. Stores return them directly (possibly wrapped), so
-// callers test with errors.Is regardless of the backend.
-var (
-	// ErrNotFound: no run with that id (or it expired by retention).
-	ErrNotFound = errors.New("plait: not found")
-	// ErrStaleEpoch: the write carried a lease whose epoch has moved on; the
-	// store changed nothing.
-	ErrStaleEpoch = errors.New("plait: stale epoch")
-	// ErrStoreFull: the backend refused a write for lack of memory (Redis
-	// OOM); nothing was half-written.
-	ErrStoreFull = errors.New("plait: store is full")
-	// ErrInvalidArgument: a store method got arguments it cannot act on.
-	ErrInvalidArgument = errors.New("plait: invalid argument")
 )
 
 // Scheduler sentinels.
@@ -49,9 +32,6 @@ var (
 	ErrPanic = errors.New("plait: handler panicked")
 	// ErrAlreadyRunning: Run was called while another Run is active.
 	ErrAlreadyRunning = errors.New("plait: scheduler already running")
-	// ErrInvalidOption: an option given to New is out of range (each one
-	// is an [*OptionError]), New got a nil store, or Handle a nil handler.
-	ErrInvalidOption = errors.New("plait: invalid option")
 )
 
 // Validation categories. Every [*ValidationError] unwraps to one of these
@@ -82,46 +62,8 @@ var (
 	ErrEmptyWorkflow = errors.New("workflow has no task")
 )
 
-// OptionError reports one option given to [New] out of range. New joins
-// one per problem with errors.Join. It matches [ErrInvalidOption] with
-// errors.Is.
-type OptionError struct {
-	// Option is the option's name, such as "WithConcurrency".
-	Option string
-	// Value is the value given, as text. A string value is quoted and cut
-	// as every caller's string in an error is (see [ValidationError]).
-	Value string
-	// Reason says what the value breaks, such as "must be at least 1".
-	Reason string
-}
-
-// Error reads like the call that was made: "plait: invalid option
-// WithConcurrency(0): must be at least 1".
-func (e *OptionError) Error() string {
-	return "plait: invalid option " + e.Option + "(" + e.Value + "): " + e.Reason
-}
-
-// Unwrap returns [ErrInvalidOption].
-func (e *OptionError) Unwrap() error { return ErrInvalidOption }
-
-// quoteMax is the longest part of a caller's string an error message
-// quotes. It is the longest valid name, so any name that passes validation
-// shows whole, while a hostile value of megabytes cannot flood logs through
-// the error that rejects it.
-const quoteMax = ids.MaxLen
-
-// quote renders a caller's string for an error message: Go-quoted, and cut
-// after quoteMax bytes (at a rune boundary) with its full length noted.
-func quote(s string) string {
-	if len(s) <= quoteMax {
-		return strconv.Quote(s)
-	}
-	cut := quoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
-}
+// quote renders a caller's string for an error message (see [ids.Quote]).
+func quote(s string) string { return ids.Quote(s) }
 
 // ValidationError describes one problem found in a workflow before anything
 // was written. Several are joined with errors.Join. The fields hold the

@@ -268,14 +268,14 @@ func (p *pool) outcome(e *execution, started time.Time, result any, err error) T
 		o.Outcome = OutcomeFailed
 		return o
 	}
-	policy := ct.Spec.Retry.merged(p.cfg.defaultRetry)
+	policy := mergedRetry(ct.Spec.Retry, p.cfg.defaultRetry)
 	// Time before this attempt is measured on the store's clock, this
 	// attempt's own run time on ours: no cross-clock subtraction.
 	elapsed := p.cfg.clock.Now().Sub(started)
 	if !ct.FirstStartedAt.IsZero() && e.claimedAt.After(ct.FirstStartedAt) {
 		elapsed += e.claimedAt.Sub(ct.FirstStartedAt)
 	}
-	if d, ok := policy.next(ct.Attempt, elapsed, err); ok {
+	if d, ok := retryNext(policy, ct.Attempt, elapsed, err); ok {
 		o.Outcome, o.RetryDelay = OutcomeRetry, d
 		return o
 	}

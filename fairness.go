@@ -55,14 +55,6 @@ func WithWeightedPriorities(w PriorityWeights) Option {
 	}
 }
 
-// FairClaimer is the capability of claiming by shares: a store that
-// implements it honours [TaskClaimParams].Shares.
-type FairClaimer interface {
-	// ClaimsByShares does nothing; its presence says that the store honours
-	// TaskClaimParams.Shares.
-	ClaimsByShares()
-}
-
 // fairness hands out the shares of the weighted mode: a smooth weighted
 // round robin over the four levels, and the queue to start the next claim
 // at. Both drivers of a pool share it.

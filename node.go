@@ -34,27 +34,6 @@ func newNodeID(workerID string) string {
 	return workerID + "." + hex.EncodeToString(b[:])
 }
 
-// SplitWorker reads the worker a store recorded for a claim: a Scheduler
-// claims under its node id ([Scheduler.NodeID]: its worker id, a dot and 8
-// hex digits of its own), so a record names both the process's worker id
-// and its node. It answers the worker id and the node id, or recorded and
-// "" when recorded is not a node id (a claim made with a plain worker id).
-// Stores use it where they answer what they recorded.
-func SplitWorker(recorded string) (worker, node string) {
-	const suffix = 9 // "." and 8 hex digits
-	n := len(recorded)
-	if n <= suffix || recorded[n-suffix] != '.' {
-		return recorded, ""
-	}
-	for i := n - suffix + 1; i < n; i++ {
-		c := recorded[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return recorded, ""
-		}
-	}
-	return recorded[:n-suffix], recorded
-}
-
 // libraryVersion is the version of this module in the binary's build
 // information, "(devel)" when it has none.
 var libraryVersion = sync.OnceValue(func() string {

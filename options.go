@@ -412,7 +412,7 @@ func WithLimits(l Limits) Option {
 // unknown backoff kind, a NaN, or a jitter above 1 is an error.
 func WithDefaultRetry(p RetryPolicy) Option {
 	return func(c *config) {
-		if err := p.validate(); err != nil {
+		if err := p.Validate(); err != nil {
 			c.reject("WithDefaultRetry", p.String(), err.Error())
 			return
 		}

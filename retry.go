@@ -2,48 +2,10 @@ package plait
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
 )
-
-// BackoffKind picks the delay curve between attempts.
-type BackoffKind uint8
-
-const (
-	// BackoffExponential grows the delay by Multiplier each attempt, with
-	// jitter (the default).
-	BackoffExponential BackoffKind = iota
-	// BackoffConstant waits InitialInterval between attempts, with jitter.
-	BackoffConstant
-)
-
-// RetryPolicy says how often and how soon a failed task runs again. A zero
-// field takes the scheduler's default (see [WithDefaultRetry]).
-//
-// Attempts are counted the same way everywhere: [Retry](n) allows n
-// retries, so n+1 attempts in all, and MaxAttempts is that total. Lost
-// leases (crashes) and shutdown releases never count against it.
-type RetryPolicy struct {
-	// MaxAttempts is the number of attempts in all, the first included:
-	// Retry(n) sets it to n+1, and 1 means no retry. Zero takes the
-	// default.
-	MaxAttempts int
-	Backoff     BackoffKind
-	// InitialInterval is the first delay (the only one, for constant).
-	InitialInterval time.Duration
-	// MaxInterval caps the exponential delay.
-	MaxInterval time.Duration
-	// Multiplier is the exponential growth factor.
-	Multiplier float64
-	// Jitter randomises each delay by ±Jitter×delay; negative means none.
-	Jitter float64
-	// MaxElapsed stops retrying once this much time has passed since the
-	// first attempt started; zero means no limit.
-	MaxElapsed time.Duration
-}
 
 // Retry policy defaults. MaxAttemptsDefault is 3 attempts in all: the first
 // and two retries, as Retry(2) would give.
@@ -67,42 +29,6 @@ func ConstantBackoff(d time.Duration) RetryPolicy {
 	return RetryPolicy{Backoff: BackoffConstant, InitialInterval: d}
 }
 
-// String prints the policy compactly.
-func (p RetryPolicy) String() string {
-	kind := "exponential"
-	if p.Backoff == BackoffConstant {
-		kind = "constant"
-	}
-	return fmt.Sprintf("%s attempts=%d initial=%s max=%s", kind, p.MaxAttempts, p.InitialInterval, p.MaxInterval)
-}
-
-func (p RetryPolicy) validate() error {
-	if p.MaxAttempts < 0 || p.InitialInterval < 0 || p.MaxInterval < 0 || p.MaxElapsed < 0 || p.Multiplier < 0 {
-		return errors.New("negative retry setting")
-	}
-	if p.Backoff != BackoffExponential && p.Backoff != BackoffConstant {
-		return fmt.Errorf("unknown backoff kind %d", p.Backoff)
-	}
-	if math.IsNaN(p.Multiplier) || math.IsNaN(p.Jitter) {
-		return errors.New("retry setting is not a number")
-	}
-	if p.Jitter > 1 {
-		return errors.New("jitter above 1")
-	}
-	return nil
-}
-
-// merged fills the zero fields of p from def, then from the package defaults.
-func (p RetryPolicy) merged(def RetryPolicy) RetryPolicy {
-	p.MaxAttempts = firstNonZero(p.MaxAttempts, def.MaxAttempts, MaxAttemptsDefault)
-	p.InitialInterval = firstNonZero(p.InitialInterval, def.InitialInterval, InitialIntervalDefault)
-	p.MaxInterval = firstNonZero(p.MaxInterval, def.MaxInterval, MaxIntervalDefault)
-	p.Multiplier = firstNonZero(p.Multiplier, def.Multiplier, MultiplierDefault)
-	p.Jitter = firstNonZero(p.Jitter, def.Jitter, JitterDefault)
-	p.MaxElapsed = firstNonZero(p.MaxElapsed, def.MaxElapsed)
-	return p
-}
-
 func firstNonZero[T comparable](vs ...T) T {
 	var zero T
 	for _, v := range vs {
@@ -111,48 +37,6 @@ func firstNonZero[T comparable](vs ...T) T {
 		}
 	}
 	return zero
-}
-
-// delay returns how long to wait after failed attempt number attempt (from
-// 1), or false when no attempt is left. elapsed is the time since the first
-// attempt started.
-func (p RetryPolicy) delay(attempt int, elapsed time.Duration) (time.Duration, bool) {
-	if attempt >= p.MaxAttempts {
-		return 0, false
-	}
-	jitter := p.Jitter
-	if jitter < 0 {
-		jitter = 0
-	}
-	var b backoff.BackOff
-	switch p.Backoff {
-	case BackoffConstant:
-		e := backoff.NewExponentialBackOff()
-		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.InitialInterval, 1
-		e.RandomizationFactor = jitter
-		b = e
-	default:
-		e := backoff.NewExponentialBackOff()
-		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.MaxInterval, p.Multiplier
-		e.RandomizationFactor = jitter
-		b = e
-	}
-	// The elapsed-time cap is ours (it is measured from the store's record
-	// of the first attempt), so the library's own cap is switched off.
-	if e, ok := b.(*backoff.ExponentialBackOff); ok {
-		e.MaxElapsedTime = 0
-		e.Reset()
-	}
-	var d time.Duration
-	// Past 64 steps every curve has reached its cap, so a huge attempt
-	// number costs no more than that.
-	for i := 0; i < attempt && i < 64; i++ {
-		d = b.NextBackOff()
-	}
-	if p.MaxElapsed > 0 && elapsed+d > p.MaxElapsed {
-		return 0, false
-	}
-	return d, true
 }
 
 // retryAfterError carries the delay a handler asks for before the next
@@ -191,11 +75,64 @@ func RetryAfterDelay(err error) (time.Duration, bool) {
 	return 0, false
 }
 
-// next returns the delay before the attempt after failed attempt number
+// mergedRetry fills the zero fields of p from def, then from the package defaults.
+func mergedRetry(p, def RetryPolicy) RetryPolicy {
+	p.MaxAttempts = firstNonZero(p.MaxAttempts, def.MaxAttempts, MaxAttemptsDefault)
+	p.InitialInterval = firstNonZero(p.InitialInterval, def.InitialInterval, InitialIntervalDefault)
+	p.MaxInterval = firstNonZero(p.MaxInterval, def.MaxInterval, MaxIntervalDefault)
+	p.Multiplier = firstNonZero(p.Multiplier, def.Multiplier, MultiplierDefault)
+	p.Jitter = firstNonZero(p.Jitter, def.Jitter, JitterDefault)
+	p.MaxElapsed = firstNonZero(p.MaxElapsed, def.MaxElapsed)
+	return p
+}
+
+// retryDelay returns how long to wait after failed attempt number attempt (from
+// 1), or false when no attempt is left. elapsed is the time since the first
+// attempt started.
+func retryDelay(p RetryPolicy, attempt int, elapsed time.Duration) (time.Duration, bool) {
+	if attempt >= p.MaxAttempts {
+		return 0, false
+	}
+	jitter := p.Jitter
+	if jitter < 0 {
+		jitter = 0
+	}
+	var b backoff.BackOff
+	switch p.Backoff {
+	case BackoffConstant:
+		e := backoff.NewExponentialBackOff()
+		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.InitialInterval, 1
+		e.RandomizationFactor = jitter
+		b = e
+	default:
+		e := backoff.NewExponentialBackOff()
+		e.InitialInterval, e.MaxInterval, e.Multiplier = p.InitialInterval, p.MaxInterval, p.Multiplier
+		e.RandomizationFactor = jitter
+		b = e
+	}
+	// The elapsed-time cap is ours (it is measured from the store's record
+	// of the first attempt), so the library's own cap is switched off.
+	if e, ok := b.(*backoff.ExponentialBackOff); ok {
+		e.MaxElapsedTime = 0
+		e.Reset()
+	}
+	var d time.Duration
+	// Past 64 steps every curve has reached its cap, so a huge attempt
+	// number costs no more than that.
+	for i := 0; i < attempt && i < 64; i++ {
+		d = b.NextBackOff()
+	}
+	if p.MaxElapsed > 0 && elapsed+d > p.MaxElapsed {
+		return 0, false
+	}
+	return d, true
+}
+
+// retryNext returns the delay before the attempt after failed attempt number
 // attempt, honouring a [RetryAfter] in err, or false when no attempt is
 // left.
-func (p RetryPolicy) next(attempt int, elapsed time.Duration, err error) (time.Duration, bool) {
-	d, ok := p.delay(attempt, elapsed)
+func retryNext(p RetryPolicy, attempt int, elapsed time.Duration, err error) (time.Duration, bool) {
+	d, ok := retryDelay(p, attempt, elapsed)
 	if !ok {
 		return 0, false
 	}

@@ -13,7 +13,7 @@ import (
 func delays(p RetryPolicy, elapsed time.Duration) []time.Duration {
 	var out []time.Duration
 	for attempt := 1; ; attempt++ {
-		d, ok := p.delay(attempt, elapsed)
+		d, ok := retryDelay(p, attempt, elapsed)
 		if !ok {
 			return out
 		}
@@ -78,7 +78,7 @@ func TestRetryDelayExponentialWithinJitterBounds(t *testing.T) {
 		hi := time.Duration(b*(1+jitter)) + 1 // the backoff library's range is inclusive by one nanosecond
 		seen := map[time.Duration]bool{}
 		for i := 0; i < 200; i++ {
-			d, ok := p.delay(attempt, 0)
+			d, ok := retryDelay(p, attempt, 0)
 			require.True(t, ok)
 			require.GreaterOrEqual(t, d, lo, "attempt %d", attempt)
 			require.LessOrEqual(t, d, hi, "attempt %d", attempt)
@@ -86,7 +86,7 @@ func TestRetryDelayExponentialWithinJitterBounds(t *testing.T) {
 		}
 		require.Greater(t, len(seen), 1, "attempt %d: jitter must vary the delay", attempt)
 	}
-	_, ok := p.delay(7, 0)
+	_, ok := retryDelay(p, 7, 0)
 	require.False(t, ok)
 }
 
@@ -110,7 +110,7 @@ func TestRetryDelayConstant(t *testing.T) {
 	p.Jitter = 0.2
 	for attempt := 1; attempt < 5; attempt++ {
 		for i := 0; i < 100; i++ {
-			d, ok := p.delay(attempt, 0)
+			d, ok := retryDelay(p, attempt, 0)
 			require.True(t, ok)
 			require.GreaterOrEqual(t, d, 200*time.Millisecond)
 			require.LessOrEqual(t, d, 300*time.Millisecond+1)
@@ -123,9 +123,9 @@ func TestRetryDelayMaxAttemptsStops(t *testing.T) {
 	for _, max := range []int{1, 2, 5} {
 		p := RetryPolicy{MaxAttempts: max, InitialInterval: time.Millisecond, MaxInterval: time.Second, Multiplier: 2, Jitter: -1}
 		require.Len(t, delays(p, 0), max-1, "MaxAttempts %d allows %d retries", max, max-1)
-		_, ok := p.delay(max, 0)
+		_, ok := retryDelay(p, max, 0)
 		require.False(t, ok)
-		_, ok = p.delay(max+10, 0)
+		_, ok = retryDelay(p, max+10, 0)
 		require.False(t, ok)
 	}
 }
@@ -141,29 +141,29 @@ func TestRetryDelayMaxElapsedStops(t *testing.T) {
 		MaxElapsed:      10 * time.Second,
 	}
 	// Elapsed plus the next delay must stay within MaxElapsed.
-	d, ok := p.delay(1, 9*time.Second)
+	d, ok := retryDelay(p, 1, 9*time.Second)
 	require.True(t, ok)
 	require.Equal(t, time.Second, d)
-	_, ok = p.delay(1, 9*time.Second+1)
+	_, ok = retryDelay(p, 1, 9*time.Second+1)
 	require.False(t, ok)
-	d, ok = p.delay(3, 6*time.Second)
+	d, ok = retryDelay(p, 3, 6*time.Second)
 	require.True(t, ok)
 	require.Equal(t, 4*time.Second, d)
-	_, ok = p.delay(3, 6*time.Second+time.Millisecond)
+	_, ok = retryDelay(p, 3, 6*time.Second+time.Millisecond)
 	require.False(t, ok)
-	_, ok = p.delay(1, time.Hour)
+	_, ok = retryDelay(p, 1, time.Hour)
 	require.False(t, ok)
 
 	// Zero means no limit.
 	p.MaxElapsed = 0
-	d, ok = p.delay(1, 1000*time.Hour)
+	d, ok = retryDelay(p, 1, 1000*time.Hour)
 	require.True(t, ok)
 	require.Equal(t, time.Second, d)
 }
 
 func TestRetryMergedDefaults(t *testing.T) {
 	t.Parallel()
-	got := RetryPolicy{}.merged(RetryPolicy{})
+	got := mergedRetry(RetryPolicy{}, RetryPolicy{})
 	require.Equal(t, RetryPolicy{
 		MaxAttempts:     MaxAttemptsDefault,
 		Backoff:         BackoffExponential,
@@ -181,7 +181,7 @@ func TestRetryMergedDefaults(t *testing.T) {
 		Jitter:          -1,
 		MaxElapsed:      time.Minute,
 	}
-	require.Equal(t, def, RetryPolicy{}.merged(def))
+	require.Equal(t, def, mergedRetry(RetryPolicy{}, def))
 
 	// The task's own fields win over the scheduler's default.
 	own := RetryPolicy{
@@ -193,10 +193,10 @@ func TestRetryMergedDefaults(t *testing.T) {
 		Jitter:          0.1,
 		MaxElapsed:      time.Second,
 	}
-	require.Equal(t, own, own.merged(def))
+	require.Equal(t, own, mergedRetry(own, def))
 
 	// Partial: only the zero fields are filled.
-	partial := RetryPolicy{MaxAttempts: 4, Jitter: -1}.merged(RetryPolicy{InitialInterval: 3 * time.Second})
+	partial := mergedRetry(RetryPolicy{MaxAttempts: 4, Jitter: -1}, RetryPolicy{InitialInterval: 3 * time.Second})
 	require.Equal(t, RetryPolicy{
 		MaxAttempts:     4,
 		InitialInterval: 3 * time.Second,
@@ -213,7 +213,7 @@ func TestRetryMergedThroughOptions(t *testing.T) {
 	require.NoError(t, Retry(4).applyTask(&spec))
 	require.NoError(t, Backoff(ConstantBackoff(time.Second)).applyTask(&spec))
 	require.NoError(t, MaxElapsed(time.Minute).applyTask(&spec))
-	p := spec.Retry.merged(RetryPolicy{})
+	p := mergedRetry(spec.Retry, RetryPolicy{})
 	require.Equal(t, 5, p.MaxAttempts, "Retry(4) is five attempts and Backoff keeps it")
 	require.Equal(t, BackoffConstant, p.Backoff)
 	require.Equal(t, time.Second, p.InitialInterval)
@@ -223,11 +223,11 @@ func TestRetryMergedThroughOptions(t *testing.T) {
 
 	var none TaskSpec
 	require.NoError(t, Retry(0).applyTask(&none))
-	require.Empty(t, delays(none.Retry.merged(RetryPolicy{MaxAttempts: 9}), 0), "Retry(0) disables retries")
+	require.Empty(t, delays(mergedRetry(none.Retry, RetryPolicy{MaxAttempts: 9}), 0), "Retry(0) disables retries")
 
 	var exp TaskSpec
 	require.NoError(t, Backoff(ExponentialBackoff(10*time.Millisecond, 40*time.Millisecond)).applyTask(&exp))
-	q := exp.Retry.merged(RetryPolicy{Jitter: -1, MaxAttempts: 5})
+	q := mergedRetry(exp.Retry, RetryPolicy{Jitter: -1, MaxAttempts: 5})
 	require.Equal(t, []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 40 * time.Millisecond}, delays(q, 0))
 }
 
@@ -241,7 +241,7 @@ func TestRetryPolicyValidate(t *testing.T) {
 		ConstantBackoff(time.Second),
 	}
 	for _, p := range valid {
-		require.NoError(t, p.validate(), "%+v", p)
+		require.NoError(t, p.Validate(), "%+v", p)
 	}
 	invalid := []RetryPolicy{
 		{MaxAttempts: -1},
@@ -255,21 +255,21 @@ func TestRetryPolicyValidate(t *testing.T) {
 		{Backoff: BackoffConstant + 1},
 	}
 	for _, p := range invalid {
-		require.Error(t, p.validate(), "%+v", p)
+		require.Error(t, p.Validate(), "%+v", p)
 	}
 }
 
 func TestRetryNextHonoursRetryAfterWithinTheBudget(t *testing.T) {
 	t.Parallel()
-	p := RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxElapsed: time.Minute}.merged(RetryPolicy{})
+	p := mergedRetry(RetryPolicy{MaxAttempts: 3, InitialInterval: time.Second, MaxElapsed: time.Minute}, RetryPolicy{})
 	asked := RetryAfter(30*time.Second, errors.New("busy"))
-	d, ok := p.next(1, 0, asked)
+	d, ok := retryNext(p, 1, 0, asked)
 	require.True(t, ok)
 	require.Equal(t, 30*time.Second, d, "RetryAfter must set the delay")
-	_, ok = p.next(3, 0, asked)
+	_, ok = retryNext(p, 3, 0, asked)
 	require.False(t, ok, "RetryAfter must not add attempts")
-	_, ok = p.next(1, 40*time.Second, asked)
+	_, ok = retryNext(p, 1, 40*time.Second, asked)
 	require.False(t, ok, "a RetryAfter past MaxElapsed must end the retries")
-	_, ok = p.next(1, 0, Permanent(asked))
+	_, ok = retryNext(p, 1, 0, Permanent(asked))
 	require.True(t, ok, "next leaves Permanent to the caller, which checks it first")
 }

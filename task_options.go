@@ -105,7 +105,7 @@ func Retry(n int) TaskOption {
 // it, counted as attempts in all.
 func Backoff(p RetryPolicy) TaskOption {
 	return taskOption{fmt.Sprintf("Backoff(%s)", p), func(t *TaskSpec) error {
-		if err := p.validate(); err != nil {
+		if err := p.Validate(); err != nil {
 			return err
 		}
 		attempts := t.Retry.MaxAttempts
@@ -144,7 +144,7 @@ func Timeout(d time.Duration) TaskOption {
 // WithPriority sets the task's priority. Defaults to PriorityNormal.
 func WithPriority(p Priority) TaskOption {
 	return taskOption{fmt.Sprintf("WithPriority(%s)", p), func(t *TaskSpec) error {
-		if !p.valid() {
+		if !p.Valid() {
 			return fmt.Errorf("unknown priority %d", p)
 		}
 		t.Priority = p

@@ -2,7 +2,11 @@
 // workflow, task, handler, queue, run key, tenant and service names.
 package ids
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+	"unicode/utf8"
+)
 
 // MaxLen is the longest name accepted, in bytes.
 const MaxLen = 128
@@ -41,4 +45,23 @@ func allowed(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// quoteMax is the longest part of a caller's string an error message
+// quotes. It is the longest valid name, so any name that passes validation
+// shows whole, while a hostile value of megabytes cannot flood logs through
+// the error that rejects it.
+const quoteMax = MaxLen
+
+// Quote renders a caller's string for an error message: Go-quoted, and cut
+// after quoteMax bytes (at a rune boundary) with its full length noted.
+func Quote(s string) string {
+	if len(s) <= quoteMax {
+		return strconv.Quote(s)
+	}
+	cut := quoteMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -16,16 +16,16 @@ func BenchmarkClaimFinish(b *testing.B) {
 	const batch = 64
 	ctx := context.Background()
 	s := memstore.New()
-	tasks := make([]plait.TaskSpec, batch)
+	tasks := make([]store.TaskSpec, batch)
 	for i := range tasks {
-		tasks[i] = plait.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "noop", Queue: plait.DefaultQueue}
+		tasks[i] = store.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "noop", Queue: store.DefaultQueue}
 	}
-	wf := &plait.WorkflowSpec{Name: "bench", Strategy: plait.StrategyContinue, Tasks: tasks}
-	claim := &plait.TaskClaimParams{WorkerID: "w", Limit: batch, LeaseDuration: time.Minute}
-	fin := &plait.TaskFinishParams{WorkerID: "w", Outcomes: make([]plait.TaskOutcome, 0, batch)}
+	wf := &store.WorkflowSpec{Name: "bench", Strategy: store.StrategyContinue, Tasks: tasks}
+	claim := &store.TaskClaimParams{WorkerID: "w", Limit: batch, LeaseDuration: time.Minute}
+	fin := &store.TaskFinishParams{WorkerID: "w", Outcomes: make([]store.TaskOutcome, 0, batch)}
 
 	for n := 0; n < b.N; n += batch {
-		if _, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf}); err != nil {
+		if _, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -39,7 +39,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 		}
 		fin.Outcomes = fin.Outcomes[:0]
 		for _, ct := range res.Tasks {
-			fin.Outcomes = append(fin.Outcomes, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+			fin.Outcomes = append(fin.Outcomes, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded})
 		}
 		out, err := s.TaskFinish(ctx, fin)
 		if err != nil || out[batch-1].Err != nil {

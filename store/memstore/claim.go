@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // promoteBound caps how many due delayed tasks one claim moves per queue.
 const promoteBound = 4096
 
-var defaultQueues = []string{plait.DefaultQueue}
+var defaultQueues = []string{store.DefaultQueue}
 
 // TaskClaim moves due delayed tasks to ready and claims up to params.Limit
 // ready tasks, highest priority first and oldest first within a priority.
-// See [plait.Store.TaskClaim].
-func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+// See [store.Store.TaskClaim].
+func (s *Store) TaskClaim(ctx context.Context, params *store.TaskClaimParams) (*store.TaskClaimResult, error) {
 	if err := validClaim(params); err != nil {
 		return nil, err
 	}
@@ -37,9 +37,9 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 }
 
 // validClaim checks a claim's arguments.
-func validClaim(params *plait.TaskClaimParams) error {
+func validClaim(params *store.TaskClaimParams) error {
 	if params.Limit < 1 || params.LeaseDuration <= 0 {
-		return fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+		return fmt.Errorf("memstore: claim needs a limit >= 1 and a positive lease: %w", store.ErrInvalidArgument)
 	}
 	if params.Shares != nil {
 		ok := len(params.Shares) == 4
@@ -47,16 +47,16 @@ func validClaim(params *plait.TaskClaimParams) error {
 			ok = ok && v >= 0
 		}
 		if !ok {
-			return fmt.Errorf("memstore: shares %v: want four counts of at least 0: %w", params.Shares, plait.ErrInvalidArgument)
+			return fmt.Errorf("memstore: shares %v: want four counts of at least 0: %w", params.Shares, store.ErrInvalidArgument)
 		}
 	}
 	return checkRequestID(params.RequestID)
 }
 
 // claimAllLocked is TaskClaim's step, with the lock held.
-func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, now time.Time) *plait.TaskClaimResult {
+func (s *Store) claimAllLocked(params *store.TaskClaimParams, names []string, now time.Time) *store.TaskClaimResult {
 	until := now.Add(params.LeaseDuration)
-	res := &plait.TaskClaimResult{Now: now}
+	res := &store.TaskClaimResult{Now: now}
 
 	var qs [8]*queue
 	queues := qs[:0]
@@ -97,7 +97,7 @@ func (s *Store) claimAllLocked(params *plait.TaskClaimParams, names []string, no
 
 // claimLevelLocked claims ready tasks of priority level p (0 urgent) from
 // queues, in order, until res holds upto tasks.
-func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.TaskClaimParams, res *plait.TaskClaimResult, now, until time.Time) {
+func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *store.TaskClaimParams, res *store.TaskClaimResult, now, until time.Time) {
 	for _, q := range queues {
 		f := &q.ready[p]
 		for len(res.Tasks) < upto {
@@ -118,7 +118,7 @@ func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.Tas
 				continue
 			}
 			if res.Tasks == nil {
-				res.Tasks = make([]*plait.ClaimedTask, 0, min(params.Limit, 64))
+				res.Tasks = make([]*store.ClaimedTask, 0, min(params.Limit, 64))
 			}
 			res.Tasks = append(res.Tasks, ct)
 		}
@@ -126,16 +126,16 @@ func (s *Store) claimLevelLocked(queues []*queue, p, upto int, params *plait.Tas
 }
 
 // ClaimsByShares declares that claims honour TaskClaimParams.Shares; see
-// [plait.FairClaimer].
+// [store.FairClaimer].
 func (s *Store) ClaimsByShares() {}
 
-var _ plait.FairClaimer = (*Store)(nil)
+var _ store.FairClaimer = (*Store)(nil)
 
 // claimLocked makes t running under a new epoch and builds its answer; nil
 // when t cannot become running (a status the queue should not have held).
-func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.Time) *plait.ClaimedTask {
+func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.Time) *store.ClaimedTask {
 	r := t.run
-	if s.setTaskStatusLocked(t, plait.TaskRunning, now) != nil {
+	if s.setTaskStatusLocked(t, store.TaskRunning, now) != nil {
 		return nil
 	}
 	t.epoch++
@@ -143,10 +143,10 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 	if t.inst.Attempt == 0 {
 		t.inst.Attempt = 1
 	}
-	t.inst.Worker, t.inst.Node = plait.SplitWorker(worker)
+	t.inst.Worker, t.inst.Node = store.SplitWorker(worker)
 	s.holdLocked(t, until)
-	if r.rec.Status == plait.RunPending {
-		_ = s.setRunStatusLocked(r, plait.RunRunning, now)
+	if r.rec.Status == store.RunPending {
+		_ = s.setRunStatusLocked(r, store.RunRunning, now)
 	}
 	return s.claimedLocked(t, until, inline)
 }
@@ -154,11 +154,11 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 // claimedLocked builds the answer for a task t holds under its current
 // lease; a task with more parents than inline (when positive) gets neither
 // their names nor their results (see TaskClaimParams.InlineResultsMax).
-func (s *Store) claimedLocked(t *task, until time.Time, inline int) *plait.ClaimedTask {
+func (s *Store) claimedLocked(t *task, until time.Time, inline int) *store.ClaimedTask {
 	r := t.run
 	spec := t.spec()
-	ct := &plait.ClaimedTask{
-		Lease:          plait.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},
+	ct := &store.ClaimedTask{
+		Lease:          store.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},
 		LeaseUntil:     until,
 		Spec:           copySpec(spec),
 		Attempt:        t.inst.Attempt,
@@ -180,7 +180,7 @@ func (s *Store) claimedLocked(t *task, until time.Time, inline int) *plait.Claim
 	}
 	for _, d := range spec.Deps {
 		p := &r.tasks[r.index[d.Task]]
-		if p.status != plait.TaskSucceeded {
+		if p.status != store.TaskSucceeded {
 			continue
 		}
 		if ct.ParentResults == nil {

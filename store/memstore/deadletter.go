@@ -5,13 +5,13 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // DeadLetterList answers one page of dead letters, newest first. See
-// [plait.DeadLetterStore]. It reads the global dead-letter list (or the
+// [store.DeadLetterStore]. It reads the global dead-letter list (or the
 // run's) whole: a memory store holds what fits in memory.
-func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterListParams) (*plait.DeadLetterListResult, error) {
+func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterListParams) (*store.DeadLetterListResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -21,12 +21,12 @@ func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterList
 	var curMs int64
 	var curKey string
 	if params.Cursor != "" {
-		curMs, curKey, _ = plait.ParseDeadLetterCursor(params.Cursor)
+		curMs, curKey, _ = store.ParseDeadLetterCursor(params.Cursor)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.Now())
-	var all []plait.DeadLetter
+	var all []store.DeadLetter
 	for _, d := range s.dead {
 		if params.RunID != "" && d.run != params.RunID {
 			continue
@@ -40,31 +40,31 @@ func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterList
 			continue
 		}
 		t := &r.tasks[i]
-		l := plait.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Status: t.status,
+		l := store.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Status: t.status,
 			Error: t.inst.Error, At: t.inst.EndedAt}
 		if !params.Matches(&l) {
 			continue
 		}
-		if params.Cursor != "" && !plait.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task) {
+		if params.Cursor != "" && !store.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task) {
 			continue
 		}
 		all = append(all, l)
 	}
 	sort.Slice(all, func(i, j int) bool {
-		return plait.DeadLetterBefore(all[i].At.UnixMilli(), all[i].RunID+" "+all[i].Task, all[j].At.UnixMilli(), all[j].RunID+" "+all[j].Task)
+		return store.DeadLetterBefore(all[i].At.UnixMilli(), all[i].RunID+" "+all[i].Task, all[j].At.UnixMilli(), all[j].RunID+" "+all[j].Task)
 	})
-	res := &plait.DeadLetterListResult{}
+	res := &store.DeadLetterListResult{}
 	if len(all) > params.Limit {
 		all = all[:params.Limit]
-		res.Next = plait.DeadLetterCursor(all[len(all)-1])
+		res.Next = store.DeadLetterCursor(all[len(all)-1])
 	}
 	res.Letters = all
 	return res, nil
 }
 
 // DeadLetterPurge removes the named letters from the run's and the global
-// dead-letter lists. See [plait.DeadLetterStore].
-func (s *Store) DeadLetterPurge(ctx context.Context, params *plait.DeadLetterPurgeParams) (*plait.DeadLetterPurgeResult, error) {
+// dead-letter lists. See [store.DeadLetterStore].
+func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPurgeParams) (*store.DeadLetterPurgeResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *plait.DeadLetterPur
 	for _, l := range params.Letters {
 		want[taskRef{run: l.RunID, task: l.Task}] = true
 	}
-	res := &plait.DeadLetterPurgeResult{}
+	res := &store.DeadLetterPurgeResult{}
 	s.dead = slices.DeleteFunc(s.dead, func(d taskRef) bool {
 		if !want[d] {
 			return false

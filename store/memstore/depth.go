@@ -3,19 +3,19 @@ package memstore
 import (
 	"context"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // QueueDepth counts the live ready and delayed tasks of each queue; see
-// [plait.QueueDepther]. The count walks the queues, so it costs time in
+// [store.QueueDepther]. The count walks the queues, so it costs time in
 // proportion to the tasks queued: it is meant for a sample every few
 // seconds.
-func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) (*plait.QueueDepthResult, error) {
+func (s *Store) QueueDepth(ctx context.Context, params *store.QueueDepthParams) (*store.QueueDepthResult, error) {
 	names := params.Queues
 	if len(names) == 0 {
 		names = defaultQueues
 	}
-	res := &plait.QueueDepthResult{Queues: make([]plait.QueueDepth, len(names))}
+	res := &store.QueueDepthResult{Queues: make([]store.QueueDepth, len(names))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, name := range names {
@@ -27,7 +27,7 @@ func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) 
 		for p := range q.ready {
 			f := &q.ready[p]
 			for _, e := range f.items[f.head:] {
-				if e.t.status == plait.TaskReady && e.t.qseq == e.seq {
+				if e.t.status == store.TaskReady && e.t.qseq == e.seq {
 					res.Queues[i].Ready++
 				}
 			}
@@ -41,4 +41,4 @@ func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) 
 	return res, nil
 }
 
-var _ plait.QueueDepther = (*Store)(nil)
+var _ store.QueueDepther = (*Store)(nil)

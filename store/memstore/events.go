@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store"
 )
 
 // EventsCapDefault is how many events the store's stream keeps before
@@ -34,7 +34,7 @@ func WithEventCap(n int) Option {
 // events, each numbered by seq (the cursor is that number in decimal, the
 // same for the store's stream and a run's). Events are kept as compact
 // records that point at their run and share its strings (evRec), built
-// into [plait.StoreEvent] values only when read: a transition costs a copy
+// into [store.StoreEvent] values only when read: a transition costs a copy
 // into a slot of the ring and no allocation once the ring is full. A run
 // keeps no list of its own: it remembers the seq of its first event, and a
 // read of the run filters the ring from there.
@@ -55,7 +55,7 @@ type eventLog struct {
 // evRec is one stored event.
 type evRec struct {
 	run     *run
-	worker  string // as recorded: the node id when there is one (plait.SplitWorker)
+	worker  string // as recorded: the node id when there is one (store.SplitWorker)
 	err     string
 	seq     uint64
 	at      int64 // ns since the Unix epoch
@@ -113,17 +113,17 @@ func (s *Store) appendEventLocked(ev evRec) {
 }
 
 // taskEventLocked records t's move from status from to its current status.
-func (s *Store) taskEventLocked(t *task, from plait.TaskStatus, now time.Time) {
+func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	if from == "" || from == t.status {
 		return
 	}
 	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
 		epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
-	if from == plait.TaskRunning {
+	if from == store.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
 	switch t.status {
-	case plait.TaskFailed, plait.TaskRetrying, plait.TaskDead, plait.TaskCancelled:
+	case store.TaskFailed, store.TaskRetrying, store.TaskDead, store.TaskCancelled:
 		ev.err = t.inst.Error
 	}
 	s.appendEventLocked(ev)
@@ -141,40 +141,40 @@ func (s *Store) runEventLocked(r *run, now time.Time) {
 }
 
 // event builds the event a record stands for.
-func (e *evRec) event() plait.StoreEvent {
+func (e *evRec) event() store.StoreEvent {
 	r := e.run
-	ev := plait.StoreEvent{
-		Cursor: plait.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.rec.ID, At: time.Unix(0, e.at).UTC(),
+	ev := store.StoreEvent{
+		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.rec.ID, At: time.Unix(0, e.at).UTC(),
 		Workflow: r.rec.Workflow, Tenant: r.rec.Tenant, Service: r.rec.Service,
 	}
 	if e.task < 0 {
-		ev.RunStatus = plait.RunStatus(e.status)
-		ev.Type = plait.RunEventType(ev.RunStatus)
+		ev.RunStatus = store.RunStatus(e.status)
+		ev.Type = store.RunEventType(ev.RunStatus)
 		return ev
 	}
 	spec := &r.spec.Tasks[e.task]
 	ev.Task, ev.Queue, ev.Priority, ev.Handler = spec.Name, spec.Queue, spec.Priority, spec.Handler
-	ev.TaskStatus = plait.TaskStatus(e.status)
-	ev.Type = plait.TaskEventType(ev.TaskStatus)
+	ev.TaskStatus = store.TaskStatus(e.status)
+	ev.Type = store.TaskEventType(ev.TaskStatus)
 	if e.waiting != "" {
-		ev.Type, ev.WaitingFor = plait.EventTaskWaiting, e.waiting
+		ev.Type, ev.WaitingFor = store.EventTaskWaiting, e.waiting
 	}
 	ev.Attempt, ev.Epoch, ev.Duration, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.err
-	ev.Worker, ev.Node = plait.SplitWorker(e.worker)
+	ev.Worker, ev.Node = store.SplitWorker(e.worker)
 	return ev
 }
 
 // EventRead returns the events after params.After of the store's stream or
-// of one run's. See [plait.EventStore].
-func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+// of one run's. See [store.EventStore].
+func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*store.EventReadResult, error) {
 	if params == nil || params.Limit < 1 || params.Wait < 0 {
-		return nil, fmt.Errorf("memstore: event read needs a limit >= 1 and a wait >= 0: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: event read needs a limit >= 1 and a wait >= 0: %w", store.ErrInvalidArgument)
 	}
 	var after uint64
 	if params.After != "" {
 		n, err := strconv.ParseUint(string(params.After), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("memstore: event cursor %q: %w", params.After, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: event cursor %q: %w", params.After, store.ErrInvalidArgument)
 		}
 		after = n
 	}
@@ -210,13 +210,13 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 	}
 }
 
-func (s *Store) readEventsLocked(params *plait.EventReadParams, after uint64) (*plait.EventReadResult, error) {
-	res := &plait.EventReadResult{Cursor: params.After}
+func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*store.EventReadResult, error) {
+	res := &store.EventReadResult{Cursor: params.After}
 	l := &s.ev
 	var r *run
 	if params.RunID != "" {
 		if r = s.runs[params.RunID]; r == nil {
-			return nil, fmt.Errorf("memstore: run %q: %w", params.RunID, plait.ErrNotFound)
+			return nil, fmt.Errorf("memstore: run %q: %w", params.RunID, store.ErrNotFound)
 		}
 		// a run's events start at its first; none of it was dropped
 		// after the cursor unless it began before the drop point.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// TaskFinish applies each outcome on its own. See [plait.Store.TaskFinish].
-func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
-	out := make([]plait.TaskFinishResult, len(params.Outcomes))
+// TaskFinish applies each outcome on its own. See [store.Store.TaskFinish].
+func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) ([]store.TaskFinishResult, error) {
+	out := make([]store.TaskFinishResult, len(params.Outcomes))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -21,8 +21,8 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 }
 
 // TaskFinishClaim finishes, then claims, under one lock. See
-// [plait.Store.TaskFinishClaim].
-func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+// [store.Store.TaskFinishClaim].
+func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	claim := params.Claim.Limit > 0
 	if claim {
 		if err := validClaim(&params.Claim); err != nil {
@@ -33,7 +33,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 	if len(names) == 0 {
 		names = defaultQueues
 	}
-	res := &plait.TaskFinishClaimResult{Finished: make([]plait.TaskFinishResult, len(params.Finish.Outcomes))}
+	res := &store.TaskFinishClaimResult{Finished: make([]store.TaskFinishResult, len(params.Finish.Outcomes))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -50,34 +50,34 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 	if claim {
 		res.Claimed = s.claimAllLocked(&params.Claim, names, now)
 		s.rememberLocked(params.Claim.RequestID, now.Add(params.Claim.LeaseDuration), res.Claimed,
-			append([]plait.TaskFinishResult(nil), res.Finished...))
+			append([]store.TaskFinishResult(nil), res.Finished...))
 	}
 	return res, nil
 }
 
-func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFinishResult {
-	if o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReturned {
-		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)}
+func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFinishResult {
+	if o.Outcome < store.OutcomeSucceeded || o.Outcome > store.OutcomeReturned {
+		return store.TaskFinishResult{Err: fmt.Errorf("memstore: unknown outcome %d: %w", o.Outcome, store.ErrInvalidArgument)}
 	}
 	t, err := s.leasedLocked(o.Lease)
 	if err != nil {
-		res := plait.TaskFinishResult{Err: err}
+		res := store.TaskFinishResult{Err: err}
 		if r := s.runs[o.Lease.RunID]; r != nil {
 			res.RunStatus = r.rec.Status
 		}
 		return res
 	}
 	r := t.run
-	if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > s.maxResult {
-		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: result of %d bytes, limit %d: %w", len(o.Result), s.maxResult, plait.ErrResultTooLarge), RunStatus: r.rec.Status}
+	if o.Outcome == store.OutcomeSucceeded && len(o.Result) > s.maxResult {
+		return store.TaskFinishResult{Err: fmt.Errorf("memstore: result of %d bytes, limit %d: %w", len(o.Result), s.maxResult, store.ErrResultTooLarge), RunStatus: r.rec.Status}
 	}
 	if !t.status.CanBecome(outcomeStatus[o.Outcome]) {
-		err := plait.CheckTaskTransition(t.status, outcomeStatus[o.Outcome])
-		return plait.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
+		err := store.CheckTaskTransition(t.status, outcomeStatus[o.Outcome])
+		return store.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
 	}
-	if o.Outcome != plait.OutcomeReturned {
+	if o.Outcome != store.OutcomeReturned {
 		var delay time.Duration
-		if o.Outcome == plait.OutcomeRetry && o.RetryDelay > 0 {
+		if o.Outcome == store.OutcomeRetry && o.RetryDelay > 0 {
 			// whole milliseconds, rounded up, as the Redis store keeps it.
 			delay = (o.RetryDelay + time.Millisecond - 1) / time.Millisecond * time.Millisecond
 		}
@@ -86,25 +86,25 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 	s.unholdLocked(t)
 
 	switch o.Outcome {
-	case plait.OutcomeSucceeded:
+	case store.OutcomeSucceeded:
 		t.inst.Result = copyBytes(o.Result)
 		t.inst.Error = ""
-		if err = s.setTaskStatusLocked(t, plait.TaskSucceeded, now); err == nil {
+		if err = s.setTaskStatusLocked(t, store.TaskSucceeded, now); err == nil {
 			err = s.releaseChildrenLocked(t, now)
 		}
-	case plait.OutcomeRetry:
+	case store.OutcomeRetry:
 		t.inst.Error = o.Error
 		t.inst.Attempt++
-		if err = s.setTaskStatusLocked(t, plait.TaskRetrying, now); err == nil {
+		if err = s.setTaskStatusLocked(t, store.TaskRetrying, now); err == nil {
 			err = s.scheduleLocked(t, now.Add(o.RetryDelay), now)
 		}
-	case plait.OutcomeFailed:
+	case store.OutcomeFailed:
 		t.inst.Error = o.Error
-		err = s.failLocked(t, plait.TaskFailed, now)
-	case plait.OutcomeReleased:
+		err = s.failLocked(t, store.TaskFailed, now)
+	case store.OutcomeReleased:
 		t.epoch++
 		err = s.makeReadyLocked(t, now)
-	case plait.OutcomeReturned:
+	case store.OutcomeReturned:
 		t.epoch++
 		if len(t.inst.Attempts) == 0 {
 			// This claim was its first: as if it never happened.
@@ -116,22 +116,22 @@ func (s *Store) finishLocked(o *plait.TaskOutcome, now time.Time) plait.TaskFini
 	if err == nil {
 		err = s.finishRunLocked(r, now)
 	}
-	return plait.TaskFinishResult{Err: err, RunStatus: r.rec.Status}
+	return store.TaskFinishResult{Err: err, RunStatus: r.rec.Status}
 }
 
 // outcomeStatus is the status each outcome moves a running task to first.
-var outcomeStatus = [...]plait.TaskStatus{
-	plait.OutcomeSucceeded: plait.TaskSucceeded,
-	plait.OutcomeRetry:     plait.TaskRetrying,
-	plait.OutcomeFailed:    plait.TaskFailed,
-	plait.OutcomeReleased:  plait.TaskReady,
-	plait.OutcomeReturned:  plait.TaskReady,
+var outcomeStatus = [...]store.TaskStatus{
+	store.OutcomeSucceeded: store.TaskSucceeded,
+	store.OutcomeRetry:     store.TaskRetrying,
+	store.OutcomeFailed:    store.TaskFailed,
+	store.OutcomeReleased:  store.TaskReady,
+	store.OutcomeReturned:  store.TaskReady,
 }
 
 // recordOutcome names how the attempt of o ended in its record: a retry
 // or failure the task's Timeout caused is "timed out".
-func recordOutcome(o *plait.TaskOutcome) string {
-	if o.TimedOut && (o.Outcome == plait.OutcomeRetry || o.Outcome == plait.OutcomeFailed) {
+func recordOutcome(o *store.TaskOutcome) string {
+	if o.TimedOut && (o.Outcome == store.OutcomeRetry || o.Outcome == store.OutcomeFailed) {
 		return "timed out"
 	}
 	return o.Outcome.String()
@@ -142,7 +142,7 @@ func recordOutcome(o *plait.TaskOutcome) string {
 // stores keep.
 func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Duration) {
 	dur := time.Duration(now.UnixMilli()-t.claimedAt.UnixMilli()) * time.Millisecond
-	t.inst.Attempts = append(t.inst.Attempts, plait.Attempt{
+	t.inst.Attempts = append(t.inst.Attempts, store.Attempt{
 		Attempt:    t.inst.Attempt,
 		Epoch:      t.epoch,
 		Worker:     t.inst.Worker,
@@ -159,15 +159,15 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 
 // failLocked ends t as failed or dead, dead-letters it and applies the
 // run's error strategy.
-func (s *Store) failLocked(t *task, st plait.TaskStatus, now time.Time) error {
+func (s *Store) failLocked(t *task, st store.TaskStatus, now time.Time) error {
 	r := t.run
 	if err := s.setTaskStatusLocked(t, st, now); err != nil {
 		return err
 	}
 	r.dead = append(r.dead, t.idx)
 	s.dead = append(s.dead, taskRef{run: r.rec.ID, task: t.inst.Name})
-	if r.rec.Strategy == plait.StrategyStop {
-		return s.stopRunLocked(r, plait.RunFailed, "", now)
+	if r.rec.Strategy == store.StrategyStop {
+		return s.stopRunLocked(r, store.RunFailed, "", now)
 	}
 	return s.releaseChildrenLocked(t, now)
 }
@@ -186,7 +186,7 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 		work = work[:len(work)-1]
 		for _, e := range r.children[p.idx] {
 			c := &r.tasks[e.child]
-			if c.status != plait.TaskPending || c.scheduled {
+			if c.status != store.TaskPending || c.scheduled {
 				continue
 			}
 			c.resolved++
@@ -195,7 +195,7 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 			}
 			deps := len(c.spec().Deps)
 			var due, skip bool
-			if c.spec().Join == plait.JoinAny {
+			if c.spec().Join == store.JoinAny {
 				due = c.satisfied >= 1
 				skip = !due && c.resolved == deps
 			} else {
@@ -208,7 +208,7 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 					return err
 				}
 			case skip:
-				if err := s.setTaskStatusLocked(c, plait.TaskSkipped, now); err != nil {
+				if err := s.setTaskStatusLocked(c, store.TaskSkipped, now); err != nil {
 					return err
 				}
 				work = append(work, c.idx)
@@ -220,8 +220,8 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 
 // stopRunLocked cancels every unfinished task of r and ends the run with
 // status st. Running tasks lose their lease.
-func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now time.Time) error {
-	if err := plait.CheckRunTransition(r.rec.Status, st); err != nil {
+func (s *Store) stopRunLocked(r *run, st store.RunStatus, reason string, now time.Time) error {
+	if err := store.CheckRunTransition(r.rec.Status, st); err != nil {
 		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, err)
 	}
 	for i := range r.tasks {
@@ -229,7 +229,7 @@ func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now tim
 		if t.status.Terminal() {
 			continue
 		}
-		if t.status == plait.TaskRunning {
+		if t.status == store.TaskRunning {
 			t.epoch++
 			t.record(now, "cancelled", reason, 0)
 			s.unholdLocked(t)
@@ -237,7 +237,7 @@ func (s *Store) stopRunLocked(r *run, st plait.RunStatus, reason string, now tim
 		if reason != "" {
 			t.inst.Error = reason
 		}
-		if err := s.setTaskStatusLocked(t, plait.TaskCancelled, now); err != nil {
+		if err := s.setTaskStatusLocked(t, store.TaskCancelled, now); err != nil {
 			return err
 		}
 	}
@@ -249,9 +249,9 @@ func (s *Store) finishRunLocked(r *run, now time.Time) error {
 	if r.rec.Status.Terminal() || r.ended < len(r.tasks) {
 		return nil
 	}
-	st := plait.RunCompleted
-	if r.rec.Failed > 0 && r.rec.Strategy != plait.StrategySkip {
-		st = plait.RunFailed
+	st := store.RunCompleted
+	if r.rec.Failed > 0 && r.rec.Strategy != store.StrategySkip {
+		st = store.RunFailed
 	}
 	return s.setRunStatusLocked(r, st, now)
 }

@@ -5,18 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // AttemptHistory answers the attempt records of a run's tasks. See
-// [plait.HistoryStore].
-func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
+// [store.HistoryStore].
+func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistoryParams) (*store.AttemptHistoryResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res := &plait.AttemptHistoryResult{}
+	res := &store.AttemptHistoryResult{}
 	r, err := s.runLocked(params.RunID)
 	if err != nil {
 		k := s.kept[params.RunID]
@@ -25,7 +25,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 		}
 		for _, th := range k.tasks {
 			if params.Task == "" || th.Task == params.Task {
-				res.Tasks = append(res.Tasks, plait.TaskHistory{Task: th.Task, Attempts: append([]plait.Attempt(nil), th.Attempts...)})
+				res.Tasks = append(res.Tasks, store.TaskHistory{Task: th.Task, Attempts: append([]store.Attempt(nil), th.Attempts...)})
 			}
 		}
 	} else {
@@ -34,14 +34,14 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 			if params.Task != "" && t.inst.Name != params.Task {
 				continue
 			}
-			res.Tasks = append(res.Tasks, plait.TaskHistory{
+			res.Tasks = append(res.Tasks, store.TaskHistory{
 				Task:     t.inst.Name,
-				Attempts: append([]plait.Attempt(nil), t.inst.Attempts...),
+				Attempts: append([]store.Attempt(nil), t.inst.Attempts...),
 			})
 		}
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", params.RunID, params.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
 	}
 	return res, nil
 }
@@ -50,7 +50,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 type keptHistory struct {
 	id    string
 	until time.Time
-	tasks []plait.TaskHistory
+	tasks []store.TaskHistory
 }
 
 // keepHistoryLocked keeps the attempt records of r, about to be freed at
@@ -65,10 +65,10 @@ func (s *Store) keepHistoryLocked(r *run) {
 	if s.history <= 0 || !until.After(r.expireAt) {
 		return
 	}
-	k := &keptHistory{id: r.rec.ID, until: until, tasks: make([]plait.TaskHistory, len(r.tasks))}
+	k := &keptHistory{id: r.rec.ID, until: until, tasks: make([]store.TaskHistory, len(r.tasks))}
 	for i := range r.tasks {
 		t := &r.tasks[i]
-		k.tasks[i] = plait.TaskHistory{Task: t.inst.Name, Attempts: t.inst.Attempts}
+		k.tasks[i] = store.TaskHistory{Task: t.inst.Name, Attempts: t.inst.Attempts}
 	}
 	s.kept[k.id] = k
 	s.keptOrder = append(s.keptOrder, k)

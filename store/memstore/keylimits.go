@@ -4,10 +4,10 @@ import (
 	"container/heap"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// Fleet-wide limits (see [plait.Limiter]): the state of each limit key,
+// Fleet-wide limits (see [store.Limiter]): the state of each limit key,
 // kept in step with the tasks' statuses: a claim admits a task or holds it
 // back (admitLocked), and the one status function releases its slots when
 // its running attempt ends (releaseLimitsLocked). A task held back stays
@@ -26,10 +26,10 @@ type keyLimit struct {
 }
 
 // KeepsLimits declares that the store keeps task limits; see
-// [plait.Limiter].
+// [store.Limiter].
 func (s *Store) KeepsLimits() {}
 
-var _ plait.Limiter = (*Store)(nil)
+var _ store.Limiter = (*Store)(nil)
 
 func (s *Store) keyLimitLocked(key string) *keyLimit {
 	l := s.limits[key]
@@ -140,7 +140,7 @@ func (s *Store) expireStartsLocked(now time.Time) {
 func (s *Store) holdBackLocked(l *keyLimit, key string, e entry, now time.Time) {
 	l.waiting.push(e)
 	e.t.limitedBy = key
-	s.waitingEventLocked(e.t, plait.WaitingForLimit(key), now)
+	s.waitingEventLocked(e.t, store.WaitingForLimit(key), now)
 }
 
 // releaseLimitsLocked gives back the concurrency slots t holds as its

@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // LeaseExtend moves the deadlines of held leases to now plus
-// params.Duration. See [plait.Store.LeaseExtend].
-func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+// params.Duration. See [store.Store.LeaseExtend].
+func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams) ([]store.LeaseExtendResult, error) {
 	if params.Duration <= 0 {
-		return nil, fmt.Errorf("memstore: lease extend needs a positive duration: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: lease extend needs a positive duration: %w", store.ErrInvalidArgument)
 	}
-	out := make([]plait.LeaseExtendResult, len(params.Leases))
+	out := make([]store.LeaseExtendResult, len(params.Leases))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
@@ -32,18 +32,18 @@ func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams
 
 // leasedLocked returns the running task the lease still holds, or
 // ErrNotFound (no such run or task) or ErrStaleEpoch.
-func (s *Store) leasedLocked(l plait.Lease) (*task, error) {
+func (s *Store) leasedLocked(l store.Lease) (*task, error) {
 	r, err := s.liveRunLocked(l.RunID)
 	if err != nil {
 		return nil, err
 	}
 	i, ok := r.index[l.Task]
 	if !ok {
-		return nil, fmt.Errorf("memstore: run %q has no task %q: %w", l.RunID, l.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %q has no task %q: %w", l.RunID, l.Task, store.ErrNotFound)
 	}
 	t := &r.tasks[i]
-	if t.status != plait.TaskRunning || t.epoch != l.Epoch {
-		return nil, plait.ErrStaleEpoch
+	if t.status != store.TaskRunning || t.epoch != l.Epoch {
+		return nil, store.ErrStaleEpoch
 	}
 	return t, nil
 }

@@ -6,7 +6,7 @@ package memstore
 const MaxResultBytesDefault = 32 << 20
 
 // WithMaxResultBytes sets the largest result a finish stores; a larger one
-// is refused for its outcome alone with [plait.ErrResultTooLarge]. Defaults
+// is refused for its outcome alone with [store.ErrResultTooLarge]. Defaults
 // to MaxResultBytesDefault; zero or negative means the default.
 func WithMaxResultBytes(n int) Option {
 	return func(s *Store) {

@@ -1,10 +1,10 @@
-// Package memstore is the in-memory [plait.Store]: every run, task and queue
+// Package memstore is the in-memory [store.Store]: every run, task and queue
 // lives in maps behind one mutex, and each Store method holds that mutex for
 // its whole step, so each method is one atomic transition exactly as the
 // contract in docs/store-contract.md describes.
 //
 // A memstore suits tests, examples and single-process deployments; it keeps
-// nothing across restarts. Time comes from the [plait.Clock] given with
+// nothing across restarts. Time comes from the [store.Clock] given with
 // [WithClock], so tests drive leases and due times with a fake clock.
 package memstore
 
@@ -12,16 +12,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
 	"github.com/plaitdag/plait/internal/retention"
+	"github.com/plaitdag/plait/store"
 )
 
-// Store is an in-memory [plait.Store]. The zero value is not usable; build
+// Store is an in-memory [store.Store]. The zero value is not usable; build
 // one with [New]. A Store is safe for concurrent use.
 type Store struct {
 	mu    sync.Mutex
-	clock plait.Clock
+	clock store.Clock
 
 	nextID uint64
 	seq    uint64
@@ -68,7 +68,7 @@ type Store struct {
 	// indexes lists runs by service, tenant and workflow (query.go);
 	// counts holds the number of runs in each status.
 	indexes map[string]*runIndex
-	counts  map[plait.RunStatus]int64
+	counts  map[store.RunStatus]int64
 
 	// memos remembers claims sent with a RequestID for their lease;
 	// memoOrder holds them in the order they were made, and its front is
@@ -96,7 +96,7 @@ type Option func(*Store)
 
 // WithClock makes the store read time from c instead of the system clock.
 // A nil c keeps the system clock.
-func WithClock(c plait.Clock) Option {
+func WithClock(c store.Clock) Option {
 	return func(s *Store) {
 		if c != nil {
 			s.clock = c
@@ -116,7 +116,7 @@ func New(opts ...Option) *Store {
 		expiry:    make(map[time.Duration]*expiryList),
 		kept:      make(map[string]*keptHistory),
 		indexes:   make(map[string]*runIndex),
-		counts:    make(map[plait.RunStatus]int64),
+		counts:    make(map[store.RunStatus]int64),
 		maxResult: MaxResultBytesDefault,
 		logLines:  TaskLogLinesDefault,
 		logBytes:  TaskLogBytesDefault,

@@ -6,16 +6,16 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
 
 var (
-	_ plait.Store         = (*memstore.Store)(nil)
-	_ plait.Pinger        = (*memstore.Store)(nil)
-	_ plait.ScheduleStore = (*memstore.Store)(nil)
+	_ store.Store         = (*memstore.Store)(nil)
+	_ store.Pinger        = (*memstore.Store)(nil)
+	_ store.ScheduleStore = (*memstore.Store)(nil)
 )
 
 func TestMain(m *testing.M) {

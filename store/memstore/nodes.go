@@ -6,41 +6,41 @@ import (
 	"sort"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// nodes is the store's side of [plait.NodeStore]: the node records by id,
+// nodes is the store's side of [store.NodeStore]: the node records by id,
 // each with its expiry, and the fleet's paused queues with the control
 // version. A record past its expiry is invisible and dropped by the next
 // heartbeat of any node; the capability index of the Redis store is a scan
 // here, over few enough nodes for that to be cheap.
 type nodes struct {
-	byID    map[string]*plait.NodeRecord
+	byID    map[string]*store.NodeRecord
 	paused  map[string]bool
 	version int64
 }
 
 func checkNodeID(id string) error {
 	if err := ids.Check(id); err != nil {
-		return fmt.Errorf("memstore: node id %q %v: %w", id, err, plait.ErrInvalidArgument)
+		return fmt.Errorf("memstore: node id %q %v: %w", id, err, store.ErrInvalidArgument)
 	}
 	return nil
 }
 
 // copyNode returns a copy of a record the caller may keep.
-func copyNode(r *plait.NodeRecord) *plait.NodeRecord {
+func copyNode(r *store.NodeRecord) *store.NodeRecord {
 	c := *r
 	c.Capabilities = append([]string(nil), r.Capabilities...)
 	c.Queues = append([]string(nil), r.Queues...)
 	c.Handlers = append([]string(nil), r.Handlers...)
-	c.Tasks = append([]plait.NodeTask(nil), r.Tasks...)
-	c.History = append([]plait.NodeTask(nil), r.History...)
+	c.Tasks = append([]store.NodeTask(nil), r.Tasks...)
+	c.History = append([]store.NodeTask(nil), r.History...)
 	return &c
 }
 
 // liveNodeLocked returns the record of id when it has not expired.
-func (s *Store) liveNodeLocked(id string, now time.Time) *plait.NodeRecord {
+func (s *Store) liveNodeLocked(id string, now time.Time) *store.NodeRecord {
 	r := s.nodes.byID[id]
 	if r == nil || !now.Before(r.ExpiresAt) {
 		return nil
@@ -49,24 +49,24 @@ func (s *Store) liveNodeLocked(id string, now time.Time) *plait.NodeRecord {
 }
 
 // msTask cuts a task's times to the ms, as the Redis store keeps them.
-func msTask(t plait.NodeTask) plait.NodeTask {
+func msTask(t store.NodeTask) store.NodeTask {
 	t.StartedAt, t.EndedAt = ms(t.StartedAt), ms(t.EndedAt)
 	return t
 }
 
 // NodeHeartbeat registers or refreshes a node. See
-// [plait.NodeStore.NodeHeartbeat].
-func (s *Store) NodeHeartbeat(_ context.Context, params *plait.NodeHeartbeatParams) (*plait.NodeHeartbeatResult, error) {
+// [store.NodeStore.NodeHeartbeat].
+func (s *Store) NodeHeartbeat(_ context.Context, params *store.NodeHeartbeatParams) (*store.NodeHeartbeatResult, error) {
 	if err := checkNodeID(params.Node.ID); err != nil {
 		return nil, err
 	}
 	if params.TTL < time.Millisecond || params.HistoryLimit < 1 {
-		return nil, fmt.Errorf("memstore: node heartbeat needs a TTL of at least 1ms and a history limit of at least 1: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: node heartbeat needs a TTL of at least 1ms and a history limit of at least 1: %w", store.ErrInvalidArgument)
 	}
 	for _, set := range [][]string{params.Node.Capabilities, params.Node.Queues, params.Node.Handlers} {
 		for _, n := range set {
 			if err := ids.Check(n); err != nil {
-				return nil, fmt.Errorf("memstore: node %q reports the name %q, which %v: %w", params.Node.ID, n, err, plait.ErrInvalidArgument)
+				return nil, fmt.Errorf("memstore: node %q reports the name %q, which %v: %w", params.Node.ID, n, err, store.ErrInvalidArgument)
 			}
 		}
 	}
@@ -74,7 +74,7 @@ func (s *Store) NodeHeartbeat(_ context.Context, params *plait.NodeHeartbeatPara
 	defer s.mu.Unlock()
 	now := ms(s.clock.Now())
 	if s.nodes.byID == nil {
-		s.nodes.byID = map[string]*plait.NodeRecord{}
+		s.nodes.byID = map[string]*store.NodeRecord{}
 	}
 	for id, r := range s.nodes.byID {
 		if !now.Before(r.ExpiresAt) {
@@ -82,7 +82,7 @@ func (s *Store) NodeHeartbeat(_ context.Context, params *plait.NodeHeartbeatPara
 		}
 	}
 	old := s.nodes.byID[params.Node.ID]
-	r := &plait.NodeRecord{NodeInfo: params.Node, StartedAt: now}
+	r := &store.NodeRecord{NodeInfo: params.Node, StartedAt: now}
 	if old != nil {
 		r.StartedAt, r.DrainRequested, r.History = old.StartedAt, old.DrainRequested, old.History
 	}
@@ -96,10 +96,10 @@ func (s *Store) NodeHeartbeat(_ context.Context, params *plait.NodeHeartbeatPara
 	if len(r.History) > 0 {
 		top = r.History[0].Seq
 	}
-	hist := append([]plait.NodeTask(nil), r.History...)
+	hist := append([]store.NodeTask(nil), r.History...)
 	for _, t := range params.History {
 		if t.Seq > top {
-			hist = append([]plait.NodeTask{msTask(t)}, hist...)
+			hist = append([]store.NodeTask{msTask(t)}, hist...)
 			top = t.Seq
 		}
 	}
@@ -108,7 +108,7 @@ func (s *Store) NodeHeartbeat(_ context.Context, params *plait.NodeHeartbeatPara
 	}
 	r.History = hist
 	s.nodes.byID[r.ID] = copyNode(r)
-	res := &plait.NodeHeartbeatResult{Drain: r.DrainRequested, ControlVersion: s.nodes.version, Now: now}
+	res := &store.NodeHeartbeatResult{Drain: r.DrainRequested, ControlVersion: s.nodes.version, Now: now}
 	if params.ControlVersion != s.nodes.version || params.ControlVersion == 0 {
 		res.PausedQueues = s.pausedLocked()
 	}
@@ -125,32 +125,32 @@ func (s *Store) pausedLocked() []string {
 	return out
 }
 
-// NodeRemove deletes a node's record. See [plait.NodeStore.NodeRemove].
-func (s *Store) NodeRemove(_ context.Context, params *plait.NodeRemoveParams) error {
+// NodeRemove deletes a node's record. See [store.NodeStore.NodeRemove].
+func (s *Store) NodeRemove(_ context.Context, params *store.NodeRemoveParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.nodes.byID, params.ID)
 	return nil
 }
 
-// NodeGet returns one live node. See [plait.NodeStore.NodeGet].
-func (s *Store) NodeGet(_ context.Context, params *plait.NodeGetParams) (*plait.NodeRecord, error) {
+// NodeGet returns one live node. See [store.NodeStore.NodeGet].
+func (s *Store) NodeGet(_ context.Context, params *store.NodeGetParams) (*store.NodeRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.liveNodeLocked(params.ID, s.clock.Now())
 	if r == nil {
-		return nil, fmt.Errorf("memstore: node %q: %w", params.ID, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
 	return copyNode(r), nil
 }
 
 // NodeList lists live nodes, by capability when asked. See
-// [plait.NodeStore.NodeList].
-func (s *Store) NodeList(_ context.Context, params *plait.NodeListParams) (*plait.NodeListResult, error) {
+// [store.NodeStore.NodeList].
+func (s *Store) NodeList(_ context.Context, params *store.NodeListParams) (*store.NodeListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	res := &plait.NodeListResult{}
+	res := &store.NodeListResult{}
 	for id := range s.nodes.byID {
 		r := s.liveNodeLocked(id, now)
 		if r == nil || (params.Capability != "" && !has(r.Capabilities, params.Capability)) {
@@ -171,27 +171,27 @@ func has(set []string, name string) bool {
 	return false
 }
 
-// NodeDrain tells a live node to drain. See [plait.NodeStore.NodeDrain].
-func (s *Store) NodeDrain(_ context.Context, params *plait.NodeDrainParams) error {
+// NodeDrain tells a live node to drain. See [store.NodeStore.NodeDrain].
+func (s *Store) NodeDrain(_ context.Context, params *store.NodeDrainParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.liveNodeLocked(params.ID, s.clock.Now())
 	if r == nil {
-		return fmt.Errorf("memstore: node %q: %w", params.ID, plait.ErrNotFound)
+		return fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
 	r.DrainRequested = true
 	return nil
 }
 
 // QueuePause pauses or resumes a queue for every node. See
-// [plait.NodeStore.QueuePause].
-func (s *Store) QueuePause(_ context.Context, params *plait.QueuePauseParams) (*plait.QueuePauseResult, error) {
+// [store.NodeStore.QueuePause].
+func (s *Store) QueuePause(_ context.Context, params *store.QueuePauseParams) (*store.QueuePauseResult, error) {
 	if err := ids.Check(params.Queue); err != nil {
-		return nil, fmt.Errorf("memstore: queue %q %v: %w", params.Queue, err, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: queue %q %v: %w", params.Queue, err, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res := &plait.QueuePauseResult{}
+	res := &store.QueuePauseResult{}
 	if s.nodes.paused[params.Queue] == params.Resume {
 		if s.nodes.paused == nil {
 			s.nodes.paused = map[string]bool{}
@@ -208,9 +208,9 @@ func (s *Store) QueuePause(_ context.Context, params *plait.QueuePauseParams) (*
 	return res, nil
 }
 
-// QueuesPaused lists the paused queues. See [plait.NodeStore.QueuesPaused].
-func (s *Store) QueuesPaused(context.Context, *plait.QueuesPausedParams) (*plait.QueuesPausedResult, error) {
+// QueuesPaused lists the paused queues. See [store.NodeStore.QueuesPaused].
+func (s *Store) QueuesPaused(context.Context, *store.QueuesPausedParams) (*store.QueuesPausedResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &plait.QueuesPausedResult{Queues: s.pausedLocked(), ControlVersion: s.nodes.version}, nil
+	return &store.QueuesPausedResult{Queues: s.pausedLocked(), ControlVersion: s.nodes.version}, nil
 }

@@ -3,14 +3,14 @@ package memstore
 import (
 	"context"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // StorePing answers with the store's clock; a memory store is always
-// reachable. See [plait.Pinger].
-func (s *Store) StorePing(ctx context.Context, params *plait.StorePingParams) (*plait.StorePingResult, error) {
+// reachable. See [store.Pinger].
+func (s *Store) StorePing(ctx context.Context, params *store.StorePingParams) (*store.StorePingResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &plait.StorePingResult{Now: s.clock.Now()}, nil
+	return &store.StorePingResult{Now: s.clock.Now()}, nil
 }

@@ -8,10 +8,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// The indexes of plait.QueryStore: every run is listed, in order of
+// The indexes of store.QueryStore: every run is listed, in order of
 // creation, under "a" (all runs) and under each of "s:<service>",
 // "u:<service>:<tenant>" and "w:<workflow>" that it has. Names cannot hold
 // ':' (internal/ids), so the keys cannot collide. The lists hold no status:
@@ -28,7 +28,7 @@ type runIndex struct {
 }
 
 // indexKeys returns the keys of the indexes that list r.
-func indexKeys(r *plait.Run) []string {
+func indexKeys(r *store.Run) []string {
 	keys := make([]string, 1, 4)
 	keys[0] = "a"
 	if r.Service != "" {
@@ -41,7 +41,7 @@ func indexKeys(r *plait.Run) []string {
 }
 
 // filterKey returns the key of the index a filter reads.
-func filterKey(f *plait.RunFilter) string {
+func filterKey(f *store.RunFilter) string {
 	switch {
 	case f.Tenant != "":
 		return "u:" + f.Service + ":" + f.Tenant
@@ -88,9 +88,9 @@ func (s *Store) unindexLocked(r *run) {
 	}
 }
 
-// RunQuery lists runs newest first. See [plait.QueryStore.RunQuery]. The
+// RunQuery lists runs newest first. See [store.QueryStore.RunQuery]. The
 // cursor is the number of the page's last run.
-func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*plait.RunQueryResult, error) {
+func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*store.RunQueryResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -98,7 +98,7 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 	if params.Cursor != "" {
 		n, err := strconv.ParseUint(strings.TrimPrefix(params.Cursor, "m"), 10, 64)
 		if err != nil || !strings.HasPrefix(params.Cursor, "m") {
-			return nil, fmt.Errorf("memstore: query cursor %q: %w", params.Cursor, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: query cursor %q: %w", params.Cursor, store.ErrInvalidArgument)
 		}
 		before = n
 	}
@@ -106,7 +106,7 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.Now())
-	out := &plait.RunQueryResult{}
+	out := &store.RunQueryResult{}
 	ix := s.indexes[filterKey(f)]
 	if ix == nil {
 		return out, nil
@@ -139,15 +139,15 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 }
 
 // RunGetMany returns runs by id, nil for a missing one. See
-// [plait.QueryStore.RunGetMany].
-func (s *Store) RunGetMany(ctx context.Context, params *plait.RunGetManyParams) (*plait.RunGetManyResult, error) {
-	if len(params.IDs) > plait.GetManyMax {
-		return nil, fmt.Errorf("memstore: %d ids, want at most %d: %w", len(params.IDs), plait.GetManyMax, plait.ErrInvalidArgument)
+// [store.QueryStore.RunGetMany].
+func (s *Store) RunGetMany(ctx context.Context, params *store.RunGetManyParams) (*store.RunGetManyResult, error) {
+	if len(params.IDs) > store.GetManyMax {
+		return nil, fmt.Errorf("memstore: %d ids, want at most %d: %w", len(params.IDs), store.GetManyMax, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.Now())
-	out := &plait.RunGetManyResult{Runs: make([]*plait.Run, len(params.IDs))}
+	out := &store.RunGetManyResult{Runs: make([]*store.Run, len(params.IDs))}
 	for i, id := range params.IDs {
 		if r := s.runs[id]; r != nil {
 			out.Runs[i] = r.snapshot()
@@ -156,14 +156,14 @@ func (s *Store) RunGetMany(ctx context.Context, params *plait.RunGetManyParams) 
 	return out, nil
 }
 
-// RunCount counts runs per status. See [plait.QueryStore.RunCount].
+// RunCount counts runs per status. See [store.QueryStore.RunCount].
 // Without a time range it reads the counts setRunStatusLocked keeps; with
 // one it walks the runs created in the range.
-func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*plait.RunCountResult, error) {
+func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.Now())
-	out := &plait.RunCountResult{Counts: map[plait.RunStatus]int64{}}
+	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	if params.CreatedFrom.IsZero() && params.CreatedTo.IsZero() {
 		for st, n := range s.counts {
 			out.Counts[st] = n
@@ -187,8 +187,8 @@ func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*pl
 	return out, nil
 }
 
-// RunDelete removes a finished run. See [plait.QueryStore.RunDelete].
-func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) error {
+// RunDelete removes a finished run. See [store.QueryStore.RunDelete].
+func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.ID)
@@ -196,7 +196,7 @@ func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) er
 		return err
 	}
 	if !r.rec.Status.Terminal() {
-		return fmt.Errorf("memstore: delete run %s (%s): %w", r.rec.ID, r.rec.Status, plait.ErrRunActive)
+		return fmt.Errorf("memstore: delete run %s (%s): %w", r.rec.ID, r.rec.Status, store.ErrRunActive)
 	}
 	s.removeLocked(r)
 	s.dead = slices.DeleteFunc(s.dead, func(d taskRef) bool { return d.run == r.rec.ID })
@@ -204,19 +204,19 @@ func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) er
 }
 
 // RunPrune frees the runs whose retention is over. See
-// [plait.QueryStore.RunPrune]. The memory store frees them whenever it is
+// [store.QueryStore.RunPrune]. The memory store frees them whenever it is
 // used (expireLocked), index entries included, so a pass finds little.
-func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*plait.RunPruneResult, error) {
+func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*store.RunPruneResult, error) {
 	if params.Limit < 1 {
-		return nil, fmt.Errorf("memstore: prune limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: prune limit %d: %w", params.Limit, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &plait.RunPruneResult{Pruned: s.expireLocked(s.clock.Now())}, nil
+	return &store.RunPruneResult{Pruned: s.expireLocked(s.clock.Now())}, nil
 }
 
-// TaskQuery lists the tasks of one run. See [plait.QueryStore.TaskQuery].
-func (s *Store) TaskQuery(ctx context.Context, params *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
+// TaskQuery lists the tasks of one run. See [store.QueryStore.TaskQuery].
+func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*store.TaskQueryResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.RunID)
@@ -225,9 +225,9 @@ func (s *Store) TaskQuery(ctx context.Context, params *plait.TaskQueryParams) (*
 	}
 	tasks := r.snapshot().Tasks
 	if len(params.Statuses) > 0 {
-		tasks = slices.DeleteFunc(tasks, func(t plait.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
+		tasks = slices.DeleteFunc(tasks, func(t store.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
 	}
-	return &plait.TaskQueryResult{Tasks: tasks}, nil
+	return &store.TaskQueryResult{Tasks: tasks}, nil
 }
 
 // indexSizes reports the number of indexes and of their entries, for the

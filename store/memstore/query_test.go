@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // Retention follows the most specific rule, and once every finished run is
@@ -19,20 +19,20 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := New(WithClock(clk), WithRetention(time.Hour),
-		WithRetentionFor("", plait.RunCancelled, time.Minute),
+		WithRetentionFor("", store.RunCancelled, time.Minute),
 		WithRetentionFor("audit", "", 10*time.Hour),
-		WithRetentionFor("audit", plait.RunCancelled, 0))
+		WithRetentionFor("audit", store.RunCancelled, 0))
 	baseIndexes, baseEntries, baseExpiry := s.indexSizes()
 	require.Zero(t, baseIndexes+baseEntries+baseExpiry)
 
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	create := func(service string) string {
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Service: service, Tenant: "t"})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf, Service: service, Tenant: "t"})
 		require.NoError(t, err)
 		return res.Run.ID
 	}
 	cancel := func(id string) {
-		_, err := s.RunCancel(ctx, &plait.RunCancelParams{ID: id})
+		_, err := s.RunCancel(ctx, &store.RunCancelParams{ID: id})
 		require.NoError(t, err)
 	}
 	cancelled := create("mail")    // a status rule: one minute
@@ -40,18 +40,18 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 	auditDone := create("audit")   // a service rule: ten hours
 	cancel(cancelled)
 	cancel(auditCancel)
-	claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, claimed.Tasks, 1)
 	require.Equal(t, auditDone, claimed.Tasks[0].Lease.RunID)
-	res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{{Lease: claimed.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded}}})
+	res, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{{Lease: claimed.Tasks[0].Lease, Outcome: store.OutcomeSucceeded}}})
 	require.NoError(t, err)
-	require.Equal(t, plait.RunCompleted, res[0].RunStatus)
+	require.Equal(t, store.RunCompleted, res[0].RunStatus)
 
 	alive := func() []string {
 		out := []string{}
 		for _, id := range []string{cancelled, auditCancel, auditDone} {
-			if _, err := s.RunGet(ctx, &plait.RunGetParams{ID: id}); err == nil {
+			if _, err := s.RunGet(ctx, &store.RunGetParams{ID: id}); err == nil {
 				out = append(out, id)
 			}
 		}
@@ -66,7 +66,7 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 
 	indexes, entries, expiry := s.indexSizes()
 	require.Equal(t, []int{baseIndexes, baseEntries, baseExpiry}, []int{indexes, entries, expiry})
-	counts, err := s.RunCount(ctx, &plait.RunCountParams{})
+	counts, err := s.RunCount(ctx, &store.RunCountParams{})
 	require.NoError(t, err)
 	require.Empty(t, counts.Counts)
 }
@@ -78,25 +78,25 @@ func TestIndexCompactsRemovedRuns(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := New(WithClock(clk), WithRetention(time.Minute))
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	var keep string
 	for i := 0; i < 100; i++ {
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		if i == 50 {
 			keep = res.Run.ID
 			continue
 		}
-		_, err = s.RunCancel(ctx, &plait.RunCancelParams{ID: res.Run.ID})
+		_, err = s.RunCancel(ctx, &store.RunCancelParams{ID: res.Run.ID})
 		require.NoError(t, err)
 	}
 	clk.Advance(2 * time.Minute)
-	pr, err := s.RunPrune(ctx, &plait.RunPruneParams{Limit: 1})
+	pr, err := s.RunPrune(ctx, &store.RunPruneParams{Limit: 1})
 	require.NoError(t, err)
 	require.Equal(t, 99, pr.Pruned)
 	_, entries, _ := s.indexSizes()
 	require.LessOrEqual(t, entries, 2*2, "one live run in two indexes, at most as many removed ones")
-	page, err := s.RunQuery(ctx, &plait.RunQueryParams{Limit: 10})
+	page, err := s.RunQuery(ctx, &store.RunQueryParams{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Runs, 1)
 	require.Equal(t, keep, page.Runs[0].ID)

@@ -4,20 +4,20 @@ import (
 	"container/heap"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // numPriorities is the number of ready FIFOs per queue.
 const numPriorities = 4
 
 // prioIndex maps a priority to its FIFO slot, urgent first.
-func prioIndex(p plait.Priority) int {
+func prioIndex(p store.Priority) int {
 	switch p {
-	case plait.PriorityUrgent:
+	case store.PriorityUrgent:
 		return 0
-	case plait.PriorityHigh:
+	case store.PriorityHigh:
 		return 1
-	case plait.PriorityLow:
+	case store.PriorityLow:
 		return 3
 	}
 	return 2
@@ -60,7 +60,7 @@ func (f *fifo) pushFront(e entry) {
 func (f *fifo) peek() (entry, bool) {
 	for f.head < len(f.items) {
 		e := f.items[f.head]
-		if e.t.status == plait.TaskReady && e.t.qseq == e.seq {
+		if e.t.status == store.TaskReady && e.t.qseq == e.seq {
 			return e, true
 		}
 		f.drop()
@@ -93,7 +93,7 @@ type delayed struct {
 // live reports whether the task still waits for this due time.
 func (d delayed) live() bool {
 	s := d.t.status
-	return d.t.qseq == d.seq && (s == plait.TaskPending || s == plait.TaskRetrying)
+	return d.t.qseq == d.seq && (s == store.TaskPending || s == store.TaskRetrying)
 }
 
 // delayHeap is a min-heap of delayed tasks by due time, then queue order.
@@ -165,7 +165,7 @@ func (s *Store) holdLocked(t *task, until time.Time) {
 	heap.Push(&s.leases, t)
 	// a new lease is a claim: its event carries the epoch, attempt and
 	// worker the claim has just set (events.go).
-	s.taskEventLocked(t, plait.TaskReady, t.claimedAt)
+	s.taskEventLocked(t, store.TaskReady, t.claimedAt)
 }
 
 // unholdLocked drops t's lease.
@@ -178,7 +178,7 @@ func (s *Store) unholdLocked(t *task) {
 
 // makeReadyLocked puts t in its ready FIFO now, queued now.
 func (s *Store) makeReadyLocked(t *task, now time.Time) error {
-	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
+	if err := s.setTaskStatusLocked(t, store.TaskReady, now); err != nil {
 		return err
 	}
 	t.queuedAt = now
@@ -192,7 +192,7 @@ func (s *Store) makeReadyLocked(t *task, now time.Time) error {
 // returnLocked puts t back at the head of its ready FIFO, the place it was
 // claimed from, keeping the time it was queued.
 func (s *Store) returnLocked(t *task, now time.Time) error {
-	if err := s.setTaskStatusLocked(t, plait.TaskReady, now); err != nil {
+	if err := s.setTaskStatusLocked(t, store.TaskReady, now); err != nil {
 		return err
 	}
 	t.qseq = s.nextSeqLocked()

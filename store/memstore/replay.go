@@ -5,20 +5,20 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // RunReplay opens the next generation of a finished run: the named tasks
 // (or every failed, dead, cancelled and skipped one) and every task below
 // them go back to pending, their dead letters leave the lists, and those
 // whose parents are done become due again, in one step under the lock.
-// See [plait.ReplayStore].
-func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*plait.RunReplayResult, error) {
+// See [store.ReplayStore].
+func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*store.RunReplayResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if params == nil || params.RunID == "" {
-		return nil, fmt.Errorf("memstore: replay needs a run id: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: replay needs a run id: %w", store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -29,10 +29,10 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 	if r.rec.Generation == params.Generation+1 {
 		// The same call again (its reply was lost): the generation it
 		// asked for is open already.
-		return &plait.RunReplayResult{Run: r.snapshot(), Existing: true}, nil
+		return &store.RunReplayResult{Run: r.snapshot(), Existing: true}, nil
 	}
 	if r.rec.Generation != params.Generation || !r.rec.Status.Terminal() {
-		return nil, &plait.ReplayError{RunID: r.rec.ID, Generation: r.rec.Generation, Expected: params.Generation, Status: r.rec.Status}
+		return nil, &store.ReplayError{RunID: r.rec.ID, Generation: r.rec.Generation, Expected: params.Generation, Status: r.rec.Status}
 	}
 	asked, err := replayTargets(r, params.Tasks)
 	if err != nil {
@@ -43,11 +43,11 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 	now := s.clock.Now()
 	s.replaying = true
 	defer func() { s.replaying = false }()
-	if err := s.setRunStatusLocked(r, plait.RunRunning, now); err != nil {
+	if err := s.setRunStatusLocked(r, store.RunRunning, now); err != nil {
 		return nil, err
 	}
 	s.dropLettersLocked(r, reset)
-	res := &plait.RunReplayResult{}
+	res := &store.RunReplayResult{}
 	for _, i := range reset {
 		t := &r.tasks[i]
 		t.inst.Attempt = 0
@@ -56,7 +56,7 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 		t.scheduled = false
 		t.resolved, t.satisfied = 0, 0
 		t.asideFor, t.limitedBy = "", ""
-		if err := s.setTaskStatusLocked(t, plait.TaskPending, now); err != nil {
+		if err := s.setTaskStatusLocked(t, store.TaskPending, now); err != nil {
 			return nil, err
 		}
 		res.Reset = append(res.Reset, t.inst.Name)
@@ -79,19 +79,19 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 	}
 	for _, i := range reset {
 		t := &r.tasks[i]
-		if t.status != plait.TaskPending || t.scheduled {
+		if t.status != store.TaskPending || t.scheduled {
 			continue
 		}
 		deps := len(t.spec().Deps)
 		due, skip := t.satisfied == deps, t.resolved > t.satisfied
-		if t.spec().Join == plait.JoinAny {
+		if t.spec().Join == store.JoinAny {
 			due, skip = deps == 0 || t.satisfied >= 1, t.satisfied == 0 && deps > 0 && t.resolved == deps
 		}
 		switch {
 		case due:
 			err = s.makeDueLocked(t, now)
 		case skip:
-			if err = s.setTaskStatusLocked(t, plait.TaskSkipped, now); err == nil {
+			if err = s.setTaskStatusLocked(t, store.TaskSkipped, now); err == nil {
 				err = s.releaseChildrenLocked(t, now)
 			}
 		}
@@ -117,17 +117,17 @@ func replayTargets(r *run, names []string) ([]int, error) {
 			}
 		}
 		if len(out) == 0 {
-			return nil, fmt.Errorf("memstore: run %s has no failed, dead, cancelled or skipped task to replay: %w", r.rec.ID, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: run %s has no failed, dead, cancelled or skipped task to replay: %w", r.rec.ID, store.ErrInvalidArgument)
 		}
 		return out, nil
 	}
 	for _, n := range names {
 		i, ok := r.index[n]
 		if !ok {
-			return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, n, plait.ErrNotFound)
+			return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, n, store.ErrNotFound)
 		}
 		if st := r.tasks[i].status; !st.Replayable() {
-			return nil, &plait.ReplayError{RunID: r.rec.ID, Generation: r.rec.Generation, Expected: r.rec.Generation,
+			return nil, &store.ReplayError{RunID: r.rec.ID, Generation: r.rec.Generation, Expected: r.rec.Generation,
 				Status: r.rec.Status, Task: n, TaskStatus: st}
 		}
 		out = append(out, i)

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // requestIDMax bounds a claim's RequestID.
@@ -16,8 +16,8 @@ const requestIDMax = 64
 type memo struct {
 	id       string
 	until    time.Time
-	leases   []plait.Lease
-	finished []plait.TaskFinishResult
+	leases   []store.Lease
+	finished []store.TaskFinishResult
 }
 
 // checkRequestID validates a claim's RequestID; empty is allowed.
@@ -26,7 +26,7 @@ func checkRequestID(id string) error {
 		return nil
 	}
 	if len(id) > requestIDMax || ids.Check(id) != nil {
-		return fmt.Errorf("memstore: claim request id of %d bytes, want at most %d of [A-Za-z0-9._-]: %w", len(id), requestIDMax, plait.ErrInvalidArgument)
+		return fmt.Errorf("memstore: claim request id of %d bytes, want at most %d of [A-Za-z0-9._-]: %w", len(id), requestIDMax, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -57,7 +57,7 @@ func (s *Store) recallLocked(id string, now time.Time) *memo {
 
 // rememberLocked keeps what a claim with a RequestID did until its lease
 // ends.
-func (s *Store) rememberLocked(id string, until time.Time, claimed *plait.TaskClaimResult, finished []plait.TaskFinishResult) {
+func (s *Store) rememberLocked(id string, until time.Time, claimed *store.TaskClaimResult, finished []store.TaskFinishResult) {
 	if id == "" {
 		return
 	}
@@ -76,8 +76,8 @@ func (s *Store) rememberLocked(id string, until time.Time, claimed *plait.TaskCl
 
 // replayLocked answers a claim sent again: the tasks of the first answer
 // that its leases still hold, as they are now, and nothing claimed anew.
-func (s *Store) replayLocked(m *memo, now time.Time, inline int) *plait.TaskClaimResult {
-	res := &plait.TaskClaimResult{Now: now}
+func (s *Store) replayLocked(m *memo, now time.Time, inline int) *store.TaskClaimResult {
+	res := &store.TaskClaimResult{Now: now}
 	for _, l := range m.leases {
 		t, err := s.leasedLocked(l)
 		if err != nil {

@@ -4,16 +4,16 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // TaskResults answers the results of the named tasks of one run that
 // succeeded, or of the parents of params.ParentsOf. See
-// [plait.ResultStore].
-func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
-	res := &plait.TaskResultsResult{Results: make(map[string][]byte)}
+// [store.ResultStore].
+func (s *Store) TaskResults(ctx context.Context, params *store.TaskResultsParams) (*store.TaskResultsResult, error) {
+	res := &store.TaskResultsResult{Results: make(map[string][]byte)}
 	read := func(t *task) {
-		if t.status == plait.TaskSucceeded {
+		if t.status == store.TaskSucceeded {
 			res.Results[t.inst.Name] = copyBytes(t.inst.Result)
 		}
 	}
@@ -28,8 +28,8 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 // only the parents of task child count: the named ones, or all of them
 // when none is named; a child the run lacks has none.
 func (s *Store) readNamed(id, child string, names []string, read func(t *task)) error {
-	if len(names) > plait.TaskResultsMax {
-		return fmt.Errorf("memstore: %d task names, want at most %d: %w", len(names), plait.TaskResultsMax, plait.ErrInvalidArgument)
+	if len(names) > store.TaskResultsMax {
+		return fmt.Errorf("memstore: %d task names, want at most %d: %w", len(names), store.TaskResultsMax, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -63,12 +63,12 @@ func (s *Store) readNamed(id, child string, names []string, read func(t *task)) 
 	return nil
 }
 
-var _ plait.ResultStore = (*Store)(nil)
+var _ store.ResultStore = (*Store)(nil)
 
 // TaskPayloads answers the payloads of the named tasks of one run, as
-// submitted. See [plait.PayloadStore].
-func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
-	res := &plait.TaskPayloadsResult{Payloads: make(map[string][]byte)}
+// submitted. See [store.PayloadStore].
+func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsParams) (*store.TaskPayloadsResult, error) {
+	res := &store.TaskPayloadsResult{Payloads: make(map[string][]byte)}
 	err := s.readNamed(params.RunID, "", params.Tasks, func(t *task) {
 		res.Payloads[t.inst.Name] = copyBytes(t.spec().Payload)
 	})
@@ -78,4 +78,4 @@ func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsPara
 	return res, nil
 }
 
-var _ plait.PayloadStore = (*Store)(nil)
+var _ store.PayloadStore = (*Store)(nil)

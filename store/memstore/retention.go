@@ -3,8 +3,8 @@ package memstore
 import (
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/retention"
+	"github.com/plaitdag/plait/store"
 )
 
 // RetentionDefault is how long a finished run is kept before it is freed:
@@ -14,7 +14,7 @@ const RetentionDefault = 24 * time.Hour
 
 // WithRetention sets how long a finished run (its tasks, results, attempt
 // records, idempotency key and index entries) is kept after it ends; after
-// that, RunGet answers [plait.ErrNotFound], queries no longer list it and
+// that, RunGet answers [store.ErrNotFound], queries no longer list it and
 // its memory is freed. Defaults to RetentionDefault; zero means the
 // default; a negative d keeps finished runs for the life of the store,
 // which suits short tests only. [WithRetentionFor] overrides it per
@@ -29,7 +29,7 @@ func WithRetention(d time.Duration) Option {
 
 // WithHistoryRetention keeps the attempt records of a finished run for d
 // after it ends when d is longer than the run's own retention: once the
-// run is freed (RunGet answers [plait.ErrNotFound]), AttemptHistory still
+// run is freed (RunGet answers [store.ErrNotFound]), AttemptHistory still
 // answers its records until then. Only the records are kept, not the run.
 // Zero, the default, or a negative d keeps them with the run.
 func WithHistoryRetention(d time.Duration) Option {
@@ -44,7 +44,7 @@ func WithHistoryRetention(d time.Duration) Option {
 // status that is not terminal, or a service that is not a valid name,
 // matches no run, so the rule never applies (memstore options cannot fail).
 // The retention of a run is settled when it ends.
-func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) Option {
+func WithRetentionFor(service string, status store.RunStatus, d time.Duration) Option {
 	return func(s *Store) {
 		s.rules = append(s.rules, retentionRule{service, status, d})
 	}
@@ -52,7 +52,7 @@ func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) O
 
 type retentionRule struct {
 	service string
-	status  plait.RunStatus
+	status  store.RunStatus
 	d       time.Duration
 }
 

@@ -5,10 +5,10 @@ import (
 	"sort"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// Routing (see [plait.ClaimRouter]): a task that requires capabilities is
+// Routing (see [store.ClaimRouter]): a task that requires capabilities is
 // kept on its routed queue (task.route), which only claims naming that
 // queue visit. A claim listing its handlers sets aside each task it meets
 // whose handler it lacks, in its queue's aside FIFO for that handler, and
@@ -16,10 +16,10 @@ import (
 // have waited longest.
 
 // RoutesClaims declares that the store routes claims; see
-// [plait.ClaimRouter].
+// [store.ClaimRouter].
 func (s *Store) RoutesClaims() {}
 
-var _ plait.ClaimRouter = (*Store)(nil)
+var _ store.ClaimRouter = (*Store)(nil)
 
 // runsHere reports whether a claim listing handlers (nil: any) may take t.
 func runsHere(t *task, handlers []string) bool {
@@ -42,13 +42,13 @@ func (s *Store) setAsideLocked(q *queue, e entry, now time.Time) {
 	}
 	f.push(e)
 	e.t.asideFor = h
-	s.waitingEventLocked(e.t, plait.WaitingForHandler(h), now)
+	s.waitingEventLocked(e.t, store.WaitingForHandler(h), now)
 }
 
 // claimAsideLocked claims, into res, tasks set aside on q for the handlers
 // listed (all of them for a claim that runs any handler), up to limit in
 // all.
-func (s *Store) claimAsideLocked(q *queue, params *plait.TaskClaimParams, res *plait.TaskClaimResult, now, until time.Time) {
+func (s *Store) claimAsideLocked(q *queue, params *store.TaskClaimParams, res *store.TaskClaimResult, now, until time.Time) {
 	if len(q.aside) == 0 {
 		return
 	}
@@ -102,16 +102,16 @@ func (s *Store) hasAsideLocked(names, handlers []string) bool {
 	return false
 }
 
-// waitingFor is the task's [plait.TaskInstance.WaitingFor].
+// waitingFor is the task's [store.TaskInstance.WaitingFor].
 func (t *task) waitingFor() string {
-	if t.status != plait.TaskReady {
+	if t.status != store.TaskReady {
 		return ""
 	}
 	if t.asideFor != "" {
-		return plait.WaitingForHandler(t.asideFor)
+		return store.WaitingForHandler(t.asideFor)
 	}
 	if t.limitedBy != "" {
-		return plait.WaitingForLimit(t.limitedBy)
+		return store.WaitingForLimit(t.limitedBy)
 	}
-	return plait.WaitingForCapability(t.route)
+	return store.WaitingForCapability(t.route)
 }

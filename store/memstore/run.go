@@ -6,14 +6,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // run is the stored state of one run.
 type run struct {
-	rec      plait.Run // everything but Tasks
-	spec     plait.WorkflowSpec
+	rec      store.Run // everything but Tasks
+	spec     store.WorkflowSpec
 	index    map[string]int
 	tasks    []task
 	children [][]edge
@@ -44,7 +44,7 @@ type run struct {
 // condition of the child's dependency.
 type edge struct {
 	child int
-	on    plait.Condition
+	on    store.Condition
 }
 
 // task is the stored state of one task instance.
@@ -53,9 +53,9 @@ type task struct {
 	idx int
 	// status and epoch live here, not in inst, for the hot paths of the
 	// queues; snapshot copies them into the instance it returns.
-	status plait.TaskStatus
+	status store.TaskStatus
 	epoch  int64
-	inst   plait.TaskInstance
+	inst   store.TaskInstance
 
 	leaseUntil time.Time
 	leaseIdx   int
@@ -67,7 +67,7 @@ type task struct {
 	qseq      uint64
 	scheduled bool
 	// route is the queue the task is kept on: its queue, or the routed
-	// queue of the capabilities it requires (plait.RoutedQueue).
+	// queue of the capabilities it requires (store.RoutedQueue).
 	route string
 	// asideFor names the handler a claim lacked when it set the task
 	// aside (routing.go); empty once the task is queued or claimed again.
@@ -79,32 +79,32 @@ type task struct {
 	resolved, satisfied int
 }
 
-func (t *task) spec() *plait.TaskSpec { return &t.run.spec.Tasks[t.idx] }
+func (t *task) spec() *store.TaskSpec { return &t.run.spec.Tasks[t.idx] }
 
 // RunCreate stores a workflow as a new run and makes its root tasks ready or
-// delayed. See [plait.Store.RunCreate].
+// delayed. See [store.Store.RunCreate].
 // RunCreateMany creates each run with RunCreate, in order. See
-// [plait.Store.RunCreateMany].
-func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreateParams) ([]plait.RunCreateOutcome, error) {
+// [store.Store.RunCreateMany].
+func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	out := make([]plait.RunCreateOutcome, len(params))
+	out := make([]store.RunCreateOutcome, len(params))
 	for i, p := range params {
 		out[i].Result, out[i].Err = s.RunCreate(ctx, p)
 	}
 	return out, nil
 }
 
-func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
+func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*store.RunCreateResult, error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
-		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", store.ErrInvalidArgument)
 	}
 	// Service and tenant name the run's indexes (query.go); a name with a
 	// ':' would make two of them one.
 	for field, v := range map[string]string{"service": params.Service, "tenant": params.Tenant} {
 		if v != "" && ids.Check(v) != nil {
-			return nil, fmt.Errorf("memstore: %s %q %v: %w", field, v, ids.Check(v), plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: %s %q %v: %w", field, v, ids.Check(v), store.ErrInvalidArgument)
 		}
 	}
 	r, err := newRun(params)
@@ -116,7 +116,7 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	defer s.mu.Unlock()
 	if params.Key != "" {
 		if old := s.keys[params.Key]; old != nil {
-			return &plait.RunCreateResult{Run: old.snapshot(), Existing: true}, nil
+			return &store.RunCreateResult{Run: old.snapshot(), Existing: true}, nil
 		}
 	}
 	now := s.clock.Now()
@@ -127,11 +127,11 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 	r.rec.CreatedAt = now
 	// A new record moves from no status to its first: the status machine
 	// checks creation too.
-	if err := s.setRunStatusLocked(r, plait.RunPending, now); err != nil {
+	if err := s.setRunStatusLocked(r, store.RunPending, now); err != nil {
 		return nil, err
 	}
 	for i := range r.tasks {
-		if err := s.setTaskStatusLocked(&r.tasks[i], plait.TaskPending, now); err != nil {
+		if err := s.setTaskStatusLocked(&r.tasks[i], store.TaskPending, now); err != nil {
 			return nil, err
 		}
 	}
@@ -148,14 +148,14 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 			}
 		}
 	}
-	return &plait.RunCreateResult{Run: r.snapshot()}, nil
+	return &store.RunCreateResult{Run: r.snapshot()}, nil
 }
 
 // newRun builds the run record and its task graph outside the lock.
-func newRun(params *plait.RunCreateParams) (*run, error) {
+func newRun(params *store.RunCreateParams) (*run, error) {
 	wf := params.Workflow
 	r := &run{
-		rec: plait.Run{
+		rec: store.Run{
 			Key:      params.Key,
 			Workflow: wf.Name,
 			Strategy: wf.Strategy,
@@ -164,33 +164,33 @@ func newRun(params *plait.RunCreateParams) (*run, error) {
 			Metadata: copyMeta(params.Metadata),
 			Total:    len(wf.Tasks),
 		},
-		spec:     plait.WorkflowSpec{Name: wf.Name, Strategy: wf.Strategy, Tasks: make([]plait.TaskSpec, len(wf.Tasks))},
+		spec:     store.WorkflowSpec{Name: wf.Name, Strategy: wf.Strategy, Tasks: make([]store.TaskSpec, len(wf.Tasks))},
 		index:    make(map[string]int, len(wf.Tasks)),
 		tasks:    make([]task, len(wf.Tasks)),
 		children: make([][]edge, len(wf.Tasks)),
 		done:     make(chan struct{}),
 	}
 	if r.rec.Strategy == "" {
-		r.rec.Strategy = plait.StrategyContinue
-		r.spec.Strategy = plait.StrategyContinue
+		r.rec.Strategy = store.StrategyContinue
+		r.spec.Strategy = store.StrategyContinue
 	}
 	for i := range wf.Tasks {
 		r.spec.Tasks[i] = copySpec(&wf.Tasks[i])
 		name := wf.Tasks[i].Name
 		if _, dup := r.index[name]; dup {
-			return nil, fmt.Errorf("memstore: task %q listed twice: %w", name, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: task %q listed twice: %w", name, store.ErrInvalidArgument)
 		}
 		r.index[name] = i
 	}
 	for i := range r.spec.Tasks {
 		ts := &r.spec.Tasks[i]
 		if ts.Queue == "" {
-			ts.Queue = plait.DefaultQueue
+			ts.Queue = store.DefaultQueue
 		}
 		for _, d := range ts.Deps {
 			p, ok := r.index[d.Task]
 			if !ok || p == i {
-				return nil, fmt.Errorf("memstore: task %q depends on %q: %w", ts.Name, d.Task, plait.ErrInvalidArgument)
+				return nil, fmt.Errorf("memstore: task %q depends on %q: %w", ts.Name, d.Task, store.ErrInvalidArgument)
 			}
 			r.children[p] = append(r.children[p], edge{child: i, on: d.On})
 		}
@@ -198,8 +198,8 @@ func newRun(params *plait.RunCreateParams) (*run, error) {
 			run:      r,
 			idx:      i,
 			leaseIdx: -1,
-			inst:     plait.TaskInstance{Name: ts.Name, Handler: ts.Handler},
-			route:    plait.RoutedQueue(ts.Queue, ts.Requires),
+			inst:     store.TaskInstance{Name: ts.Name, Handler: ts.Handler},
+			route:    store.RoutedQueue(ts.Queue, ts.Requires),
 		}
 	}
 	return r, nil
@@ -222,8 +222,8 @@ func (s *Store) makeDueLocked(t *task, now time.Time) error {
 	return s.scheduleLocked(t, due, now)
 }
 
-// RunGet returns a copy of a run with its tasks. See [plait.Store.RunGet].
-func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.Run, error) {
+// RunGet returns a copy of a run with its tasks. See [store.Store.RunGet].
+func (s *Store) RunGet(ctx context.Context, params *store.RunGetParams) (*store.Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.ID)
@@ -234,8 +234,8 @@ func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.
 }
 
 // RunCancel cancels every unfinished task of a run and the run itself. See
-// [plait.Store.RunCancel].
-func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*plait.Run, error) {
+// [store.Store.RunCancel].
+func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*store.Run, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.ID)
@@ -243,15 +243,15 @@ func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*
 		return nil, err
 	}
 	if !r.rec.Status.Terminal() {
-		if err := s.stopRunLocked(r, plait.RunCancelled, params.Reason, s.clock.Now()); err != nil {
+		if err := s.stopRunLocked(r, store.RunCancelled, params.Reason, s.clock.Now()); err != nil {
 			return nil, err
 		}
 	}
 	return r.snapshot(), nil
 }
 
-// RunWait blocks until the run is terminal. See [plait.Store.RunWait].
-func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
+// RunWait blocks until the run is terminal. See [store.Store.RunWait].
+func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*store.Run, error) {
 	s.mu.Lock()
 	r, err := s.runLocked(params.ID)
 	s.mu.Unlock()
@@ -281,16 +281,16 @@ func (s *Store) runLocked(id string) (*run, error) {
 func (s *Store) liveRunLocked(id string) (*run, error) {
 	r := s.runs[id]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: run %q: %w", id, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %q: %w", id, store.ErrNotFound)
 	}
 	return r, nil
 }
 
 // snapshot deep-copies the run for a caller.
-func (r *run) snapshot() *plait.Run {
+func (r *run) snapshot() *store.Run {
 	out := r.rec
 	out.Metadata = copyMeta(r.rec.Metadata)
-	out.Tasks = make([]plait.TaskInstance, len(r.tasks))
+	out.Tasks = make([]store.TaskInstance, len(r.tasks))
 	for i := range r.tasks {
 		t := &r.tasks[i]
 		in := t.inst
@@ -299,7 +299,7 @@ func (r *run) snapshot() *plait.Run {
 		in.Result = copyBytes(t.inst.Result)
 		in.WaitingFor = t.waitingFor()
 		if len(t.inst.Attempts) > 0 {
-			in.Attempts = append([]plait.Attempt(nil), t.inst.Attempts...)
+			in.Attempts = append([]store.Attempt(nil), t.inst.Attempts...)
 		}
 		out.Tasks[i] = in
 	}
@@ -325,17 +325,17 @@ func copyBytes(b []byte) []byte {
 }
 
 // copySpec deep-copies a task spec.
-func copySpec(t *plait.TaskSpec) plait.TaskSpec {
+func copySpec(t *store.TaskSpec) store.TaskSpec {
 	out := *t
 	out.Payload = copyBytes(t.Payload)
 	if t.Deps != nil {
-		out.Deps = append([]plait.Dep(nil), t.Deps...)
+		out.Deps = append([]store.Dep(nil), t.Deps...)
 	}
 	if t.Requires != nil {
 		out.Requires = append([]string(nil), t.Requires...)
 	}
 	if t.Limits != nil {
-		out.Limits = append([]plait.TaskLimit(nil), t.Limits...)
+		out.Limits = append([]store.TaskLimit(nil), t.Limits...)
 	}
 	out.Retry = t.Retry
 	return out

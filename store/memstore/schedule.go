@@ -6,29 +6,29 @@ import (
 	"sort"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// schedules is the store's side of [plait.ScheduleStore]: the records by
+// schedules is the store's side of [store.ScheduleStore]: the records by
 // name and the one leader lease. The leader lists due schedules by scanning
 // them all; a memory store holds few enough for that to be cheap.
 type schedules struct {
-	byName map[string]*plait.ScheduleRecord
-	lease  plait.LeaderLease
+	byName map[string]*store.ScheduleRecord
+	lease  store.LeaderLease
 	// epochs is the last epoch handed out; it only grows.
 	epochs int64
 }
 
 func checkName(name string) error {
 	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("memstore: schedule name %q %v: %w", name, err, plait.ErrInvalidArgument)
+		return fmt.Errorf("memstore: schedule name %q %v: %w", name, err, store.ErrInvalidArgument)
 	}
 	return nil
 }
 
 // copyRecord returns a copy the caller may keep.
-func copyRecord(r *plait.ScheduleRecord) *plait.ScheduleRecord {
+func copyRecord(r *store.ScheduleRecord) *store.ScheduleRecord {
 	c := *r
 	c.Definition = append([]byte(nil), r.Definition...)
 	return &c
@@ -43,19 +43,19 @@ func ms(t time.Time) time.Time {
 }
 
 // ScheduleSave creates or updates a schedule. See
-// [plait.ScheduleStore.ScheduleSave].
-func (s *Store) ScheduleSave(_ context.Context, params *plait.ScheduleSaveParams) (*plait.ScheduleRecord, error) {
+// [store.ScheduleStore.ScheduleSave].
+func (s *Store) ScheduleSave(_ context.Context, params *store.ScheduleSaveParams) (*store.ScheduleRecord, error) {
 	if err := checkName(params.Name); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sched.byName == nil {
-		s.sched.byName = map[string]*plait.ScheduleRecord{}
+		s.sched.byName = map[string]*store.ScheduleRecord{}
 	}
 	r := s.sched.byName[params.Name]
 	if r == nil {
-		r = &plait.ScheduleRecord{Name: params.Name}
+		r = &store.ScheduleRecord{Name: params.Name}
 		s.sched.byName[params.Name] = r
 	}
 	r.Definition = append([]byte(nil), params.Definition...)
@@ -65,26 +65,26 @@ func (s *Store) ScheduleSave(_ context.Context, params *plait.ScheduleSaveParams
 	return copyRecord(r), nil
 }
 
-// ScheduleGet returns one schedule. See [plait.ScheduleStore.ScheduleGet].
-func (s *Store) ScheduleGet(_ context.Context, params *plait.ScheduleGetParams) (*plait.ScheduleRecord, error) {
+// ScheduleGet returns one schedule. See [store.ScheduleStore.ScheduleGet].
+func (s *Store) ScheduleGet(_ context.Context, params *store.ScheduleGetParams) (*store.ScheduleRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.sched.byName[params.Name]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	return copyRecord(r), nil
 }
 
 // ScheduleList lists schedules by name or by next instant. See
-// [plait.ScheduleStore.ScheduleList].
-func (s *Store) ScheduleList(_ context.Context, params *plait.ScheduleListParams) (*plait.ScheduleListResult, error) {
+// [store.ScheduleStore.ScheduleList].
+func (s *Store) ScheduleList(_ context.Context, params *store.ScheduleListParams) (*store.ScheduleListResult, error) {
 	if params.Limit < 1 {
-		return nil, fmt.Errorf("memstore: schedule list limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: schedule list limit %d: %w", params.Limit, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var all []*plait.ScheduleRecord
+	var all []*store.ScheduleRecord
 	due := !params.DueBy.IsZero()
 	for _, r := range s.sched.byName {
 		switch {
@@ -100,7 +100,7 @@ func (s *Store) ScheduleList(_ context.Context, params *plait.ScheduleListParams
 		}
 		return all[i].Name < all[j].Name
 	})
-	res := &plait.ScheduleListResult{}
+	res := &store.ScheduleListResult{}
 	if len(all) > params.Limit {
 		all, res.More = all[:params.Limit], true
 	}
@@ -110,12 +110,12 @@ func (s *Store) ScheduleList(_ context.Context, params *plait.ScheduleListParams
 	return res, nil
 }
 
-// ScheduleDelete removes a schedule. See [plait.ScheduleStore.ScheduleDelete].
-func (s *Store) ScheduleDelete(_ context.Context, params *plait.ScheduleDeleteParams) error {
+// ScheduleDelete removes a schedule. See [store.ScheduleStore.ScheduleDelete].
+func (s *Store) ScheduleDelete(_ context.Context, params *store.ScheduleDeleteParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sched.byName[params.Name] == nil {
-		return fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	delete(s.sched.byName, params.Name)
 	return nil
@@ -128,16 +128,16 @@ func (s *Store) leaseHeldLocked(epoch int64) bool {
 }
 
 // ScheduleRecordFire records a leader's fire, fenced by its epoch. See
-// [plait.ScheduleStore.ScheduleRecordFire].
-func (s *Store) ScheduleRecordFire(_ context.Context, params *plait.ScheduleRecordFireParams) (*plait.ScheduleRecord, error) {
+// [store.ScheduleStore.ScheduleRecordFire].
+func (s *Store) ScheduleRecordFire(_ context.Context, params *store.ScheduleRecordFireParams) (*store.ScheduleRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.leaseHeldLocked(params.LeaderEpoch) {
-		return nil, fmt.Errorf("memstore: leader epoch %d: %w", params.LeaderEpoch, plait.ErrStaleEpoch)
+		return nil, fmt.Errorf("memstore: leader epoch %d: %w", params.LeaderEpoch, store.ErrStaleEpoch)
 	}
 	r := s.sched.byName[params.Name]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	if r.Version == params.Version {
 		r.NextFire = ms(params.NextFire)
@@ -150,10 +150,10 @@ func (s *Store) ScheduleRecordFire(_ context.Context, params *plait.ScheduleReco
 }
 
 // LeaderAcquire takes or renews the leader lease. See
-// [plait.ScheduleStore.LeaderAcquire].
-func (s *Store) LeaderAcquire(_ context.Context, params *plait.LeaderAcquireParams) (*plait.LeaderAcquireResult, error) {
+// [store.ScheduleStore.LeaderAcquire].
+func (s *Store) LeaderAcquire(_ context.Context, params *store.LeaderAcquireParams) (*store.LeaderAcquireResult, error) {
 	if params.Holder == "" || params.TTL < time.Millisecond {
-		return nil, fmt.Errorf("memstore: leader acquire needs a holder and a TTL of at least 1ms: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: leader acquire needs a holder and a TTL of at least 1ms: %w", store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -167,18 +167,18 @@ func (s *Store) LeaderAcquire(_ context.Context, params *plait.LeaderAcquirePara
 		s.sched.epochs++
 		l.Holder, l.Epoch = params.Holder, s.sched.epochs
 	default:
-		return &plait.LeaderAcquireResult{Lease: *l}, nil
+		return &store.LeaderAcquireResult{Lease: *l}, nil
 	}
 	l.Until = ms(now.Add(params.TTL))
-	return &plait.LeaderAcquireResult{Acquired: true, Lease: *l}, nil
+	return &store.LeaderAcquireResult{Acquired: true, Lease: *l}, nil
 }
 
-// LeaderRelease gives the lease up. See [plait.ScheduleStore.LeaderRelease].
-func (s *Store) LeaderRelease(_ context.Context, params *plait.LeaderReleaseParams) error {
+// LeaderRelease gives the lease up. See [store.ScheduleStore.LeaderRelease].
+func (s *Store) LeaderRelease(_ context.Context, params *store.LeaderReleaseParams) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leaseHeldLocked(params.Epoch) && s.sched.lease.Holder == params.Holder {
-		s.sched.lease = plait.LeaderLease{}
+		s.sched.lease = store.LeaderLease{}
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // StatsWindowDefault is how many recent attempt durations of each task
@@ -26,8 +26,8 @@ func WithStatsWindow(n int) Option {
 // transitions (status.go).
 type statsLog struct {
 	window    int
-	queues    map[string]*plait.StatCounters
-	workflows map[string]*plait.StatCounters
+	queues    map[string]*store.StatCounters
+	workflows map[string]*store.StatCounters
 	durations map[string]*durRing
 }
 
@@ -37,13 +37,13 @@ type durRing struct {
 	next int
 }
 
-func (l *statsLog) counters(m *map[string]*plait.StatCounters, name string) *plait.StatCounters {
+func (l *statsLog) counters(m *map[string]*store.StatCounters, name string) *store.StatCounters {
 	if *m == nil {
-		*m = make(map[string]*plait.StatCounters)
+		*m = make(map[string]*store.StatCounters)
 	}
 	c := (*m)[name]
 	if c == nil {
-		c = &plait.StatCounters{}
+		c = &store.StatCounters{}
 		(*m)[name] = c
 	}
 	return c
@@ -55,7 +55,7 @@ func (s *Store) statsRunLocked(r *run) {
 }
 
 // statsTaskLocked counts t's move from status from to its current one.
-func (s *Store) statsTaskLocked(t *task, from plait.TaskStatus, now time.Time) {
+func (s *Store) statsTaskLocked(t *task, from store.TaskStatus, now time.Time) {
 	to := t.status
 	if from == "" || from == to {
 		return
@@ -63,30 +63,30 @@ func (s *Store) statsTaskLocked(t *task, from plait.TaskStatus, now time.Time) {
 	spec := t.spec()
 	q := s.st.counters(&s.st.queues, spec.Queue)
 	w := s.st.counters(&s.st.workflows, t.run.rec.Workflow)
-	if from == plait.TaskPending && to == plait.TaskReady {
+	if from == store.TaskPending && to == store.TaskReady {
 		q.Submitted++
 	}
-	for _, c := range [2]*plait.StatCounters{q, w} {
-		if from == plait.TaskRunning {
+	for _, c := range [2]*store.StatCounters{q, w} {
+		if from == store.TaskRunning {
 			c.Running--
 		}
 		switch to {
-		case plait.TaskRunning:
+		case store.TaskRunning:
 			c.Running++
-		case plait.TaskSucceeded:
+		case store.TaskSucceeded:
 			c.Succeeded++
-		case plait.TaskFailed:
+		case store.TaskFailed:
 			c.Failed++
-		case plait.TaskDead:
+		case store.TaskDead:
 			c.Dead++
-		case plait.TaskRetrying:
+		case store.TaskRetrying:
 			c.Retried++
 		}
-		if from == plait.TaskRunning && (to == plait.TaskReady || to == plait.TaskDead) && lastOutcome(t) == "crashed" {
+		if from == store.TaskRunning && (to == store.TaskReady || to == store.TaskDead) && lastOutcome(t) == "crashed" {
 			c.Crashed++
 		}
 	}
-	if from == plait.TaskRunning && (to == plait.TaskSucceeded || to == plait.TaskFailed || to == plait.TaskRetrying) {
+	if from == store.TaskRunning && (to == store.TaskSucceeded || to == store.TaskFailed || to == store.TaskRetrying) {
 		s.recordDurationLocked(t.inst.Name, now.Sub(t.claimedAt))
 	}
 }
@@ -120,17 +120,17 @@ func (s *Store) recordDurationLocked(name string, d time.Duration) {
 }
 
 // StoreStats returns copies of the counters and the duration windows. See
-// [plait.StatsStore]. Its cost grows with the number of queues, workflows
+// [store.StatsStore]. Its cost grows with the number of queues, workflows
 // and task names, never with the number of runs.
-func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) (*plait.StoreStatsResult, error) {
+func (s *Store) StoreStats(ctx context.Context, params *store.StoreStatsParams) (*store.StoreStatsResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	res := &plait.StoreStatsResult{
-		Queues:    make(map[string]plait.StatCounters, len(s.st.queues)),
-		Workflows: make(map[string]plait.StatCounters, len(s.st.workflows)),
+	res := &store.StoreStatsResult{
+		Queues:    make(map[string]store.StatCounters, len(s.st.queues)),
+		Workflows: make(map[string]store.StatCounters, len(s.st.workflows)),
 		Durations: make(map[string][]time.Duration, len(s.st.durations)),
 	}
 	for k, c := range s.st.queues {

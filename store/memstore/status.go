@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // setTaskStatusLocked is the one place a task's status changes. It checks
@@ -17,12 +17,12 @@ import (
 // carries them; the event of a move to running is made by holdLocked, once
 // the claim has set the epoch and the worker. A task created pending makes
 // no event. An illegal move changes nothing and returns an error wrapping
-// [plait.ErrIllegalTransition]. Inside a replay (s.replaying) the moves of
-// [plait.CheckTaskReplay] are allowed too: a terminal task back to
+// [store.ErrIllegalTransition]. Inside a replay (s.replaying) the moves of
+// [store.CheckTaskReplay] are allowed too: a terminal task back to
 // pending, its end taken off the run's counters.
-func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time) error {
-	if !t.status.CanBecome(to) && (!s.replaying || plait.CheckTaskReplay(t.status, to) != nil) {
-		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, plait.CheckTaskTransition(t.status, to))
+func (s *Store) setTaskStatusLocked(t *task, to store.TaskStatus, now time.Time) error {
+	if !t.status.CanBecome(to) && (!s.replaying || store.CheckTaskReplay(t.status, to) != nil) {
+		return fmt.Errorf("memstore: run %s task %s: %w", t.run.rec.ID, t.inst.Name, store.CheckTaskTransition(t.status, to))
 	}
 	from := t.status
 	r := t.run
@@ -31,35 +31,35 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 		// current generation, so its end no longer counts.
 		r.ended--
 		switch from {
-		case plait.TaskSucceeded:
+		case store.TaskSucceeded:
 			r.rec.Succeeded--
-		case plait.TaskFailed, plait.TaskDead:
+		case store.TaskFailed, store.TaskDead:
 			r.rec.Failed--
-		case plait.TaskSkipped:
+		case store.TaskSkipped:
 			r.rec.Skipped--
-		case plait.TaskCancelled:
+		case store.TaskCancelled:
 			r.rec.Cancelled--
 		}
 		t.inst.StartedAt, t.inst.EndedAt = time.Time{}, time.Time{}
 	}
-	if from == plait.TaskRunning && to != plait.TaskRunning {
+	if from == store.TaskRunning && to != store.TaskRunning {
 		// The attempt ends: its limit slots go back, once.
 		s.releaseLimitsLocked(t)
 	}
 	t.status = to
 	switch to {
-	case plait.TaskRunning:
+	case store.TaskRunning:
 		if t.inst.StartedAt.IsZero() {
 			t.inst.StartedAt = now
 		}
 		t.claimedAt = now
-	case plait.TaskSucceeded:
+	case store.TaskSucceeded:
 		r.rec.Succeeded++
-	case plait.TaskFailed, plait.TaskDead:
+	case store.TaskFailed, store.TaskDead:
 		r.rec.Failed++
-	case plait.TaskSkipped:
+	case store.TaskSkipped:
 		r.rec.Skipped++
-	case plait.TaskCancelled:
+	case store.TaskCancelled:
 		r.rec.Cancelled++
 	}
 	if to.Terminal() {
@@ -67,7 +67,7 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 		r.ended++
 	}
 	s.statsTaskLocked(t, from, now)
-	if to != plait.TaskRunning {
+	if to != store.TaskRunning {
 		// a claim's event waits for the claim's epoch, attempt and worker:
 		// holdLocked makes it.
 		s.taskEventLocked(t, from, now)
@@ -81,11 +81,11 @@ func (s *Store) setTaskStatusLocked(t *task, to plait.TaskStatus, now time.Time)
 // starts its retention. The indexes hold no status (a query filters on the
 // record), so a move touches none of them. An illegal move changes nothing
 // and returns an error wrapping
-// [plait.ErrIllegalTransition]. Inside a replay a finished run may move
-// back to running (plait.CheckRunReplay): a new generation.
-func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) error {
-	if !r.rec.Status.CanBecome(to) && (!s.replaying || plait.CheckRunReplay(r.rec.Status, to) != nil) {
-		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, plait.CheckRunTransition(r.rec.Status, to))
+// [store.ErrIllegalTransition]. Inside a replay a finished run may move
+// back to running (store.CheckRunReplay): a new generation.
+func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) error {
+	if !r.rec.Status.CanBecome(to) && (!s.replaying || store.CheckRunReplay(r.rec.Status, to) != nil) {
+		return fmt.Errorf("memstore: run %s: %w", r.rec.ID, store.CheckRunTransition(r.rec.Status, to))
 	}
 	created := r.rec.Status == ""
 	if r.rec.Status.Terminal() {
@@ -110,7 +110,7 @@ func (s *Store) setRunStatusLocked(r *run, to plait.RunStatus, now time.Time) er
 	}
 	s.runEventLocked(r, now)
 	switch {
-	case to == plait.RunRunning:
+	case to == store.RunRunning:
 		r.rec.StartedAt = now
 	case to.Terminal():
 		r.rec.EndedAt = now

@@ -7,18 +7,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // statusFixture builds a store holding one run of one task, with the run and
 // the task set to the given statuses by hand, as a record in that state.
-func statusFixture(t *testing.T, rs plait.RunStatus, ts plait.TaskStatus) (*Store, *run, *task) {
+func statusFixture(t *testing.T, rs store.RunStatus, ts store.TaskStatus) (*Store, *run, *task) {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 	s := New(WithClock(clk))
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
-	r, err := newRun(&plait.RunCreateParams{Workflow: wf})
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
+	r, err := newRun(&store.RunCreateParams{Workflow: wf})
 	require.NoError(t, err)
 	r.rec.ID = "1"
 	r.rec.Status = rs
@@ -30,11 +30,11 @@ func statusFixture(t *testing.T, rs plait.RunStatus, ts plait.TaskStatus) (*Stor
 // task as it was; every pair it lists is taken.
 func TestTaskTransitionsFollowTheTable(t *testing.T) {
 	t.Parallel()
-	from := append([]plait.TaskStatus{""}, plait.TaskStatuses()...)
+	from := append([]store.TaskStatus{""}, store.TaskStatuses()...)
 	illegal := 0
 	for _, f := range from {
-		for _, to := range plait.TaskStatuses() {
-			s, r, tk := statusFixture(t, plait.RunRunning, f)
+		for _, to := range store.TaskStatuses() {
+			s, r, tk := statusFixture(t, store.RunRunning, f)
 			before := r.rec
 			err := s.setTaskStatusLocked(tk, to, s.clock.Now())
 			if f.CanBecome(to) {
@@ -43,8 +43,8 @@ func TestTaskTransitionsFollowTheTable(t *testing.T) {
 				continue
 			}
 			illegal++
-			require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
-			var te *plait.TransitionError
+			require.ErrorIs(t, err, store.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
+			var te *store.TransitionError
 			require.True(t, errors.As(err, &te))
 			require.Equal(t, string(f), te.From)
 			require.Equal(t, f, tk.status, "a refused move changes nothing")
@@ -56,17 +56,17 @@ func TestTaskTransitionsFollowTheTable(t *testing.T) {
 
 func TestRunTransitionsFollowTheTable(t *testing.T) {
 	t.Parallel()
-	from := append([]plait.RunStatus{""}, plait.RunStatuses()...)
+	from := append([]store.RunStatus{""}, store.RunStatuses()...)
 	for _, f := range from {
-		for _, to := range plait.RunStatuses() {
-			s, r, _ := statusFixture(t, f, plait.TaskPending)
+		for _, to := range store.RunStatuses() {
+			s, r, _ := statusFixture(t, f, store.TaskPending)
 			err := s.setRunStatusLocked(r, to, s.clock.Now())
 			if f.CanBecome(to) {
 				require.NoError(t, err, "%q -> %q is in the table", f, to)
 				require.Equal(t, to, r.rec.Status)
 				continue
 			}
-			require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
+			require.ErrorIs(t, err, store.ErrIllegalTransition, "%q -> %q is not in the table", f, to)
 			require.Equal(t, f, r.rec.Status, "a refused move changes nothing")
 			require.True(t, r.rec.EndedAt.IsZero())
 		}
@@ -77,12 +77,12 @@ func TestRunTransitionsFollowTheTable(t *testing.T) {
 // is written, and the cancel of a finished run changes nothing.
 func TestFinishOfATaskNotRunningIsRefused(t *testing.T) {
 	t.Parallel()
-	s, r, tk := statusFixture(t, plait.RunRunning, plait.TaskSucceeded)
+	s, r, tk := statusFixture(t, store.RunRunning, store.TaskSucceeded)
 	s.runs[r.rec.ID] = r
 	tk.epoch = 1
-	res := s.finishLocked(&plait.TaskOutcome{Lease: plait.Lease{RunID: "1", Task: "a", Epoch: 1}, Outcome: plait.OutcomeSucceeded}, s.clock.Now())
+	res := s.finishLocked(&store.TaskOutcome{Lease: store.Lease{RunID: "1", Task: "a", Epoch: 1}, Outcome: store.OutcomeSucceeded}, s.clock.Now())
 	require.Error(t, res.Err)
-	require.Equal(t, plait.TaskSucceeded, tk.status)
+	require.Equal(t, store.TaskSucceeded, tk.status)
 	require.Empty(t, tk.inst.Attempts)
 }
 
@@ -91,15 +91,15 @@ func TestFinishOfATaskNotRunningIsRefused(t *testing.T) {
 // of Next alone decides.
 func TestReplayMovesOnlyInsideAReplay(t *testing.T) {
 	t.Parallel()
-	from := append([]plait.TaskStatus{""}, plait.TaskStatuses()...)
+	from := append([]store.TaskStatus{""}, store.TaskStatuses()...)
 	replayMoves := 0
 	for _, replaying := range []bool{false, true} {
 		for _, f := range from {
-			for _, to := range plait.TaskStatuses() {
-				s, _, tk := statusFixture(t, plait.RunRunning, f)
+			for _, to := range store.TaskStatuses() {
+				s, _, tk := statusFixture(t, store.RunRunning, f)
 				s.replaying = replaying
 				err := s.setTaskStatusLocked(tk, to, s.clock.Now())
-				viaReplay := replaying && plait.CheckTaskReplay(f, to) == nil
+				viaReplay := replaying && store.CheckTaskReplay(f, to) == nil
 				if f.CanBecome(to) || viaReplay {
 					require.NoError(t, err, "%q -> %q (replaying %v)", f, to, replaying)
 					require.Equal(t, to, tk.status)
@@ -108,16 +108,16 @@ func TestReplayMovesOnlyInsideAReplay(t *testing.T) {
 					}
 					continue
 				}
-				require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
+				require.ErrorIs(t, err, store.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
 				require.Equal(t, f, tk.status)
 			}
 		}
-		for _, f := range append([]plait.RunStatus{""}, plait.RunStatuses()...) {
-			for _, to := range plait.RunStatuses() {
-				s, r, _ := statusFixture(t, f, plait.TaskPending)
+		for _, f := range append([]store.RunStatus{""}, store.RunStatuses()...) {
+			for _, to := range store.RunStatuses() {
+				s, r, _ := statusFixture(t, f, store.TaskPending)
 				s.replaying = replaying
 				err := s.setRunStatusLocked(r, to, s.clock.Now())
-				viaReplay := replaying && plait.CheckRunReplay(f, to) == nil
+				viaReplay := replaying && store.CheckRunReplay(f, to) == nil
 				if f.CanBecome(to) || viaReplay {
 					require.NoError(t, err, "%q -> %q (replaying %v)", f, to, replaying)
 					require.Equal(t, to, r.rec.Status)
@@ -127,7 +127,7 @@ func TestReplayMovesOnlyInsideAReplay(t *testing.T) {
 					}
 					continue
 				}
-				require.ErrorIs(t, err, plait.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
+				require.ErrorIs(t, err, store.ErrIllegalTransition, "%q -> %q (replaying %v)", f, to, replaying)
 				require.Equal(t, f, r.rec.Status)
 				require.Zero(t, r.rec.Generation)
 			}

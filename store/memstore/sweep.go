@@ -4,22 +4,22 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // deadError is the error recorded on a task that lost too many leases.
 const deadError = "lease lost too many times"
 
 // LeaseSweep recovers up to params.Limit running tasks whose lease deadline
-// has passed, earliest deadline first. See [plait.Store.LeaseSweep].
-func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) (*plait.LeaseSweepResult, error) {
+// has passed, earliest deadline first. See [store.Store.LeaseSweep].
+func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) (*store.LeaseSweepResult, error) {
 	if params.Limit < 1 || params.CrashLimit < 0 {
-		return nil, fmt.Errorf("memstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.Now()
-	res := &plait.LeaseSweepResult{}
+	res := &store.LeaseSweepResult{}
 	for n := 0; ; n++ {
 		if len(s.leases) == 0 || !s.leases[0].leaseUntil.Before(now) {
 			break
@@ -31,7 +31,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 		t := s.leases[0]
 		s.unholdLocked(t)
 		r := t.run
-		lease := plait.Lease{RunID: r.rec.ID, Task: t.inst.Name, Epoch: t.epoch}
+		lease := store.Lease{RunID: r.rec.ID, Task: t.inst.Name, Epoch: t.epoch}
 		t.inst.Crashes++
 		t.record(now, "crashed", "", 0)
 		t.epoch++
@@ -39,7 +39,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 		if t.inst.Crashes > params.CrashLimit {
 			t.inst.Error = deadError
 			res.Dead = append(res.Dead, lease)
-			err = s.failLocked(t, plait.TaskDead, now)
+			err = s.failLocked(t, store.TaskDead, now)
 		} else {
 			res.Requeued = append(res.Requeued, lease)
 			err = s.makeReadyLocked(t, now)

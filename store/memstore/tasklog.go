@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // Task log caps: how much of the lines a task's attempts log a store keeps.
@@ -18,7 +18,7 @@ const (
 )
 
 // WithTaskLogLimit caps the lines the attempts of one task log (see
-// [plait.TaskLogStore]): at most lines lines and bytes bytes of text per
+// [store.TaskLogStore]): at most lines lines and bytes bytes of text per
 // task, all attempts together; the lines past the cap are counted as
 // dropped. Defaults to TaskLogLinesDefault and TaskLogBytesDefault; zero
 // or negative means the default.
@@ -37,15 +37,15 @@ func WithTaskLogLimit(lines, bytes int) Option {
 // how many the cap refused, and the result of each append by epoch and
 // sequence number, so a resend answers it again.
 type taskLog struct {
-	lines   []plait.LogLine
+	lines   []store.LogLine
 	bytes   int
 	dropped int
-	appends map[string]plait.TaskLogAppendResult
+	appends map[string]store.TaskLogAppendResult
 }
 
 // TaskLogAppend stores lines of an attempt under the task's cap. See
-// [plait.TaskLogStore].
-func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
+// [store.TaskLogStore].
+func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendParams) (*store.TaskLogAppendResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -57,26 +57,26 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendPa
 	}
 	i, ok := r.index[params.Lease.Task]
 	if !ok {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Lease.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Lease.Task, store.ErrNotFound)
 	}
 	t := &r.tasks[i]
 	if t.epoch != params.Lease.Epoch {
 		return nil, fmt.Errorf("memstore: run %s task %s log of epoch %d, task at %d: %w",
-			r.rec.ID, t.inst.Name, params.Lease.Epoch, t.epoch, plait.ErrStaleEpoch)
+			r.rec.ID, t.inst.Name, params.Lease.Epoch, t.epoch, store.ErrStaleEpoch)
 	}
 	if r.logs == nil {
 		r.logs = make(map[string]*taskLog)
 	}
 	tl := r.logs[t.inst.Name]
 	if tl == nil {
-		tl = &taskLog{appends: make(map[string]plait.TaskLogAppendResult)}
+		tl = &taskLog{appends: make(map[string]store.TaskLogAppendResult)}
 		r.logs[t.inst.Name] = tl
 	}
 	id := strconv.FormatInt(params.Lease.Epoch, 10) + ":" + strconv.Itoa(params.Seq)
 	if res, seen := tl.appends[id]; seen {
 		return &res, nil
 	}
-	res := plait.TaskLogAppendResult{}
+	res := store.TaskLogAppendResult{}
 	for _, line := range params.Lines {
 		if res.Dropped > 0 || len(tl.lines) >= s.logLines || tl.bytes+len(line.Text) > s.logBytes {
 			res.Dropped++
@@ -93,8 +93,8 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendPa
 	return &res, nil
 }
 
-// TaskLogRead answers a task's stored lines. See [plait.TaskLogStore].
-func (s *Store) TaskLogRead(ctx context.Context, params *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+// TaskLogRead answers a task's stored lines. See [store.TaskLogStore].
+func (s *Store) TaskLogRead(ctx context.Context, params *store.TaskLogReadParams) (*store.TaskLogReadResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -105,9 +105,9 @@ func (s *Store) TaskLogRead(ctx context.Context, params *plait.TaskLogReadParams
 		return nil, err
 	}
 	if _, ok := r.index[params.Task]; !ok {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Task, store.ErrNotFound)
 	}
-	res := &plait.TaskLogReadResult{}
+	res := &store.TaskLogReadResult{}
 	tl := r.logs[params.Task]
 	if tl == nil {
 		return res, nil

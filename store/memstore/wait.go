@@ -4,14 +4,14 @@ import (
 	"context"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store"
 )
 
 // ReadyWait returns at once when a task is ready (or due) on params.Queues,
 // otherwise when work becomes ready anywhere, params.Timeout passes (zero
-// means no timeout) or ctx is done. See [plait.Store.ReadyWait].
-func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
+// means no timeout) or ctx is done. See [store.Store.ReadyWait].
+func (s *Store) ReadyWait(ctx context.Context, params *store.ReadyWaitParams) error {
 	names := params.Queues
 	if len(names) == 0 {
 		names = defaultQueues

@@ -7,18 +7,18 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// TaskClaim claims ready tasks. See [plait.Store.TaskClaim]. One script
+// TaskClaim claims ready tasks. See [store.Store.TaskClaim]. One script
 // call per shard visited; with one shard, one round trip.
-func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+func (s *Store) TaskClaim(ctx context.Context, params *store.TaskClaimParams) (*store.TaskClaimResult, error) {
 	queues, err := checkClaim(params)
 	if err != nil {
 		return nil, err
 	}
-	res := &plait.TaskClaimResult{}
+	res := &store.TaskClaimResult{}
 	if _, err := s.claimShards(ctx, params, queues, res, nil, true, 0); err != nil {
 		return nil, err
 	}
@@ -29,9 +29,9 @@ func (s *Store) TaskClaim(ctx context.Context, params *plait.TaskClaimParams) (*
 const maxRequestID = 64
 
 // checkClaim validates claim arguments and returns the queues to claim from.
-func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
+func checkClaim(params *store.TaskClaimParams) ([]string, error) {
 	if params.Limit < 1 || params.LeaseDuration <= 0 {
-		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: claim needs a limit >= 1 and a positive lease: %w", store.ErrInvalidArgument)
 	}
 	if err := checkRequestID(params.RequestID); err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func checkClaim(params *plait.TaskClaimParams) ([]string, error) {
 	}
 	for _, h := range params.Handlers {
 		if err := ids.Check(h); err != nil {
-			return nil, fmt.Errorf("redisstore: handler %q %v: %w", clip(h), err, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: handler %q %v: %w", clip(h), err, store.ErrInvalidArgument)
 		}
 	}
 	return checkQueues(params.Queues)
@@ -62,7 +62,7 @@ func checkRequestID(rid string) error {
 		return nil
 	}
 	if len(rid) > maxRequestID || ids.Check(rid) != nil {
-		return fmt.Errorf("redisstore: request id %q: want 1..%d bytes of [A-Za-z0-9._-]: %w", clip(rid), maxRequestID, plait.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: request id %q: want 1..%d bytes of [A-Za-z0-9._-]: %w", clip(rid), maxRequestID, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -90,7 +90,7 @@ func (s *Store) claimOrder(rid string) []int {
 // (see claim.lua), so a claim sent again visits the shards the first one
 // did. first reports whether res.Now is still to be set. A failure after
 // some tasks were claimed keeps them.
-func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, queues []string, res *plait.TaskClaimResult, skip map[int]bool, first bool, taken int) (int, error) {
+func (s *Store) claimShards(ctx context.Context, params *store.TaskClaimParams, queues []string, res *store.TaskClaimResult, skip map[int]bool, first bool, taken int) (int, error) {
 	leaseMs := ceilDurMillis(params.LeaseDuration)
 	order := s.claimOrder(params.RequestID)
 	for i, shard := range order {
@@ -132,7 +132,7 @@ func (s *Store) claimShards(ctx context.Context, params *plait.TaskClaimParams, 
 // readClaim reads the claim part of a script reply (see claim.lua) into
 // res and returns how many tasks the claim took (a replay took more than
 // it answers when some have moved on since); first sets res.Now.
-func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int, error) {
+func (s *Store) readClaim(r *reply, res *store.TaskClaimResult, first bool) (int, error) {
 	now, next, n, taken := r.int(), r.int(), r.int(), r.int()
 	if first {
 		res.Now = msTime(now)
@@ -142,7 +142,7 @@ func (s *Store) readClaim(r *reply, res *plait.TaskClaimResult, first bool) (int
 	}
 	var infos []claimRunInfo // sent once per run and reply
 	for j := int64(0); j < n && r.err == nil; j++ {
-		ct := &plait.ClaimedTask{}
+		ct := &store.ClaimedTask{}
 		ct.Lease.RunID = r.str()
 		ct.Lease.Task = r.str()
 		ct.Lease.Epoch = r.int()
@@ -236,7 +236,7 @@ func checkShares(shares []int) error {
 		ok = ok && v >= 0
 	}
 	if !ok {
-		return fmt.Errorf("redisstore: shares %v: want four counts of at least 0: %w", shares, plait.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: shares %v: want four counts of at least 0: %w", shares, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -253,15 +253,15 @@ func sharesArg(shares []int) string {
 }
 
 // ClaimsByShares declares that claims honour TaskClaimParams.Shares; see
-// [plait.FairClaimer].
+// [store.FairClaimer].
 func (s *Store) ClaimsByShares() {}
 
-var _ plait.FairClaimer = (*Store)(nil)
+var _ store.FairClaimer = (*Store)(nil)
 
 // RoutesClaims declares that the store routes claims; see
-// [plait.ClaimRouter]. Routed queues are queues like any other here; the
+// [store.ClaimRouter]. Routed queues are queues like any other here; the
 // tasks a claim sets aside for want of their handler are kept as
 // lib_claim.lua describes.
 func (s *Store) RoutesClaims() {}
 
-var _ plait.ClaimRouter = (*Store)(nil)
+var _ store.ClaimRouter = (*Store)(nil)

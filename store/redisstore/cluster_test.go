@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
@@ -57,12 +57,12 @@ func TestClusterReadyWaitWakesOnEveryShard(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	s, err := redisstore.New(ctx, c, redisstore.WithShards(16), redisstore.WithPrefix("wake16"), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
 	const never = time.Hour
 	for i := 0; i < 16; i++ {
 		woke := make(chan error, 1)
-		go func() { woke <- s.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: never}) }()
-		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		go func() { woke <- s.ReadyWait(ctx, &store.ReadyWaitParams{Timeout: never}) }()
+		_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		select {
 		case err := <-woke:
@@ -70,13 +70,13 @@ func TestClusterReadyWaitWakesOnEveryShard(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			t.Fatalf("a task on the shard of run %d did not end the wait", i+1)
 		}
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, res.Tasks, 1)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	woke := make(chan error, 1)
-	go func() { woke <- s.ReadyWait(wctx, &plait.ReadyWaitParams{Timeout: never}) }()
+	go func() { woke <- s.ReadyWait(wctx, &store.ReadyWaitParams{Timeout: never}) }()
 	cancel()
 	require.NoError(t, <-woke, "a wait whose context ends returns nil")
 }

@@ -56,7 +56,7 @@ import (
 //	   never rewritten, and the retry delay chosen at the end of a retry
 //	   record's header.
 //	3  version 2, with the queue in the header of d: the routed queue of
-//	   the task's capabilities (plait.RoutedQueue), the one its entries go
+//	   the task's capabilities (store.RoutedQueue), the one its entries go
 //	   to; field g:<task> names the handler a task set aside waits for. Its
 //	   attempt records, one after another in a:<task>, are read as they
 //	   are (a script of version 4 never appends to that field).

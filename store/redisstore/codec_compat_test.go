@@ -20,8 +20,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // The golden records in testdata/run_v<N>.txt are run hashes exactly as the
@@ -41,29 +41,29 @@ var goldenStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 // payload, a nil and an empty payload, a due time and a delay. The task
 // that ends (fetch) has no payload: a payload kept apart is deleted when
 // its task ends.
-func goldenWorkflow() *plait.WorkflowSpec {
-	return &plait.WorkflowSpec{Name: "golden", Strategy: plait.StrategyStop, Tasks: []plait.TaskSpec{
+func goldenWorkflow() *store.WorkflowSpec {
+	return &store.WorkflowSpec{Name: "golden", Strategy: store.StrategyStop, Tasks: []store.TaskSpec{
 		{
 			Name: "fetch", Handler: "fetcher", Queue: "io",
-			Priority: plait.PriorityHigh,
-			Retry: plait.RetryPolicy{MaxAttempts: 3, Backoff: plait.BackoffExponential, InitialInterval: 1500 * time.Millisecond,
+			Priority: store.PriorityHigh,
+			Retry: store.RetryPolicy{MaxAttempts: 3, Backoff: store.BackoffExponential, InitialInterval: 1500 * time.Millisecond,
 				MaxInterval: time.Minute, Multiplier: 2, Jitter: 0.1, MaxElapsed: time.Hour},
 			Timeout: 30 * time.Second, Requires: []string{"net", "ssd"},
 		},
 		{
-			Name: "parse", Handler: "parser", Queue: plait.DefaultQueue,
+			Name: "parse", Handler: "parser", Queue: store.DefaultQueue,
 			Payload: []byte("\x00\x01\x02 an incompressible-ish payload kept apart: 9f8e7d6c5b4a39281706f5e4d3c2b1a0"),
-			Deps:    []plait.Dep{{Task: "fetch", On: plait.OnSuccess}},
+			Deps:    []store.Dep{{Task: "fetch", On: store.OnSuccess}},
 		},
 		{
-			Name: "report", Handler: "reporter", Queue: plait.DefaultQueue, Priority: plait.PriorityUrgent,
+			Name: "report", Handler: "reporter", Queue: store.DefaultQueue, Priority: store.PriorityUrgent,
 			Payload: []byte(strings.Repeat("report line; ", 20)),
-			Deps:    []plait.Dep{{Task: "fetch", On: plait.OnCompletion}, {Task: "parse", On: plait.OnFailure}},
-			Join:    plait.JoinAny, RunAt: time.Date(2030, 1, 1, 1, 0, 0, 123456789, time.UTC), Delay: 250 * time.Millisecond,
+			Deps:    []store.Dep{{Task: "fetch", On: store.OnCompletion}, {Task: "parse", On: store.OnFailure}},
+			Join:    store.JoinAny, RunAt: time.Date(2030, 1, 1, 1, 0, 0, 123456789, time.UTC), Delay: 250 * time.Millisecond,
 		},
 		{
-			Name: "notify", Handler: "notifier", Queue: plait.DefaultQueue, Priority: plait.PriorityLow, Payload: []byte{},
-			Deps: []plait.Dep{{Task: "report"}},
+			Name: "notify", Handler: "notifier", Queue: store.DefaultQueue, Priority: store.PriorityLow, Payload: []byte{},
+			Deps: []store.Dep{{Task: "report"}},
 		},
 		{Name: "audit", Handler: "auditor", Queue: "io", Payload: []byte("x=1")},
 	}}
@@ -72,7 +72,7 @@ func goldenWorkflow() *plait.WorkflowSpec {
 // goldenRun is the run the golden records of format version v hold:
 // before version 4 an attempt record kept no retry delay, before version 6
 // no queued time.
-func goldenRun(v int) *plait.Run {
+func goldenRun(v int) *store.Run {
 	var delay time.Duration
 	if v >= 4 {
 		delay = 2 * time.Second
@@ -86,24 +86,24 @@ func goldenRun(v int) *plait.Run {
 	if v >= 6 {
 		queued = [2]time.Time{at(0), at(3500)}
 	}
-	return &plait.Run{
-		ID: "1", Key: "order-42", Workflow: "golden", Strategy: plait.StrategyStop, Status: plait.RunRunning,
+	return &store.Run{
+		ID: "1", Key: "order-42", Workflow: "golden", Strategy: store.StrategyStop, Status: store.RunRunning,
 		Tenant: "acme", Service: "billing", Metadata: map[string]string{"region": "eu", "owner": "ops", "": "empty key"},
 		Total: 5, Succeeded: 1,
 		CreatedAt: at(0), StartedAt: at(1000),
-		Tasks: []plait.TaskInstance{
+		Tasks: []store.TaskInstance{
 			{
-				Name: "fetch", Handler: "fetcher", Status: plait.TaskSucceeded, Attempt: 2, Epoch: 2,
+				Name: "fetch", Handler: "fetcher", Status: store.TaskSucceeded, Attempt: 2, Epoch: 2,
 				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
-				Attempts: []plait.Attempt{
+				Attempts: []store.Attempt{
 					{Attempt: 1, Epoch: 1, QueuedAt: queued[0], StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: firstOutcome, Worker: "w1", Error: "timeout", RetryDelay: delay},
 					{Attempt: 2, Epoch: 2, QueuedAt: queued[1], StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
 				},
 			},
-			{Name: "parse", Handler: "parser", Status: plait.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
-			{Name: "report", Handler: "reporter", Status: plait.TaskPending},
-			{Name: "notify", Handler: "notifier", Status: plait.TaskPending},
-			{Name: "audit", Handler: "auditor", Status: plait.TaskReady},
+			{Name: "parse", Handler: "parser", Status: store.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
+			{Name: "report", Handler: "reporter", Status: store.TaskPending},
+			{Name: "notify", Handler: "notifier", Status: store.TaskPending},
+			{Name: "audit", Handler: "auditor", Status: store.TaskReady},
 		},
 	}
 }
@@ -126,20 +126,20 @@ func writeGolden(t *testing.T) goldenRecords {
 	t.Cleanup(func() { c.Close() })
 	s, err := New(ctx, c, WithClock(clk), WithCompression(64), WithLogger(discardLogger()))
 	require.NoError(t, err)
-	created, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: goldenWorkflow(), Key: "order-42",
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: goldenWorkflow(), Key: "order-42",
 		Tenant: "acme", Service: "billing", Metadata: goldenRun(formatVersion).Metadata})
 	require.NoError(t, err)
 	id := created.Run.ID
-	claim := func(worker string, queues ...string) *plait.ClaimedTask {
+	claim := func(worker string, queues ...string) *store.ClaimedTask {
 		t.Helper()
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Queues: queues, Limit: 1, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: worker, Queues: queues, Limit: 1, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, res.Tasks, 1)
 		return res.Tasks[0]
 	}
-	finish := func(o plait.TaskOutcome) {
+	finish := func(o store.TaskOutcome) {
 		t.Helper()
-		res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{Outcomes: []plait.TaskOutcome{o}})
+		res, err := s.TaskFinish(ctx, &store.TaskFinishParams{Outcomes: []store.TaskOutcome{o}})
 		require.NoError(t, err)
 		require.NoError(t, res[0].Err)
 	}
@@ -147,14 +147,14 @@ func writeGolden(t *testing.T) goldenRecords {
 	ct := claim("w1", "io+net+ssd")
 	require.Equal(t, "fetch", ct.Lease.Task)
 	clk.Advance(500 * time.Millisecond)
-	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "timeout", RetryDelay: 2 * time.Second, TimedOut: true})
+	finish(store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry, Error: "timeout", RetryDelay: 2 * time.Second, TimedOut: true})
 	clk.Advance(2500 * time.Millisecond)
 	ct = claim("w1", "io+net+ssd")
 	require.Equal(t, "fetch", ct.Lease.Task)
 	clk.Advance(500 * time.Millisecond)
-	finish(plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("fetched body")})
+	finish(store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte("fetched body")})
 	clk.Advance(500 * time.Millisecond)
-	ct = claim("w2", plait.DefaultQueue)
+	ct = claim("w2", store.DefaultQueue)
 	require.Equal(t, "parse", ct.Lease.Task)
 
 	shard, err := s.runShard(id)
@@ -329,7 +329,7 @@ func TestRecordVersionRefusedByStore(t *testing.T) {
 		fields = append(fields, k, v)
 	}
 	require.NoError(t, c.HSet(ctx, s.keys.run(0, "1"), fields...).Err())
-	_, err = s.RunGet(ctx, &plait.RunGetParams{ID: "1"})
+	_, err = s.RunGet(ctx, &store.RunGetParams{ID: "1"})
 	require.ErrorIs(t, err, ErrRecordVersion)
 	require.Contains(t, err.Error(), "upgrade plait")
 }

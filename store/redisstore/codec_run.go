@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // The run's own fields: the info i (binary, Go only), the meta m (text,
@@ -16,46 +16,46 @@ import (
 
 // runStatusOf decodes a run status letter (meta field st, the status a
 // finish reports).
-func runStatusOf(letter string) (plait.RunStatus, bool) {
+func runStatusOf(letter string) (store.RunStatus, bool) {
 	if len(letter) != 1 {
 		return "", false
 	}
 	switch letter[0] {
 	case 'P':
-		return plait.RunPending, true
+		return store.RunPending, true
 	case 'U':
-		return plait.RunRunning, true
+		return store.RunRunning, true
 	case 'S':
-		return plait.RunCompleted, true
+		return store.RunCompleted, true
 	case 'F':
-		return plait.RunFailed, true
+		return store.RunFailed, true
 	case 'C':
-		return plait.RunCancelled, true
+		return store.RunCancelled, true
 	}
 	return "", false
 }
 
 // strategyLetter encodes an error strategy for the meta field.
-func strategyLetter(s plait.ErrorStrategy) (string, error) {
+func strategyLetter(s store.ErrorStrategy) (string, error) {
 	switch s {
-	case plait.StrategyContinue, "":
+	case store.StrategyContinue, "":
 		return "c", nil
-	case plait.StrategyStop:
+	case store.StrategyStop:
 		return "s", nil
-	case plait.StrategySkip:
+	case store.StrategySkip:
 		return "k", nil
 	}
-	return "", fmt.Errorf("redisstore: unknown error strategy %s: %w", clip(string(s)), plait.ErrInvalidArgument)
+	return "", fmt.Errorf("redisstore: unknown error strategy %s: %w", clip(string(s)), store.ErrInvalidArgument)
 }
 
-func strategyOf(l string) (plait.ErrorStrategy, bool) {
+func strategyOf(l string) (store.ErrorStrategy, bool) {
 	switch l {
 	case "c":
-		return plait.StrategyContinue, true
+		return store.StrategyContinue, true
 	case "s":
-		return plait.StrategyStop, true
+		return store.StrategyStop, true
 	case "k":
-		return plait.StrategySkip, true
+		return store.StrategySkip, true
 	}
 	return "", false
 }
@@ -118,11 +118,11 @@ func decodeRunInfo(s string) (runInfo, error) {
 
 // runMeta is the decoded field m.
 type runMeta struct {
-	status                                  plait.RunStatus
+	status                                  store.RunStatus
 	total, succ, failed, skipped, cancelled int
 	created                                 int64
 	started, ended                          int64 // offsets from created, -1 when unset
-	strategy                                plait.ErrorStrategy
+	strategy                                store.ErrorStrategy
 }
 
 // decodeMeta decodes field m:
@@ -185,11 +185,11 @@ func offTime(created, off int64) time.Time {
 // decodeRun builds a run from its hash fields (HGETALL, or the fields
 // cancel_run.lua answers with). Field i comes first: its version governs
 // every other field.
-func decodeRun(id string, h map[string]string) (*plait.Run, error) {
+func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	ms, ok := h["m"]
 	if !ok {
 		// A large run's parts are written before the commit adds m.
-		return nil, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
 	}
 	info, err := decodeRunInfo(h["i"])
 	if err != nil {
@@ -199,7 +199,7 @@ func decodeRun(id string, h map[string]string) (*plait.Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	run := &plait.Run{
+	run := &store.Run{
 		ID:        id,
 		Key:       h["k"],
 		Workflow:  info.Workflow,
@@ -231,7 +231,7 @@ func decodeRun(id string, h map[string]string) (*plait.Run, error) {
 	if len(names) != m.total {
 		return nil, corrupt("run %s lists %d tasks, total %d", id, len(names), m.total)
 	}
-	run.Tasks = make([]plait.TaskInstance, len(names))
+	run.Tasks = make([]store.TaskInstance, len(names))
 	for i, name := range names {
 		in, err := decodeInstance(name, h, m.created)
 		if err != nil {
@@ -243,20 +243,20 @@ func decodeRun(id string, h map[string]string) (*plait.Run, error) {
 }
 
 // decodeInstance builds one task of a run from the run's hash fields.
-func decodeInstance(name string, h map[string]string, created int64) (plait.TaskInstance, error) {
+func decodeInstance(name string, h map[string]string, created int64) (store.TaskInstance, error) {
 	ss, ok := h["s:"+name]
 	if !ok {
-		return plait.TaskInstance{}, corrupt("task %q has no state", name)
+		return store.TaskInstance{}, corrupt("task %q has no state", name)
 	}
 	st, err := decodeState(ss)
 	if err != nil {
-		return plait.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
+		return store.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	def, err := decodeDef(name, h["d:"+name], true)
 	if err != nil {
-		return plait.TaskInstance{}, err
+		return store.TaskInstance{}, err
 	}
-	in := plait.TaskInstance{
+	in := store.TaskInstance{
 		Name:      name,
 		Handler:   def.spec.Handler,
 		Status:    st.status,
@@ -267,21 +267,21 @@ func decodeInstance(name string, h map[string]string, created int64) (plait.Task
 		StartedAt: offTime(created, st.first),
 		EndedAt:   offTime(created, st.ended),
 	}
-	in.Worker, in.Node = plait.SplitWorker(st.worker)
-	if in.Status == plait.TaskReady {
+	in.Worker, in.Node = store.SplitWorker(st.worker)
+	if in.Status == store.TaskReady {
 		if reason, ok := h["g:"+name]; ok {
 			in.WaitingFor = reason
 		} else {
-			in.WaitingFor = plait.WaitingForCapability(def.route)
+			in.WaitingFor = store.WaitingForCapability(def.route)
 		}
 	}
 	if r, ok := h["r:"+name]; ok {
 		if in.Result, err = decodeValue(r); err != nil {
-			return plait.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)
+			return store.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)
 		}
 	}
 	if in.Attempts, err = decodeTaskAttempts(name, h, st.epoch, created); err != nil {
-		return plait.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
+		return store.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	return in, nil
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // The fields of a task the scripts change as it runs: the state s: and
@@ -18,26 +18,26 @@ const newTaskState = "P,0,0,0,0,0,,,,"
 
 // taskStatusOf decodes a task status letter (state field st). W, a task
 // waiting in the delayed set, is pending to callers.
-func taskStatusOf(letter byte) (plait.TaskStatus, bool) {
+func taskStatusOf(letter byte) (store.TaskStatus, bool) {
 	switch letter {
 	case 'P', 'W':
-		return plait.TaskPending, true
+		return store.TaskPending, true
 	case 'R':
-		return plait.TaskReady, true
+		return store.TaskReady, true
 	case 'U':
-		return plait.TaskRunning, true
+		return store.TaskRunning, true
 	case 'Y':
-		return plait.TaskRetrying, true
+		return store.TaskRetrying, true
 	case 'S':
-		return plait.TaskSucceeded, true
+		return store.TaskSucceeded, true
 	case 'F':
-		return plait.TaskFailed, true
+		return store.TaskFailed, true
 	case 'K':
-		return plait.TaskSkipped, true
+		return store.TaskSkipped, true
 	case 'C':
-		return plait.TaskCancelled, true
+		return store.TaskCancelled, true
 	case 'D':
-		return plait.TaskDead, true
+		return store.TaskDead, true
 	}
 	return "", false
 }
@@ -65,7 +65,7 @@ func outcomeOf(letter byte) (string, bool) {
 
 // taskState is the decoded field s:<task>.
 type taskState struct {
-	status                       plait.TaskStatus
+	status                       store.TaskStatus
 	letter                       byte
 	attempt                      int
 	epoch                        int64
@@ -112,8 +112,8 @@ func decodeState(s string) (taskState, error) {
 // run written before per-epoch fields, in a:<task>, then one field
 // a:<task>:<epoch> per ended claim up to the task's epoch, oldest first.
 // It looks up at most epoch fields and never scans the hash.
-func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) ([]plait.Attempt, error) {
-	var out []plait.Attempt
+func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) ([]store.Attempt, error) {
+	var out []store.Attempt
 	if a, ok := h["a:"+name]; ok {
 		legacy, err := decodeAttempts(a, created)
 		if err != nil {
@@ -141,8 +141,8 @@ func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) 
 // then the worker and the error, whose lengths the record gives. A record
 // without queuedOff was written before the queued time was kept; its
 // QueuedAt stays zero.
-func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
-	var out []plait.Attempt
+func decodeAttempts(s string, created int64) ([]store.Attempt, error) {
+	var out []store.Attempt
 	for len(s) > 0 {
 		head, rest, ok := strings.Cut(s, ";")
 		if !ok {
@@ -174,7 +174,7 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 		if len(f) == 9 {
 			queued = msTime(created + n[7])
 		}
-		out = append(out, plait.Attempt{
+		out = append(out, store.Attempt{
 			QueuedAt:   queued,
 			Attempt:    int(n[0]),
 			Epoch:      n[1],
@@ -186,7 +186,7 @@ func decodeAttempts(s string, created int64) ([]plait.Attempt, error) {
 			RetryDelay: time.Duration(n[6]) * time.Millisecond,
 		})
 		a := &out[len(out)-1]
-		a.Worker, a.Node = plait.SplitWorker(rest[:wl])
+		a.Worker, a.Node = store.SplitWorker(rest[:wl])
 		s = rest[wl+el:]
 	}
 	return out, nil

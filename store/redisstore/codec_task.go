@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // A task's definition in the run hash: the field d: (a header line the
@@ -17,7 +17,7 @@ import (
 // edgeRef is one dependency edge as stored in an edge list.
 type edgeRef struct {
 	Task string
-	On   plait.Condition
+	On   store.Condition
 }
 
 // encodeEdges encodes an edge list field (u:<task>, c:<task>):
@@ -36,18 +36,18 @@ func encodeEdges(es []edgeRef) string {
 }
 
 // decodeEdges decodes an edge list field into dependencies.
-func decodeEdges(name, s string) ([]plait.Dep, error) {
+func decodeEdges(name, s string) ([]store.Dep, error) {
 	if s == "" {
 		return nil, nil
 	}
-	var out []plait.Dep
+	var out []store.Dep
 	for _, e := range strings.Split(s, " ") {
 		task, cond, ok := strings.Cut(e, ":")
 		c, err := strconv.Atoi(cond)
 		if !ok || err != nil || c < 0 || c > 2 || task == "" {
 			return nil, corrupt("task %q dependency %s", name, clip(e))
 		}
-		out = append(out, plait.Dep{Task: task, On: plait.Condition(c)})
+		out = append(out, store.Dep{Task: task, On: store.Condition(c)})
 	}
 	return out, nil
 }
@@ -72,7 +72,7 @@ type taskFields struct {
 // optional compression). With mayApart, a payload that would make d:<task>
 // longer than a listpack value goes to its own key instead, so the run hash
 // stays compact.
-func encodeTask(t *plait.TaskSpec, enc valueCodec, mayApart bool) taskFields {
+func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool) taskFields {
 	var payload string
 	if t.Payload != nil {
 		payload = enc.encode(t.Payload)
@@ -98,11 +98,11 @@ func encodeTask(t *plait.TaskSpec, enc valueCodec, mayApart bool) taskFields {
 // task is kept on), then the body: the version
 // byte and the spec. payload is the encoded payload (flag byte first),
 // inline unless apart.
-func encodeTaskDef(t *plait.TaskSpec, payload string, apart bool) string {
+func encodeTaskDef(t *store.TaskSpec, payload string, apart bool) string {
 	var b strings.Builder
 	// The scripts queue the task by this name: its routed queue when it
-	// requires capabilities (plait.RoutedQueue).
-	b.WriteString(plait.RoutedQueue(t.Queue, t.Requires))
+	// requires capabilities (store.RoutedQueue).
+	b.WriteString(store.RoutedQueue(t.Queue, t.Requires))
 	b.WriteByte(',')
 	b.WriteString(strconv.Itoa(prioDigit(int8(t.Priority))))
 	b.WriteByte(',')
@@ -131,7 +131,7 @@ func encodeTaskDef(t *plait.TaskSpec, payload string, apart bool) string {
 		w.uvarint(uint64(len(payload)) + 1)
 		w.b = append(w.b, payload...)
 	}
-	if t.Retry != (plait.RetryPolicy{}) {
+	if t.Retry != (store.RetryPolicy{}) {
 		w.uvarint(1)
 		w.varint(int64(t.Retry.MaxAttempts))
 		w.uvarint(uint64(t.Retry.Backoff))
@@ -197,7 +197,7 @@ func ceilDurMillis(d time.Duration) int64 {
 // taskDef is field d:<task> decoded: the spec but for its dependencies
 // (field u:) and a payload kept apart, and what the header says of those.
 type taskDef struct {
-	spec  plait.TaskSpec
+	spec  store.TaskSpec
 	deps  int
 	apart bool
 	// route is the queue the task is kept on (the header's queue).
@@ -243,7 +243,7 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 	}
 	if r.uvarint("retry") == 1 {
 		t.Retry.MaxAttempts = int(r.varint("max attempts"))
-		t.Retry.Backoff = plait.BackoffKind(r.uvarint("backoff"))
+		t.Retry.Backoff = store.BackoffKind(r.uvarint("backoff"))
 		t.Retry.InitialInterval = time.Duration(r.varint("initial interval"))
 		t.Retry.MaxInterval = time.Duration(r.varint("max interval"))
 		t.Retry.Multiplier = math.Float64frombits(r.uvarint("multiplier"))
@@ -271,7 +271,7 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 	if version >= 3 && len(r.b) > 0 {
 		n := int(r.uvarint("limits"))
 		for i := 0; i < n && r.err == nil; i++ {
-			l := plait.TaskLimit{Key: r.str("limit key")}
+			l := store.TaskLimit{Key: r.str("limit key")}
 			l.Concurrency = int(r.uvarint("limit concurrency"))
 			l.Rate = int(r.uvarint("limit rate"))
 			l.Per = time.Duration(r.varint("limit window"))
@@ -300,7 +300,7 @@ func (d *taskDef) header(name, head string) error {
 	if n != len(f) {
 		return corrupt("task %q definition header has %d fields", name, n)
 	}
-	queue, _, ok := plait.SplitRoutedQueue(f[0])
+	queue, _, ok := store.SplitRoutedQueue(f[0])
 	if !ok {
 		return corrupt("task %q queue %s", name, clip(f[0]))
 	}
@@ -309,12 +309,12 @@ func (d *taskDef) header(name, head string) error {
 	if err != nil || p < 0 || p > 3 {
 		return corrupt("task %q priority %s", name, clip(f[1]))
 	}
-	d.spec.Priority = plait.Priority(p - 1)
+	d.spec.Priority = store.Priority(p - 1)
 	j, err := strconv.Atoi(f[4])
 	if err != nil || j < 0 || j > 1 {
 		return corrupt("task %q join %s", name, clip(f[4]))
 	}
-	d.spec.Join = plait.Join(j)
+	d.spec.Join = store.Join(j)
 	if d.deps, err = strconv.Atoi(f[5]); err != nil || d.deps < 0 {
 		return corrupt("task %q dependency count %s", name, clip(f[5]))
 	}
@@ -329,26 +329,26 @@ func (d *taskDef) header(name, head string) error {
 // u:<task>) and its payload key's value (when the header says the payload
 // is apart), back into the spec named name that was submitted; with
 // depsLeftOut (a claim that left the parents out) its Deps stay empty.
-func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (plait.TaskSpec, error) {
+func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (store.TaskSpec, error) {
 	d, err := decodeDef(name, s, false)
 	if err != nil {
-		return plait.TaskSpec{}, err
+		return store.TaskSpec{}, err
 	}
 	t := d.spec
 	if !depsLeftOut {
 		if t.Deps, err = decodeEdges(name, parents); err != nil {
-			return plait.TaskSpec{}, err
+			return store.TaskSpec{}, err
 		}
 		if len(t.Deps) != d.deps {
-			return plait.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), d.deps)
+			return store.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), d.deps)
 		}
 	}
 	if d.apart {
 		if payload == "" {
-			return plait.TaskSpec{}, corrupt("task %q payload key missing", name)
+			return store.TaskSpec{}, corrupt("task %q payload key missing", name)
 		}
 		if t.Payload, err = decodeValue(payload); err != nil {
-			return plait.TaskSpec{}, fmt.Errorf("task %q payload: %w", name, err)
+			return store.TaskSpec{}, fmt.Errorf("task %q payload: %w", name, err)
 		}
 	}
 	return t, nil

@@ -5,16 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func TestTaskDefRoundTrip(t *testing.T) {
-	in := plait.TaskSpec{
-		Name: "load", Handler: "loader", Payload: []byte("x\n,;:{}\x00"), Queue: "gpu", Priority: plait.PriorityUrgent,
-		Deps: []plait.Dep{{Task: "a", On: plait.OnFailure}, {Task: "b", On: plait.OnCompletion}}, Join: plait.JoinAny,
-		Retry:   plait.RetryPolicy{MaxAttempts: 4, Backoff: plait.BackoffConstant, InitialInterval: time.Second, MaxInterval: time.Minute, Multiplier: 1.5, Jitter: -1, MaxElapsed: time.Hour},
+	in := store.TaskSpec{
+		Name: "load", Handler: "loader", Payload: []byte("x\n,;:{}\x00"), Queue: "gpu", Priority: store.PriorityUrgent,
+		Deps: []store.Dep{{Task: "a", On: store.OnFailure}, {Task: "b", On: store.OnCompletion}}, Join: store.JoinAny,
+		Retry:   store.RetryPolicy{MaxAttempts: 4, Backoff: store.BackoffConstant, InitialInterval: time.Second, MaxInterval: time.Minute, Multiplier: 1.5, Jitter: -1, MaxElapsed: time.Hour},
 		Timeout: 3 * time.Second, Requires: []string{"gpu", "ssd"},
 		RunAt: time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC), Delay: 1500 * time.Microsecond,
 	}
@@ -27,20 +26,20 @@ func TestTaskDefRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, in, out)
 
-	empty := plait.TaskSpec{Name: "e", Queue: "default"}
+	empty := store.TaskSpec{Name: "e", Queue: "default"}
 	tf = encodeTask(&empty, valueCodec{}, true)
 	out, err = decodeTaskDef("e", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, empty, out)
 	require.LessOrEqual(t, len(tf.def), maxListpackValue)
 
-	zero := plait.TaskSpec{Name: "z", Queue: "default", Payload: []byte{}}
+	zero := store.TaskSpec{Name: "z", Queue: "default", Payload: []byte{}}
 	tf = encodeTask(&zero, valueCodec{}, true)
 	out, err = decodeTaskDef("z", tf.def, tf.parents, tf.payload, false)
 	require.NoError(t, err)
 	require.Equal(t, zero, out, "an empty payload is not nil")
 
-	long := plait.TaskSpec{Name: "l", Handler: "noop", Queue: "default", Payload: []byte(strings.Repeat("payload-", 13))}
+	long := store.TaskSpec{Name: "l", Handler: "noop", Queue: "default", Payload: []byte(strings.Repeat("payload-", 13))}
 	tf = encodeTask(&long, valueCodec{}, true)
 	require.True(t, tf.apart, "a payload that would make the definition longer than a listpack value goes apart")
 	require.LessOrEqual(t, len(tf.def), maxListpackValue)
@@ -105,7 +104,7 @@ func TestRunInfoRoundTrip(t *testing.T) {
 func TestDecodeAttempts(t *testing.T) {
 	a, err := decodeAttempts("1,2,5,10,c,2,3;w1err2,3,0,0,s,0,0;3,4,1,2,r,0,1,750;e4,5,9,1,s,0,0,0,7;", 1000)
 	require.NoError(t, err)
-	require.Equal(t, []plait.Attempt{
+	require.Equal(t, []store.Attempt{
 		{Attempt: 1, Epoch: 2, StartedAt: msTime(1005), EndedAt: msTime(1015), Duration: 10 * time.Millisecond, Outcome: "crashed", Worker: "w1", Error: "err"},
 		{Attempt: 2, Epoch: 3, StartedAt: msTime(1000), EndedAt: msTime(1000), Outcome: "succeeded", Worker: "", Error: ""},
 		{Attempt: 3, Epoch: 4, StartedAt: msTime(1001), EndedAt: msTime(1003), Duration: 2 * time.Millisecond, Outcome: "retry", Error: "e", RetryDelay: 750 * time.Millisecond},
@@ -120,12 +119,12 @@ func TestDecodeAttempts(t *testing.T) {
 func TestDecodeStateAndMeta(t *testing.T) {
 	st, err := decodeState("U,1,2,0,0,0,5,5,,worker,with,commas")
 	require.NoError(t, err)
-	require.Equal(t, plait.TaskRunning, st.status)
+	require.Equal(t, store.TaskRunning, st.status)
 	require.Equal(t, "worker,with,commas", st.worker)
 	require.Equal(t, int64(-1), st.ended)
 	m, err := decodeMeta("U,1,0,0,0,0,1000,5,,k")
 	require.NoError(t, err)
-	require.Equal(t, plait.StrategySkip, m.strategy)
+	require.Equal(t, store.StrategySkip, m.strategy)
 	for _, bad := range []string{"", "Z,1,2,0,0,0,,,,", "U,-1,2,0,0,0,,,,", "U,1,2,0,0,0,x,,,"} {
 		_, err := decodeState(bad)
 		require.ErrorIs(t, err, errCorrupt, "%q", bad)
@@ -139,7 +138,7 @@ func TestDecodeStateAndMeta(t *testing.T) {
 // FuzzDecodeRun feeds arbitrary field values to the run decoder: it may
 // reject them but must never panic.
 func FuzzDecodeRun(f *testing.F) {
-	spec := plait.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p")}
+	spec := store.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p")}
 	f.Add("P,1,0,0,0,0,1000,,,c", encodeRunInfo(runInfo{Workflow: "wf", Metadata: map[string]string{"k": "v"}}), "a",
 		"P,0,0,0,0,0,,,,", encodeTask(&spec, valueCodec{}, false).def, "1,1,0,5,s,1,0;w", "key")
 	f.Add("S,1,1,0,0,0,1000,1,2,s", "\x02\x02wf\x00\x00\x00", "a b", "S,1,1,0,0,0,1,1,2,w", "q,1,0,0,0,0,0\n\x02", "", "")
@@ -162,8 +161,8 @@ func FuzzDecodeRun(f *testing.F) {
 // cleanly, and that what decodes encodes back to a definition that decodes
 // to the same spec.
 func FuzzDecodeTaskDef(f *testing.F) {
-	spec := plait.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p"), Requires: []string{"gpu"},
-		Deps: []plait.Dep{{Task: "b"}}}
+	spec := store.TaskSpec{Name: "a", Handler: "h", Queue: "default", Payload: []byte("p"), Requires: []string{"gpu"},
+		Deps: []store.Dep{{Task: "b"}}}
 	tf := encodeTask(&spec, valueCodec{}, false)
 	f.Add(tf.def, tf.parents, "")
 	spec.Payload = []byte(strings.Repeat("p", 100))

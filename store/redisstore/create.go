@@ -9,8 +9,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // normalize fills the defaults a workflow may leave empty (strategy
@@ -18,18 +18,18 @@ import (
 // relies on: names that go into keys and records are valid ids, task names
 // are unique, dependencies name other tasks, and enumerations are in range.
 // Everything else (cycles, sizes) is the scheduler's validation.
-func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
+func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("redisstore: workflow %q: "+format+": %w", append(append([]any{wf.Name}, args...), plait.ErrInvalidArgument)...)
+		return fmt.Errorf("redisstore: workflow %q: "+format+": %w", append(append([]any{wf.Name}, args...), store.ErrInvalidArgument)...)
 	}
 	out := *wf
 	if out.Strategy == "" {
-		out.Strategy = plait.StrategyContinue
+		out.Strategy = store.StrategyContinue
 	}
 	if _, err := strategyLetter(out.Strategy); err != nil {
 		return nil, err
 	}
-	out.Tasks = make([]plait.TaskSpec, len(wf.Tasks))
+	out.Tasks = make([]store.TaskSpec, len(wf.Tasks))
 	index := make(map[string]bool, len(wf.Tasks))
 	for i := range wf.Tasks {
 		t := wf.Tasks[i]
@@ -41,15 +41,15 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 		}
 		index[t.Name] = true
 		if t.Queue == "" {
-			t.Queue = plait.DefaultQueue
+			t.Queue = store.DefaultQueue
 		}
 		if err := ids.Check(t.Queue); err != nil {
 			return nil, bad("task %q queue %q %v", t.Name, t.Queue, err)
 		}
-		if t.Priority < plait.PriorityLow || t.Priority > plait.PriorityUrgent {
+		if t.Priority < store.PriorityLow || t.Priority > store.PriorityUrgent {
 			return nil, bad("task %q priority %d", t.Name, t.Priority)
 		}
-		if t.Join != plait.JoinAll && t.Join != plait.JoinAny {
+		if t.Join != store.JoinAll && t.Join != store.JoinAny {
 			return nil, bad("task %q join %d", t.Name, t.Join)
 		}
 		out.Tasks[i] = t
@@ -62,7 +62,7 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 				return nil, bad("task %q depends on %q", t.Name, d.Task)
 			}
 			seen[d.Task] = true
-			if d.On > plait.OnFailure {
+			if d.On > store.OnFailure {
 				return nil, bad("task %q condition %d", t.Name, d.On)
 			}
 		}
@@ -70,14 +70,14 @@ func normalize(wf *plait.WorkflowSpec) (*plait.WorkflowSpec, error) {
 	return &out, nil
 }
 
-// RunCreate stores a workflow as a new run. See [plait.Store.RunCreate].
+// RunCreate stores a workflow as a new run. See [store.Store.RunCreate].
 // Round trips: the create script, with an id from the store's block (one
 // INCRBY of the sequence per idBlockSize runs; a keyed run of more than
 // createChunk tasks looks up its key index first). A run of more than createChunk
 // tasks is written by one create_part.lua call per chunk and committed by
 // create_run.lua, all in one pipeline: still one round trip, each script
 // bounded by the chunk, and the run invisible until the commit.
-func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*plait.RunCreateResult, error) {
+func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*store.RunCreateResult, error) {
 	req, found, err := s.prepareCreate(ctx, params)
 	if err != nil || found != nil {
 		return found, err
@@ -97,8 +97,8 @@ func (s *Store) RunCreate(ctx context.Context, params *plait.RunCreateParams) (*
 // createReq is one run's create, ready to send: create_run.lua's keys and
 // arguments, and the parts written before it for a large run.
 type createReq struct {
-	params *plait.RunCreateParams
-	wf     *plait.WorkflowSpec
+	params *store.RunCreateParams
+	wf     *store.WorkflowSpec
 	id     string
 	keys   []string
 	args   []any
@@ -107,9 +107,9 @@ type createReq struct {
 
 // prepareCreate validates params and builds the create, taking the run's
 // id. A large keyed run whose key is taken answers found instead.
-func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams) (req *createReq, found *plait.RunCreateResult, err error) {
+func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams) (req *createReq, found *store.RunCreateResult, err error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
-		return nil, nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", plait.ErrInvalidArgument)
+		return nil, nil, fmt.Errorf("redisstore: run create needs a workflow with tasks: %w", store.ErrInvalidArgument)
 	}
 	wf, err := normalize(params.Workflow)
 	if err != nil {
@@ -117,12 +117,12 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 	}
 	if params.Key != "" {
 		if err := ids.Check(params.Key); err != nil {
-			return nil, nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, plait.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, store.ErrInvalidArgument)
 		}
 	}
 	for field, v := range map[string]string{"tenant": params.Tenant, "service": params.Service} {
 		if v != "" && ids.Check(v) != nil {
-			return nil, nil, fmt.Errorf("redisstore: %s %q %v: %w", field, clip(v), ids.Check(v), plait.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("redisstore: %s %q %v: %w", field, clip(v), ids.Check(v), store.ErrInvalidArgument)
 		}
 	}
 	strat, err := strategyLetter(wf.Strategy)
@@ -235,7 +235,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *plait.RunCreateParams
 }
 
 // createAnswer reads create_run.lua's reply.
-func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*plait.RunCreateResult, error) {
+func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*store.RunCreateResult, error) {
 	r := &reply{v: v}
 	code, val := r.int(), r.str()
 	if r.err != nil {
@@ -254,7 +254,7 @@ func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*pla
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: create reply %q: %w", val, err)
 	}
-	return &plait.RunCreateResult{Run: newRunRecord(req.id, req.wf, req.params, created)}, nil
+	return &store.RunCreateResult{Run: newRunRecord(req.id, req.wf, req.params, created)}, nil
 }
 
 // createInParts sends one create_part.lua per part and the commit in one
@@ -304,21 +304,21 @@ func hasNoScript(cmds []redis.Cmder) bool {
 	return false
 }
 
-func (s *Store) existing(ctx context.Context, id string) (*plait.RunCreateResult, error) {
-	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: id})
+func (s *Store) existing(ctx context.Context, id string) (*store.RunCreateResult, error) {
+	run, err := s.RunGet(ctx, &store.RunGetParams{ID: id})
 	if err != nil {
 		return nil, err
 	}
-	return &plait.RunCreateResult{Run: run, Existing: true}, nil
+	return &store.RunCreateResult{Run: run, Existing: true}, nil
 }
 
 // newRunRecord builds the answer of a create from what was written, so the
 // create needs no read back. Root tasks due at creation are ready.
-func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreateParams, createdMs int64) *plait.Run {
-	run := &plait.Run{
-		ID: id, Key: params.Key, Workflow: wf.Name, Strategy: wf.Strategy, Status: plait.RunPending,
+func newRunRecord(id string, wf *store.WorkflowSpec, params *store.RunCreateParams, createdMs int64) *store.Run {
+	run := &store.Run{
+		ID: id, Key: params.Key, Workflow: wf.Name, Strategy: wf.Strategy, Status: store.RunPending,
 		Tenant: params.Tenant, Service: params.Service, Total: len(wf.Tasks),
-		CreatedAt: msTime(createdMs), Tasks: make([]plait.TaskInstance, len(wf.Tasks)),
+		CreatedAt: msTime(createdMs), Tasks: make([]store.TaskInstance, len(wf.Tasks)),
 	}
 	if params.Metadata != nil {
 		run.Metadata = make(map[string]string, len(params.Metadata))
@@ -328,7 +328,7 @@ func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreatePara
 	}
 	for i := range wf.Tasks {
 		t := &wf.Tasks[i]
-		st := plait.TaskPending
+		st := store.TaskPending
 		if len(t.Deps) == 0 {
 			due := createdMs
 			if !t.RunAt.IsZero() && ceilMillis(t.RunAt) > due {
@@ -338,10 +338,10 @@ func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreatePara
 				due = createdMs + d
 			}
 			if due <= createdMs {
-				st = plait.TaskReady
+				st = store.TaskReady
 			}
 		}
-		run.Tasks[i] = plait.TaskInstance{Name: t.Name, Handler: t.Handler, Status: st}
+		run.Tasks[i] = store.TaskInstance{Name: t.Name, Handler: t.Handler, Status: st}
 	}
 	return run
 }
@@ -353,7 +353,7 @@ func newRunRecord(id string, wf *plait.WorkflowSpec, params *plait.RunCreatePara
 // rules (without rules q ends after the tenant: "<workflow>:<service>:<tenant>:"). Names
 // hold no ':' (internal/ids); a workflow name that is not a valid name is
 // left out, so that run is in no workflow index.
-func (s *Store) queryField(workflow string, params *plait.RunCreateParams) string {
+func (s *Store) queryField(workflow string, params *store.RunCreateParams) string {
 	if ids.Check(workflow) != nil {
 		workflow = ""
 	}
@@ -362,8 +362,8 @@ func (s *Store) queryField(workflow string, params *plait.RunCreateParams) strin
 		// finishes it, as before rules existed; q stays short.
 		return workflow + ":" + params.Service + ":" + params.Tenant + ":"
 	}
-	ret := func(st plait.RunStatus) string {
+	ret := func(st store.RunStatus) string {
 		return strconv.FormatInt(s.cfg.retain.For(params.Service, string(st)).Milliseconds(), 10)
 	}
-	return workflow + ":" + params.Service + ":" + params.Tenant + ":" + ret(plait.RunCompleted) + ":" + ret(plait.RunFailed) + ":" + ret(plait.RunCancelled)
+	return workflow + ":" + params.Service + ":" + params.Tenant + ":" + ret(store.RunCompleted) + ":" + ret(store.RunFailed) + ":" + ret(store.RunCancelled)
 }

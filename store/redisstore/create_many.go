@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // createManyChunk bounds how many creates go in one pipeline: one round
@@ -16,12 +15,12 @@ import (
 const createManyChunk = 256
 
 // RunCreateMany creates runs in order, sending the creates of up to
-// createManyChunk runs in one pipeline. See [plait.Store.RunCreateMany].
+// createManyChunk runs in one pipeline. See [store.Store.RunCreateMany].
 // A run of more than createChunk tasks goes on its own, as RunCreate sends
 // it, between the pipelines before and after it; a keyed run whose key is
 // taken costs one more round trip to read the existing run.
-func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreateParams) ([]plait.RunCreateOutcome, error) {
-	out := make([]plait.RunCreateOutcome, len(params))
+func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
+	out := make([]store.RunCreateOutcome, len(params))
 	var pending []int // indexes of prepared creates not sent yet
 	reqs := make([]*createReq, len(params))
 	flush := func() error {
@@ -49,7 +48,7 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*plait.RunCreatePara
 	for i, p := range params {
 		req, found, err := s.prepareCreate(ctx, p)
 		switch {
-		case err != nil && errors.Is(err, plait.ErrInvalidArgument):
+		case err != nil && errors.Is(err, store.ErrInvalidArgument):
 			out[i].Err = err
 		case err != nil:
 			return nil, err
@@ -94,7 +93,7 @@ func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []
 		v, err := c.Result()
 		if err != nil {
 			errs[i] = mapErr(err)
-			if errors.Is(errs[i], plait.ErrStoreFull) {
+			if errors.Is(errs[i], store.ErrStoreFull) {
 				answered++
 			}
 			continue

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -43,10 +43,10 @@ func TestCreateManyAfterScriptsVanish(t *testing.T) {
 			t.Cleanup(func() { c.Close() })
 			s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
 			require.NoError(t, err)
-			wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
-			params := make([]*plait.RunCreateParams, 10)
+			wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
+			params := make([]*store.RunCreateParams, 10)
 			for i := range params {
-				params[i] = &plait.RunCreateParams{Workflow: wf}
+				params[i] = &store.RunCreateParams{Workflow: wf}
 			}
 			require.NoError(t, flush(c))
 			out, err := s.RunCreateMany(ctx, params)
@@ -55,7 +55,7 @@ func TestCreateManyAfterScriptsVanish(t *testing.T) {
 				require.NoError(t, o.Err)
 				require.False(t, o.Result.Existing)
 			}
-			res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+			res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
 			require.NoError(t, err)
 			require.Len(t, res.Tasks, len(params), "each run created once, its root ready once")
 		})

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -39,8 +39,8 @@ func TestRunIDsAfterDataLoss(t *testing.T) {
 	created := map[string]string{} // run id -> workflow name its creator submitted
 	create := func(s *redisstore.Store, name, key string) {
 		t.Helper()
-		wf := &plait.WorkflowSpec{Name: name, Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue}}}
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: key})
+		wf := &store.WorkflowSpec{Name: name, Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue}}}
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf, Key: key})
 		require.NoError(t, err)
 		require.False(t, res.Existing)
 		_, seen := created[res.Run.ID]
@@ -59,9 +59,9 @@ func TestRunIDsAfterDataLoss(t *testing.T) {
 	}
 	create(old, "old-keyed", "order-1")
 	create(fresh, "fresh-keyed", "order-2")
-	many, err := fresh.RunCreateMany(ctx, []*plait.RunCreateParams{
-		{Workflow: &plait.WorkflowSpec{Name: "many-0", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h"}}}},
-		{Workflow: &plait.WorkflowSpec{Name: "many-1", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h"}}}},
+	many, err := fresh.RunCreateMany(ctx, []*store.RunCreateParams{
+		{Workflow: &store.WorkflowSpec{Name: "many-0", Tasks: []store.TaskSpec{{Name: "t", Handler: "h"}}}},
+		{Workflow: &store.WorkflowSpec{Name: "many-1", Tasks: []store.TaskSpec{{Name: "t", Handler: "h"}}}},
 	})
 	require.NoError(t, err)
 	for i, o := range many {
@@ -74,9 +74,9 @@ func TestRunIDsAfterDataLoss(t *testing.T) {
 	// Each id still names the run its creator wrote (the runs created
 	// before the loss are gone, not replaced by someone else's).
 	for id, name := range created {
-		run, err := old.RunGet(ctx, &plait.RunGetParams{ID: id})
+		run, err := old.RunGet(ctx, &store.RunGetParams{ID: id})
 		if strings.HasPrefix(name, "before-") {
-			require.ErrorIs(t, err, plait.ErrNotFound, "run %s was lost, and no other run took its id", id)
+			require.ErrorIs(t, err, store.ErrNotFound, "run %s was lost, and no other run took its id", id)
 			continue
 		}
 		require.NoError(t, err)
@@ -103,12 +103,12 @@ func TestLeaseAfterDataLoss(t *testing.T) {
 	// that starts again.
 	later, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	wf := &plait.WorkflowSpec{Name: "w", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue}}}
-	claimOne := func(s *redisstore.Store) plait.Lease {
+	wf := &store.WorkflowSpec{Name: "w", Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue}}}
+	claimOne := func(s *redisstore.Store) store.Lease {
 		t.Helper()
-		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w1", Limit: 1, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w1", Limit: 1, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, res.Tasks, 1)
 		return res.Tasks[0].Lease
@@ -121,10 +121,10 @@ func TestLeaseAfterDataLoss(t *testing.T) {
 			require.NotEqual(t, held.RunID, l.RunID, "a lease after the loss must not name the lost run")
 		}
 	}
-	ext, err := s.LeaseExtend(ctx, &plait.LeaseExtendParams{WorkerID: "w1", Leases: []plait.Lease{held}, Duration: time.Minute})
+	ext, err := s.LeaseExtend(ctx, &store.LeaseExtendParams{WorkerID: "w1", Leases: []store.Lease{held}, Duration: time.Minute})
 	require.NoError(t, err)
-	require.ErrorIs(t, ext[0].Err, plait.ErrNotFound)
-	fin, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w1", Outcomes: []plait.TaskOutcome{{Lease: held, Outcome: plait.OutcomeSucceeded}}})
+	require.ErrorIs(t, ext[0].Err, store.ErrNotFound)
+	fin, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w1", Outcomes: []store.TaskOutcome{{Lease: held, Outcome: store.OutcomeSucceeded}}})
 	require.NoError(t, err)
-	require.ErrorIs(t, fin[0].Err, plait.ErrNotFound)
+	require.ErrorIs(t, fin[0].Err, store.ErrNotFound)
 }

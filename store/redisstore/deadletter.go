@@ -6,9 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // deadChunk is how many index entries one step of DeadLetterList reads
@@ -25,25 +24,25 @@ type deadCandidate struct {
 }
 
 // DeadLetterList answers one page of dead letters, newest first. See
-// [plait.DeadLetterStore]. Across every run it reads each shard's index
+// [store.DeadLetterStore]. Across every run it reads each shard's index
 // dl newest first, in chunks of deadChunk entries, and the run fields of
 // each chunk in one pipeline, until the page is full or the index is
 // done: 2 round trips per chunk and shard (a filter that matches few
 // letters reads further). For one run it reads the run's list x:<run> and
 // its fields: 2 round trips.
-func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterListParams) (*plait.DeadLetterListResult, error) {
+func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterListParams) (*store.DeadLetterListResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
 	var curMs int64
 	var curKey string
 	if params.Cursor != "" {
-		curMs, curKey, _ = plait.ParseDeadLetterCursor(params.Cursor)
+		curMs, curKey, _ = store.ParseDeadLetterCursor(params.Cursor)
 	}
-	after := func(l *plait.DeadLetter) bool {
-		return params.Cursor == "" || plait.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task)
+	after := func(l *store.DeadLetter) bool {
+		return params.Cursor == "" || store.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task)
 	}
-	var found []plait.DeadLetter
+	var found []store.DeadLetter
 	if params.RunID != "" {
 		shard, err := s.runShard(params.RunID)
 		if err != nil {
@@ -111,16 +110,16 @@ func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterList
 		}
 	}
 	sort.Slice(found, func(i, j int) bool {
-		return plait.DeadLetterBefore(found[i].At.UnixMilli(), found[i].RunID+" "+found[i].Task,
+		return store.DeadLetterBefore(found[i].At.UnixMilli(), found[i].RunID+" "+found[i].Task,
 			found[j].At.UnixMilli(), found[j].RunID+" "+found[j].Task)
 	})
-	res := &plait.DeadLetterListResult{Letters: found}
+	res := &store.DeadLetterListResult{Letters: found}
 	if len(found) > params.Limit {
 		res.Letters = found[:params.Limit]
-		res.Next = plait.DeadLetterCursor(res.Letters[len(res.Letters)-1])
+		res.Next = store.DeadLetterCursor(res.Letters[len(res.Letters)-1])
 	}
 	if res.Letters == nil {
-		res.Letters = []plait.DeadLetter{}
+		res.Letters = []store.DeadLetter{}
 	}
 	return res, nil
 }
@@ -129,7 +128,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *plait.DeadLetterList
 // letter needs: the run's meta and info, the task's state and error. A
 // candidate whose run or task is gone (its hash expired before the
 // janitor pruned it), or that is no longer failed or dead, is left out.
-func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]plait.DeadLetter, error) {
+func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]store.DeadLetter, error) {
 	if len(cands) == 0 {
 		return nil, nil
 	}
@@ -143,7 +142,7 @@ func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]p
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	out := make([]plait.DeadLetter, 0, len(cands))
+	out := make([]store.DeadLetter, 0, len(cands))
 	for i, c := range cands {
 		v := cmds[i].Val()
 		ms, ok1 := v[0].(string)
@@ -161,7 +160,7 @@ func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]p
 			continue
 		}
 		st, err := decodeState(ss)
-		if err != nil || (st.status != plait.TaskFailed && st.status != plait.TaskDead) {
+		if err != nil || (st.status != store.TaskFailed && st.status != store.TaskDead) {
 			continue
 		}
 		errText, _ := v[3].(string)
@@ -169,7 +168,7 @@ func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]p
 		if at < 0 {
 			at = m.created + st.ended
 		}
-		out = append(out, plait.DeadLetter{RunID: c.id, Task: c.task, Workflow: ri.Workflow, Status: st.status,
+		out = append(out, store.DeadLetter{RunID: c.id, Task: c.task, Workflow: ri.Workflow, Status: st.status,
 			Error: errText, At: msTime(at)})
 	}
 	return out, nil
@@ -177,8 +176,8 @@ func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]p
 
 // DeadLetterPurge removes the named letters from the index and the runs'
 // lists, one dead_purge.lua call per shard named. See
-// [plait.DeadLetterStore].
-func (s *Store) DeadLetterPurge(ctx context.Context, params *plait.DeadLetterPurgeParams) (*plait.DeadLetterPurgeResult, error) {
+// [store.DeadLetterStore].
+func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPurgeParams) (*store.DeadLetterPurgeResult, error) {
 	byShard := map[int][]any{}
 	for _, l := range params.Letters {
 		shard, err := s.runShard(l.RunID)
@@ -190,7 +189,7 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *plait.DeadLetterPur
 		}
 		byShard[shard] = append(byShard[shard], l.RunID, l.Task)
 	}
-	res := &plait.DeadLetterPurgeResult{}
+	res := &store.DeadLetterPurgeResult{}
 	for shard, args := range byShard {
 		v, err := s.runScript(ctx, scriptDeadPurge, []string{s.keys.deadIndex(shard)}, args...)
 		if err != nil {

@@ -3,16 +3,15 @@ package redisstore
 import (
 	"context"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // QueueDepth counts the entries of each queue's ready lists and delayed
-// zset on every shard, in one pipeline; see [plait.QueueDepther]. Entries
+// zset on every shard, in one pipeline; see [store.QueueDepther]. Entries
 // are deleted lazily, so the counts may include tasks a claim would drop
 // (those of cancelled runs, say).
-func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) (*plait.QueueDepthResult, error) {
+func (s *Store) QueueDepth(ctx context.Context, params *store.QueueDepthParams) (*store.QueueDepthResult, error) {
 	queues, err := checkQueues(params.Queues)
 	if err != nil {
 		return nil, err
@@ -38,7 +37,7 @@ func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) 
 	if err != nil {
 		return nil, err
 	}
-	res := &plait.QueueDepthResult{Queues: make([]plait.QueueDepth, len(queues))}
+	res := &store.QueueDepthResult{Queues: make([]store.QueueDepth, len(queues))}
 	for i, q := range queues {
 		res.Queues[i].Queue = q
 	}
@@ -52,4 +51,4 @@ func (s *Store) QueueDepth(ctx context.Context, params *plait.QueueDepthParams) 
 	return res, nil
 }
 
-var _ plait.QueueDepther = (*Store)(nil)
+var _ store.QueueDepther = (*Store)(nil)

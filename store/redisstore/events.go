@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store"
 )
 
 // Event and stats defaults and bounds.
@@ -48,7 +48,7 @@ func WithEventCap(n int) Option {
 // queue in its shard's hash and keeps the attempt durations of each task
 // name, window of them (StatsWindowDefault when window is 0). They cost
 // Redis CPU on every claim and finish (the README gives the figure), so they
-// are off by default, and StoreStats answers an [*plait.UnsupportedError]
+// are off by default, and StoreStats answers an [*store.UnsupportedError]
 // while they are. A window below 0 or above EventsCapMax is an error. Every
 // process of a prefix should use the same setting.
 func WithStats(window int) Option {
@@ -74,7 +74,7 @@ func (s *Store) stepArg() string {
 
 // claimStepArg is stepArg for a claim: it adds the claim's inline results
 // limit (TaskClaimParams.InlineResultsMax) when it has one.
-func (s *Store) claimStepArg(p *plait.TaskClaimParams) string {
+func (s *Store) claimStepArg(p *store.TaskClaimParams) string {
 	if p == nil || p.InlineResultsMax <= 0 {
 		return s.stepArg()
 	}
@@ -88,12 +88,12 @@ func (s *Store) claimStepArg(p *plait.TaskClaimParams) string {
 // priority, handler, workflow, tenant, service) are read from the run hash,
 // once per run and task of a read, and stay empty once the run expired.
 // With Wait, a read that found nothing waits on the shared subscription
-// connection for the next append. See [plait.EventStore].
-func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+// connection for the next append. See [store.EventStore].
+func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*store.EventReadResult, error) {
 	if params == nil || params.Limit < 1 || params.Wait < 0 {
-		return nil, fmt.Errorf("redisstore: event read needs a limit >= 1 and a wait >= 0: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: event read needs a limit >= 1 and a wait >= 0: %w", store.ErrInvalidArgument)
 	}
-	var read func() (*plait.EventReadResult, error)
+	var read func() (*store.EventReadResult, error)
 	if params.RunID != "" {
 		sh, err := s.runShard(params.RunID)
 		if err != nil {
@@ -103,7 +103,7 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 		if err != nil {
 			return nil, err
 		}
-		read = func() (*plait.EventReadResult, error) { return s.readRun(ctx, sh, params.RunID, pos[0], params) }
+		read = func() (*store.EventReadResult, error) { return s.readRun(ctx, sh, params.RunID, pos[0], params) }
 	} else {
 		var streams []string
 		for sh := 0; sh < s.cfg.shards; sh++ {
@@ -113,7 +113,7 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 		if err != nil {
 			return nil, err
 		}
-		read = func() (*plait.EventReadResult, error) { return s.readStreams(ctx, streams, pos, params) }
+		read = func() (*store.EventReadResult, error) { return s.readStreams(ctx, streams, pos, params) }
 	}
 	res, err := read()
 	if err != nil || len(res.Events) > 0 || res.FellBehind || params.Wait == 0 {
@@ -148,7 +148,7 @@ func (s *Store) EventRead(ctx context.Context, params *plait.EventReadParams) (*
 // readStreams reads up to params.Limit events after pos from each stream in
 // one pipeline (XRANGE from the cursor's own id, inclusive, so a cursor
 // whose entry the cap removed is seen) and merges them.
-func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *store.EventReadParams) (*store.EventReadResult, error) {
 	cmds := make([]*redis.Cmd, len(streams))
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range streams {
@@ -163,7 +163,7 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, mapErr(err)
 	}
-	res := &plait.EventReadResult{Cursor: params.After}
+	res := &store.EventReadResult{Cursor: params.After}
 	lists := make([][]rawEvent, len(streams))
 	for i, c := range cmds {
 		msgs, err := readEntries(c)
@@ -200,7 +200,7 @@ func (s *Store) readStreams(ctx context.Context, streams, pos []string, params *
 		it := lists[best][idx[best]]
 		idx[best]++
 		cur[best] = it.pos
-		res.Cursor = plait.EventCursor(strings.Join(cur, ","))
+		res.Cursor = store.EventCursor(strings.Join(cur, ","))
 		ev, err := decodeEvent(it)
 		if err != nil {
 			s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", it.pos, "error", err)
@@ -228,7 +228,7 @@ const runScanChunk = 1000
 // server's clock; under WithClock at the stream's start), and fetches
 // entries in chunks of runScanChunk until it has params.Limit events of the
 // run or reaches the end. A cursor whose entry the cap removed is behind.
-func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params *plait.EventReadParams) (*plait.EventReadResult, error) {
+func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params *store.EventReadParams) (*store.EventReadResult, error) {
 	key := s.keys.events(sh)
 	start := "-"
 	if after != "" {
@@ -242,7 +242,7 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 			start = strconv.FormatInt(meta.created, 10) + "-0"
 		}
 	}
-	res := &plait.EventReadResult{Cursor: params.After}
+	res := &store.EventReadResult{Cursor: params.After}
 	first := true
 	for len(res.Events) < params.Limit {
 		msgs, err := readEntries(xrange(ctx, s.client, key, start, runScanChunk))
@@ -262,7 +262,7 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 					continue
 				}
 				ev, err := decodeEvent(r)
-				res.Cursor = plait.EventCursor(r.pos)
+				res.Cursor = store.EventCursor(r.pos)
 				if err != nil {
 					s.cfg.logger.Warn("redisstore: skipping an unreadable event", "position", r.pos, "error", err)
 					continue
@@ -288,8 +288,8 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 // run's "!<packed meta>", then, for a task event with an error, a newline
 // and the error text; or by a claim (lua/lib_claim.lua) for a task set
 // aside or held back: "?<task>,<waiting for>".
-func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
-	var ev plait.StoreEvent
+func decodeEvent(r rawEvent) (store.StoreEvent, error) {
+	var ev store.StoreEvent
 	now, err := strconv.ParseInt(r.now, 10, 64)
 	if err != nil || r.run == "" || r.v == "" {
 		return ev, corrupt("event %q of run %q at %q is malformed", clip(r.v), clip(r.run), clip(r.now))
@@ -302,7 +302,7 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 			return ev, corrupt("event %q is malformed", clip(r.v))
 		}
 		ev.Task, ev.WaitingFor = task, waiting
-		ev.TaskStatus, ev.Type = plait.TaskReady, plait.EventTaskWaiting
+		ev.TaskStatus, ev.Type = store.TaskReady, store.EventTaskWaiting
 		return ev, nil
 	}
 	if r.v[0] == '!' {
@@ -310,7 +310,7 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 		if err != nil {
 			return ev, err
 		}
-		ev.RunStatus, ev.Type = m.status, plait.RunEventType(m.status)
+		ev.RunStatus, ev.Type = m.status, store.RunEventType(m.status)
 		return ev, nil
 	}
 	head, errText, _ := strings.Cut(r.v, "\n")
@@ -323,9 +323,9 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 		return ev, err
 	}
 	ev.Task = f[0]
-	ev.TaskStatus, ev.Type = st.status, plait.TaskEventType(st.status)
+	ev.TaskStatus, ev.Type = st.status, store.TaskEventType(st.status)
 	ev.Attempt, ev.Epoch, ev.Error = st.attempt, st.epoch, errText
-	ev.Worker, ev.Node = plait.SplitWorker(st.worker)
+	ev.Worker, ev.Node = store.SplitWorker(st.worker)
 	switch {
 	case f[1] != "":
 		d, err := strconv.ParseInt(f[1], 10, 64)
@@ -341,7 +341,7 @@ func decodeEvent(r rawEvent) (plait.StoreEvent, error) {
 
 // enrichEvents fills the fields that live in the run hash, with one
 // pipelined HMGET per run of the batch.
-func (s *Store) enrichEvents(ctx context.Context, evs []plait.StoreEvent) error {
+func (s *Store) enrichEvents(ctx context.Context, evs []store.StoreEvent) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -381,7 +381,7 @@ func (s *Store) enrichEvents(ctx context.Context, evs []plait.StoreEvent) error 
 	}
 	type taskInfo struct {
 		queue    string
-		prio     plait.Priority
+		prio     store.Priority
 		handler  string
 		resolved bool
 	}
@@ -427,4 +427,4 @@ func (s *Store) enrichEvents(ctx context.Context, evs []plait.StoreEvent) error 
 	return nil
 }
 
-var _ plait.EventStore = (*Store)(nil)
+var _ store.EventStore = (*Store)(nil)

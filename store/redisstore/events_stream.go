@@ -10,28 +10,27 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // parseCursor splits a cursor into one stream id per stream; the empty
 // cursor is the start of each.
-func parseCursor(c plait.EventCursor, n int) ([]string, error) {
+func parseCursor(c store.EventCursor, n int) ([]string, error) {
 	pos := make([]string, n)
 	if c == "" {
 		return pos, nil
 	}
 	parts := strings.Split(string(c), ",")
 	if len(parts) != n {
-		return nil, fmt.Errorf("redisstore: event cursor %q is not one of this stream: %w", c, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: event cursor %q is not one of this stream: %w", c, store.ErrInvalidArgument)
 	}
 	for i, p := range parts {
 		if p == "" {
 			continue
 		}
 		if _, _, ok := splitPos(p); !ok {
-			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, store.ErrInvalidArgument)
 		}
 		pos[i] = p
 	}

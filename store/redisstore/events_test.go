@@ -14,6 +14,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
@@ -85,10 +86,10 @@ func TestWaitOnManyRunsUsesOneConnection(t *testing.T) {
 	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 	const n = 1000
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
 	ids := make([]string, n)
 	for i := range ids {
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		ids[i] = res.Run.ID
 	}
@@ -98,8 +99,8 @@ func TestWaitOnManyRunsUsesOneConnection(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run, err := s.RunWait(ctx, &plait.RunWaitParams{ID: id})
-			if err == nil && run.Status != plait.RunCancelled {
+			run, err := s.RunWait(ctx, &store.RunWaitParams{ID: id})
+			if err == nil && run.Status != store.RunCancelled {
 				err = errUnexpected(run.Status)
 			}
 			errs <- err
@@ -114,7 +115,7 @@ func TestWaitOnManyRunsUsesOneConnection(t *testing.T) {
 	conns, _ := pubsubClients(t, admin)
 	require.Equal(t, 1, conns, "1,000 waits share one subscribed connection")
 	for _, id := range ids {
-		_, err := s.RunCancel(ctx, &plait.RunCancelParams{ID: id})
+		_, err := s.RunCancel(ctx, &store.RunCancelParams{ID: id})
 		require.NoError(t, err)
 	}
 	wg.Wait()
@@ -128,7 +129,7 @@ func TestWaitOnManyRunsUsesOneConnection(t *testing.T) {
 	}, 10*time.Second, 5*time.Millisecond, "the last wait closes the shared connection")
 }
 
-type errUnexpected plait.RunStatus
+type errUnexpected store.RunStatus
 
 func (e errUnexpected) Error() string { return "unexpected run status " + string(e) }
 
@@ -150,7 +151,7 @@ func TestSubscribeResumesAfterTheConnectionIsKilled(t *testing.T) {
 	require.NoError(t, err)
 	sched, err := plait.New(s)
 	require.NoError(t, err)
-	sub, err := sched.Subscribe(ctx, &plait.SubscribeFilter{Types: []plait.StoreEventType{plait.RunEventType(plait.RunPending)}})
+	sub, err := sched.Subscribe(ctx, &plait.SubscribeFilter{Types: []store.StoreEventType{store.RunEventType(store.RunPending)}})
 	require.NoError(t, err)
 
 	const n = 60
@@ -169,7 +170,7 @@ func TestSubscribeResumesAfterTheConnectionIsKilled(t *testing.T) {
 			got <- ev.RunID
 		}
 	}()
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
 	var want []string
 	for i := 0; i < n; i++ {
 		if i%10 == 5 {
@@ -177,7 +178,7 @@ func TestSubscribeResumesAfterTheConnectionIsKilled(t *testing.T) {
 			require.Eventually(t, func() bool { conns, _ := pubsubClients(t, admin); return conns == 1 }, 10*time.Second, time.Millisecond)
 			require.NoError(t, admin.Do(ctx, "client", "kill", "type", "pubsub").Err())
 		}
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		want = append(want, res.Run.ID)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -72,27 +72,27 @@ func TestEvictionAndOOM(t *testing.T) {
 	s, err := redisstore.New(ctx, c, redisstore.WithStrictEviction(), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{
-		{Name: "a", Handler: "h", Queue: plait.DefaultQueue},
-		{Name: "b", Handler: "h", Queue: plait.DefaultQueue, Deps: []plait.Dep{{Task: "a"}}},
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{
+		{Name: "a", Handler: "h", Queue: store.DefaultQueue},
+		{Name: "b", Handler: "h", Queue: store.DefaultQueue, Deps: []store.Dep{{Task: "a"}}},
 	}}
-	created, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 	require.NoError(t, err)
-	claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, claimed.Tasks, 1)
-	before, err := s.RunGet(ctx, &plait.RunGetParams{ID: created.Run.ID})
+	before, err := s.RunGet(ctx, &store.RunGetParams{ID: created.Run.ID})
 	require.NoError(t, err)
 	keysBefore, err := c.DBSize(ctx).Result()
 	require.NoError(t, err)
 
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory", "1").Err())
 	t.Cleanup(func() { c.ConfigSet(ctx, "maxmemory", "0") })
-	_, err = s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
-	require.ErrorIs(t, err, plait.ErrStoreFull, "a create refused for memory is ErrStoreFull")
-	_, err = s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
-	require.ErrorIs(t, err, plait.ErrStoreFull, "a claim refused for memory is ErrStoreFull")
-	after, err := s.RunGet(ctx, &plait.RunGetParams{ID: created.Run.ID})
+	_, err = s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+	require.ErrorIs(t, err, store.ErrStoreFull, "a create refused for memory is ErrStoreFull")
+	_, err = s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	require.ErrorIs(t, err, store.ErrStoreFull, "a claim refused for memory is ErrStoreFull")
+	after, err := s.RunGet(ctx, &store.RunGetParams{ID: created.Run.ID})
 	require.NoError(t, err)
 	require.Equal(t, before, after, "nothing was half-written")
 	keysAfter, err := c.DBSize(ctx).Result()
@@ -101,14 +101,14 @@ func TestEvictionAndOOM(t *testing.T) {
 
 	// A finish is declared allow-oom: in-flight work keeps completing,
 	// whole.
-	res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{
-		{Lease: claimed.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("r")},
+	res, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{
+		{Lease: claimed.Tasks[0].Lease, Outcome: store.OutcomeSucceeded, Result: []byte("r")},
 	}})
 	require.NoError(t, err)
 	require.NoError(t, res[0].Err)
 	require.NoError(t, c.ConfigSet(ctx, "maxmemory", "0").Err())
-	after, err = s.RunGet(ctx, &plait.RunGetParams{ID: created.Run.ID})
+	after, err = s.RunGet(ctx, &store.RunGetParams{ID: created.Run.ID})
 	require.NoError(t, err)
-	require.Equal(t, plait.TaskSucceeded, after.Task("a").Status)
-	require.Equal(t, plait.TaskReady, after.Task("b").Status, "the finish released the child in the same step")
+	require.Equal(t, store.TaskSucceeded, after.Task("a").Status)
+	require.Equal(t, store.TaskReady, after.Task("b").Status, "the finish released the child in the same step")
 }

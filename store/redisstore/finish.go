@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // byShard groups the indexes of a batch by the shard of their run.
@@ -41,21 +41,21 @@ func (s *Store) groupByShard(n int, runID func(i int) string, bad func(i int, er
 // which are to be sent, with the stored form of each result: an outcome
 // whose result is over the store's limit is answered ErrResultTooLarge
 // here, so that it neither applies nor makes Redis refuse the whole batch.
-func (s *Store) checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishResult, []bool, []string) {
-	out := make([]plait.TaskFinishResult, len(outcomes))
+func (s *Store) checkOutcomes(outcomes []store.TaskOutcome) ([]store.TaskFinishResult, []bool, []string) {
+	out := make([]store.TaskFinishResult, len(outcomes))
 	valid := make([]bool, len(outcomes))
 	results := make([]string, len(outcomes))
 	enc := s.values()
 	for i, o := range outcomes {
 		switch {
-		case o.Outcome < plait.OutcomeSucceeded || o.Outcome > plait.OutcomeReturned:
-			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, plait.ErrInvalidArgument)
+		case o.Outcome < store.OutcomeSucceeded || o.Outcome > store.OutcomeReturned:
+			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, store.ErrInvalidArgument)
 			continue
 		case ids.Check(o.Lease.Task) != nil:
-			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, plait.ErrNotFound)
+			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, store.ErrNotFound)
 			continue
 		}
-		if o.Outcome == plait.OutcomeSucceeded && len(o.Result) > 0 {
+		if o.Outcome == store.OutcomeSucceeded && len(o.Result) > 0 {
 			// The limit is on the result as given, the same on every
 			// store; its stored form is at most one flag byte longer.
 			if len(o.Result) > s.cfg.maxResult {
@@ -69,14 +69,14 @@ func (s *Store) checkOutcomes(outcomes []plait.TaskOutcome) ([]plait.TaskFinishR
 	return out, valid, results
 }
 
-func (s *Store) tooLarge(o plait.TaskOutcome, size int) error {
+func (s *Store) tooLarge(o store.TaskOutcome, size int) error {
 	return fmt.Errorf("redisstore: finish %s/%s: result of %d bytes, the limit is %d: %w",
-		o.Lease.RunID, o.Lease.Task, size, s.cfg.maxResult, plait.ErrResultTooLarge)
+		o.Lease.RunID, o.Lease.Task, size, s.cfg.maxResult, store.ErrResultTooLarge)
 }
 
 // finishBatches groups the valid outcomes by shard; outcomes whose run id
 // this store cannot have issued are answered ErrNotFound.
-func (s *Store) finishBatches(outcomes []plait.TaskOutcome, out []plait.TaskFinishResult, valid []bool) []shardBatch {
+func (s *Store) finishBatches(outcomes []store.TaskOutcome, out []store.TaskFinishResult, valid []bool) []shardBatch {
 	batches := s.groupByShard(len(outcomes),
 		func(i int) string { return outcomes[i].Lease.RunID },
 		func(i int, err error) {
@@ -98,16 +98,16 @@ func (s *Store) finishBatches(outcomes []plait.TaskOutcome, out []plait.TaskFini
 
 // outcomeArgs appends the run hash keys and the 7 arguments per outcome of
 // one shard's batch (see finish.lua).
-func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, results []string, keys []string, args []any) ([]string, []any) {
+func (s *Store) outcomeArgs(b shardBatch, outcomes []store.TaskOutcome, results []string, keys []string, args []any) ([]string, []any) {
 	for _, i := range b.idx {
 		o := &outcomes[i]
 		keys = append(keys, s.keys.run(b.shard, o.Lease.RunID))
 		var delay int64
-		if o.Outcome == plait.OutcomeRetry {
+		if o.Outcome == store.OutcomeRetry {
 			delay = ceilDurMillis(o.RetryDelay)
 		}
 		var outcome any = int(o.Outcome)
-		if o.TimedOut && (o.Outcome == plait.OutcomeRetry || o.Outcome == plait.OutcomeFailed) {
+		if o.TimedOut && (o.Outcome == store.OutcomeRetry || o.Outcome == store.OutcomeFailed) {
 			// The record says timed out; the task moves as the outcome says.
 			outcome = strconv.Itoa(int(o.Outcome)) + "t"
 		}
@@ -117,7 +117,7 @@ func (s *Store) outcomeArgs(b shardBatch, outcomes []plait.TaskOutcome, results 
 }
 
 // readFinish reads the finish part of a script reply into out.
-func readFinish(r *reply, b shardBatch, outcomes []plait.TaskOutcome, out []plait.TaskFinishResult) error {
+func readFinish(r *reply, b shardBatch, outcomes []store.TaskOutcome, out []store.TaskFinishResult) error {
 	for _, i := range b.idx {
 		code, st := r.int(), r.str()
 		if r.err != nil {
@@ -133,9 +133,9 @@ func readFinish(r *reply, b shardBatch, outcomes []plait.TaskOutcome, out []plai
 	return nil
 }
 
-// TaskFinish applies outcomes. See [plait.Store.TaskFinish]. One script
+// TaskFinish applies outcomes. See [store.Store.TaskFinish]. One script
 // call per shard touched by the batch.
-func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
+func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) ([]store.TaskFinishResult, error) {
 	out, valid, results := s.checkOutcomes(params.Outcomes)
 	for _, b := range s.finishBatches(params.Outcomes, out, valid) {
 		if len(b.idx) == 0 {
@@ -149,7 +149,7 @@ func (s *Store) TaskFinish(ctx context.Context, params *plait.TaskFinishParams) 
 }
 
 // finishShard applies one shard's outcomes with finish.lua.
-func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []plait.TaskOutcome, results []string, out []plait.TaskFinishResult) error {
+func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []store.TaskOutcome, results []string, out []store.TaskFinishResult) error {
 	keys, args := s.outcomeArgs(b, outcomes, results,
 		[]string{s.keys.active(b.shard)},
 		[]any{s.stepArg(), s.keys.base(b.shard), s.retentionArg(), len(b.idx)})
@@ -164,14 +164,14 @@ func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []plait.
 // request id is kept when it gives no lease duration.
 const memoTTL = time.Minute
 
-// TaskFinishClaim finishes, then claims. See [plait.Store.TaskFinishClaim].
+// TaskFinishClaim finishes, then claims. See [store.Store.TaskFinishClaim].
 // One script call (finish_claim.lua) per shard touched by the outcomes,
 // each finishing that shard's outcomes and claiming what is still wanted
 // there (where the released children are); then, while the limit is not
 // met, claims on the other shards. With one shard: one round trip. When
 // Redis refuses finish_claim.lua for memory, the outcomes are applied with
 // finish.lua, which Redis runs, and nothing is claimed.
-func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	cp := &params.Claim
 	claim := cp.Limit > 0
 	var queues []string
@@ -185,9 +185,9 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 	}
 	outcomes := params.Finish.Outcomes
 	out, valid, results := s.checkOutcomes(outcomes)
-	res := &plait.TaskFinishClaimResult{Finished: out}
+	res := &store.TaskFinishClaimResult{Finished: out}
 	if claim {
-		res.Claimed = &plait.TaskClaimResult{}
+		res.Claimed = &store.TaskClaimResult{}
 	}
 	leaseMs := ceilDurMillis(cp.LeaseDuration)
 	if leaseMs <= 0 {
@@ -223,7 +223,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *plait.TaskFinishCla
 			keys = append(keys, s.keys.claimMemo(b.shard, cp.RequestID))
 		}
 		v, err := s.runScript(ctx, scriptFinishClaim, keys, args...)
-		if errors.Is(err, plait.ErrStoreFull) {
+		if errors.Is(err, store.ErrStoreFull) {
 			full = true
 			if err := s.finishShard(ctx, b, outcomes, results, out); err != nil {
 				return nil, err

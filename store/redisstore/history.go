@@ -5,16 +5,16 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // AttemptHistory answers the attempt records of a run's tasks. See
-// [plait.HistoryStore]. One round trip (HGETALL of the run hash, where
+// [store.HistoryStore]. One round trip (HGETALL of the run hash, where
 // each ended claim left its field a:<task>:<epoch>), and a second for a
 // run that is gone, whose records may outlive it in h:<run>
 // ([WithHistoryRetention]), a copy of the same fields; only the fields of
 // the tasks asked for are decoded.
-func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
+func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistoryParams) (*store.AttemptHistoryResult, error) {
 	shard, err := s.runShard(params.RunID)
 	if err != nil {
 		return nil, err
@@ -31,13 +31,13 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 		ms, ok = h["m"]
 	}
 	if !ok {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
 	}
 	m, err := decodeMeta(ms)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", params.RunID, err)
 	}
-	res := &plait.AttemptHistoryResult{}
+	res := &store.AttemptHistoryResult{}
 	for _, name := range strings.Fields(h["o"]) {
 		if params.Task != "" && name != params.Task {
 			continue
@@ -50,10 +50,10 @@ func (s *Store) AttemptHistory(ctx context.Context, params *plait.AttemptHistory
 		if err != nil {
 			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
 		}
-		res.Tasks = append(res.Tasks, plait.TaskHistory{Task: name, Attempts: attempts})
+		res.Tasks = append(res.Tasks, store.TaskHistory{Task: name, Attempts: attempts})
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {
-		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
 	}
 	return res, nil
 }

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -23,14 +23,14 @@ func TestHistoryOutlivesItsRunOnRealTTLs(t *testing.T) {
 	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()),
 		redisstore.WithRetention(300*time.Millisecond), redisstore.WithHistoryRetention(1500*time.Millisecond))
 	require.NoError(t, err)
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	run := func() string {
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
-		claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, claimed.Tasks, 1)
-		fin, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{{Lease: claimed.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded}}})
+		fin, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{{Lease: claimed.Tasks[0].Lease, Outcome: store.OutcomeSucceeded}}})
 		require.NoError(t, err)
 		require.NoError(t, fin[0].Err)
 		return res.Run.ID
@@ -38,33 +38,33 @@ func TestHistoryOutlivesItsRunOnRealTTLs(t *testing.T) {
 	// warm up: the shard keys that outlive runs exist, then go quiet.
 	warm := run()
 	require.Eventually(t, func() bool {
-		_, err := s.AttemptHistory(ctx, &plait.AttemptHistoryParams{RunID: warm})
+		_, err := s.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: warm})
 		return err != nil
 	}, 10*time.Second, 20*time.Millisecond)
-	_, err = s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+	_, err = s.RunPrune(ctx, &store.RunPruneParams{Limit: 10})
 	require.NoError(t, err)
 	base, err := c.DBSize(ctx).Result()
 	require.NoError(t, err)
 
 	id := run()
-	want, err := s.AttemptHistory(ctx, &plait.AttemptHistoryParams{RunID: id})
+	want, err := s.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: id})
 	require.NoError(t, err)
 	require.Len(t, want.Tasks, 1)
 	require.Len(t, want.Tasks[0].Attempts, 1)
 	require.Eventually(t, func() bool {
-		_, err := s.RunGet(ctx, &plait.RunGetParams{ID: id})
+		_, err := s.RunGet(ctx, &store.RunGetParams{ID: id})
 		return err != nil
 	}, 10*time.Second, 10*time.Millisecond, "the run hash expires after its retention")
-	got, err := s.AttemptHistory(ctx, &plait.AttemptHistoryParams{RunID: id})
+	got, err := s.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: id})
 	require.NoError(t, err, "the records outlive the run")
 	require.Equal(t, want, got)
 	require.Eventually(t, func() bool {
-		_, err := s.AttemptHistory(ctx, &plait.AttemptHistoryParams{RunID: id})
+		_, err := s.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: id})
 		return err != nil
 	}, 10*time.Second, 20*time.Millisecond, "the records expire after the history retention")
-	_, err = s.AttemptHistory(ctx, &plait.AttemptHistoryParams{RunID: id})
-	require.ErrorIs(t, err, plait.ErrNotFound)
-	_, err = s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+	_, err = s.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: id})
+	require.ErrorIs(t, err, store.ErrNotFound)
+	_, err = s.RunPrune(ctx, &store.RunPruneParams{Limit: 10})
 	require.NoError(t, err)
 	after, err := c.DBSize(ctx).Result()
 	require.NoError(t, err)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 )
 
 // TestWaitEndsWhenItsConfirmationIsLost: a RunWait whose subscription
@@ -29,8 +29,8 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	s.hub.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
-		run, err := s.RunWait(ctx, &plait.RunWaitParams{ID: id})
-		if err == nil && run.Status != plait.RunCancelled {
+		run, err := s.RunWait(ctx, &store.RunWaitParams{ID: id})
+		if err == nil && run.Status != store.RunCancelled {
 			err = errUnexpectedStatus(run.Status)
 		}
 		done <- err
@@ -40,7 +40,7 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	ch := s.keys.done(0, id)
 	require.Eventually(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 },
 		10*time.Second, time.Millisecond, "the wait never subscribed")
-	if _, err := s.RunCancel(ctx, &plait.RunCancelParams{ID: id}); err != nil {
+	if _, err := s.RunCancel(ctx, &store.RunCancelParams{ID: id}); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -53,6 +53,6 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	}
 }
 
-type errUnexpectedStatus plait.RunStatus
+type errUnexpectedStatus store.RunStatus
 
 func (e errUnexpectedStatus) Error() string { return "unexpected status " + string(e) }

@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -34,25 +34,25 @@ func BenchmarkWideJoinClaim(b *testing.B) {
 		redisstore.WithPrefix("joinclaim"+strconv.FormatInt(prefixes.Add(1), 10)))
 	require.NoError(b, err)
 	names := make([]string, width)
-	deps := make([]plait.Dep, width)
-	tasks := make([]plait.TaskSpec, 0, width+1)
+	deps := make([]store.Dep, width)
+	tasks := make([]store.TaskSpec, 0, width+1)
 	for i := range names {
 		names[i] = "p" + strconv.Itoa(i)
-		deps[i] = plait.Dep{Task: names[i]}
-		tasks = append(tasks, plait.TaskSpec{Name: names[i], Handler: "h", Queue: "leaves"})
+		deps[i] = store.Dep{Task: names[i]}
+		tasks = append(tasks, store.TaskSpec{Name: names[i], Handler: "h", Queue: "leaves"})
 	}
-	tasks = append(tasks, plait.TaskSpec{Name: "join", Handler: "h", Queue: "joins", Deps: deps})
+	tasks = append(tasks, store.TaskSpec{Name: "join", Handler: "h", Queue: "joins", Deps: deps})
 	prepare := func() string {
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wide", Tasks: tasks}})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: &store.WorkflowSpec{Name: "wide", Tasks: tasks}})
 		require.NoError(b, err)
 		for left := width; left > 0; {
-			got, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Queues: []string{"leaves"}, Limit: 1000, LeaseDuration: time.Minute})
+			got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Queues: []string{"leaves"}, Limit: 1000, LeaseDuration: time.Minute})
 			require.NoError(b, err)
-			var os []plait.TaskOutcome
+			var os []store.TaskOutcome
 			for _, ct := range got.Tasks {
-				os = append(os, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte(`"ok"`)})
+				os = append(os, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte(`"ok"`)})
 			}
-			_, err = s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: os})
+			_, err = s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: os})
 			require.NoError(b, err)
 			left -= len(got.Tasks)
 		}
@@ -64,7 +64,7 @@ func BenchmarkWideJoinClaim(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				prepare()
 				t0 := time.Now()
-				got, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Queues: []string{"joins"}, Limit: 1, LeaseDuration: time.Minute, InlineResultsMax: inline})
+				got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Queues: []string{"joins"}, Limit: 1, LeaseDuration: time.Minute, InlineResultsMax: inline})
 				spent += time.Since(t0)
 				require.NoError(b, err)
 				require.Len(b, got.Tasks, 1)
@@ -80,9 +80,9 @@ func BenchmarkWideJoinClaim(b *testing.B) {
 			var spent time.Duration
 			for i := 0; i < b.N; i++ {
 				id := prepare()
-				p := &plait.TaskResultsParams{RunID: id, Tasks: names}
+				p := &store.TaskResultsParams{RunID: id, Tasks: names}
 				if how == "read-parents" {
-					p = &plait.TaskResultsParams{RunID: id, ParentsOf: "join"}
+					p = &store.TaskResultsParams{RunID: id, ParentsOf: "join"}
 				}
 				t0 := time.Now()
 				res, err := s.TaskResults(ctx, p)

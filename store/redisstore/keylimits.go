@@ -5,11 +5,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// Fleet-wide limits (see [plait.Limiter] and lua/lib_limit.lua). A task's
+// Fleet-wide limits (see [store.Limiter] and lua/lib_limit.lua). A task's
 // limits are written at create into the run hash field l:<task>, which the
 // claim reads with the task's other fields and the status move out of
 // running reads when the attempt ends. The state of a key lives under the
@@ -18,15 +18,15 @@ import (
 // script could count them together.
 
 // KeepsLimits declares that the store keeps task limits; see
-// [plait.Limiter]. A store with more than one shard refuses to create a
+// [store.Limiter]. A store with more than one shard refuses to create a
 // run with limits (ErrInvalidArgument).
 func (s *Store) KeepsLimits() {}
 
-var _ plait.Limiter = (*Store)(nil)
+var _ store.Limiter = (*Store)(nil)
 
 // encodeLimits encodes field l:<task>: "key,concurrency,rate,perMs" per
 // limit, ';' separated (keys are ids: no ',' or ';').
-func encodeLimits(ls []plait.TaskLimit) string {
+func encodeLimits(ls []store.TaskLimit) string {
 	var b strings.Builder
 	for i, l := range ls {
 		if i > 0 {
@@ -44,17 +44,17 @@ func encodeLimits(ls []plait.TaskLimit) string {
 }
 
 // checkLimits validates the limits of a workflow for this store.
-func (s *Store) checkLimits(wf *plait.WorkflowSpec) error {
+func (s *Store) checkLimits(wf *store.WorkflowSpec) error {
 	for _, t := range wf.Tasks {
 		if len(t.Limits) == 0 {
 			continue
 		}
 		if s.cfg.shards > 1 {
-			return fmt.Errorf("redisstore: task %q has limits, which a store with %d shards cannot keep (they need WithShards(1)): %w", t.Name, s.cfg.shards, plait.ErrInvalidArgument)
+			return fmt.Errorf("redisstore: task %q has limits, which a store with %d shards cannot keep (they need WithShards(1)): %w", t.Name, s.cfg.shards, store.ErrInvalidArgument)
 		}
 		for _, l := range t.Limits {
 			if ids.Check(l.Key) != nil || l.Concurrency < 0 || l.Rate < 0 || (l.Rate > 0 && l.Per <= 0) || (l.Concurrency == 0 && l.Rate == 0) {
-				return fmt.Errorf("redisstore: task %q limit %q: %w", t.Name, clip(l.Key), plait.ErrInvalidArgument)
+				return fmt.Errorf("redisstore: task %q limit %q: %w", t.Name, clip(l.Key), store.ErrInvalidArgument)
 			}
 		}
 	}

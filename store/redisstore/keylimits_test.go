@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -25,11 +25,11 @@ func TestLimitSlotsOnceWhenRepliesAreLost(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue,
-		Limits: []plait.TaskLimit{{Key: "k", Concurrency: 1}}}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue,
+		Limits: []store.TaskLimit{{Key: "k", Concurrency: 1}}}}}
 	var ids []string
 	for i := 0; i < 4; i++ {
-		res, err := e.store.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		res, err := e.store.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		ids = append(ids, res.Run.ID)
 	}
@@ -37,7 +37,7 @@ func TestLimitSlotsOnceWhenRepliesAreLost(t *testing.T) {
 	// A claim whose reply is lost is sent again and answered from its
 	// memory: it took one slot.
 	e.proxy.DropReplyTo("lim-claim-1")
-	first, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute, RequestID: "lim-claim-1"})
+	first, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute, RequestID: "lim-claim-1"})
 	require.NoError(t, err)
 	require.Equal(t, 1, e.proxy.Dropped())
 	require.Len(t, first.Tasks, 1, "one slot, one task")
@@ -46,15 +46,15 @@ func TestLimitSlotsOnceWhenRepliesAreLost(t *testing.T) {
 	// A finish whose reply is lost is sent again: the second answers
 	// stale and gives nothing back.
 	e.proxy.DropReplyTo("lim-finish-1")
-	res, err := e.store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{
-		{Lease: first.Tasks[0].Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("lim-finish-1")}}})
+	res, err := e.store.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{
+		{Lease: first.Tasks[0].Lease, Outcome: store.OutcomeSucceeded, Result: []byte("lim-finish-1")}}})
 	require.NoError(t, err)
 	require.Equal(t, 2, e.proxy.Dropped())
 	if res[0].Err != nil {
-		require.ErrorIs(t, res[0].Err, plait.ErrStaleEpoch)
+		require.ErrorIs(t, res[0].Err, store.ErrStaleEpoch)
 	}
 	require.Empty(t, holders(), "the slot came back once")
-	second, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+	second, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, second.Tasks, 1, "the freed slot starts one waiting task, not two")
 	require.Equal(t, leaseEntries(second.Tasks), holders())
@@ -62,21 +62,21 @@ func TestLimitSlotsOnceWhenRepliesAreLost(t *testing.T) {
 	// A cancel whose reply is lost is sent again: the slot of its running
 	// task comes back once and the next waiting task starts.
 	e.proxy.DropReplyTo("lim-cancel-1")
-	_, err = e.store.RunCancel(ctx, &plait.RunCancelParams{ID: second.Tasks[0].Lease.RunID, Reason: "lim-cancel-1"})
+	_, err = e.store.RunCancel(ctx, &store.RunCancelParams{ID: second.Tasks[0].Lease.RunID, Reason: "lim-cancel-1"})
 	require.NoError(t, err)
 	require.Equal(t, 3, e.proxy.Dropped())
 	require.Empty(t, holders())
-	third, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+	third, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, third.Tasks, 1)
 
 	// A lease lost: the sweep gives the slot back with the task.
 	e.clk.Advance(2 * time.Minute)
-	sw, err := e.store.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+	sw, err := e.store.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 	require.NoError(t, err)
 	require.Len(t, sw.Requeued, 1)
 	require.Empty(t, holders())
-	last, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+	last, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, last.Tasks, 1)
 	require.Equal(t, leaseEntries(last.Tasks), holders())
@@ -87,8 +87,8 @@ func TestLimitSlotsOnceWhenRepliesAreLost(t *testing.T) {
 func TestLimitsNeedOneShard(t *testing.T) {
 	t.Parallel()
 	e := newFaultEnv(t, 0, nil, redisstore.WithShards(2))
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue,
-		Limits: []plait.TaskLimit{{Key: "k", Concurrency: 1}}}}}
-	_, err := e.store.RunCreate(context.Background(), &plait.RunCreateParams{Workflow: wf})
-	require.ErrorIs(t, err, plait.ErrInvalidArgument)
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue,
+		Limits: []store.TaskLimit{{Key: "k", Concurrency: 1}}}}}
+	_, err := e.store.RunCreate(context.Background(), &store.RunCreateParams{Workflow: wf})
+	require.ErrorIs(t, err, store.ErrInvalidArgument)
 }

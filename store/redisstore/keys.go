@@ -54,7 +54,7 @@ import (
 // whose remainder modulo the shard count is its shard and the nonce is of
 // [a-z0-9]; queue names, handler names, run keys and task names are
 // restricted to [A-Za-z0-9._-] by internal/ids, and a routed queue joins
-// such names with '+' (plait.RoutedQueue), so no component can contain
+// such names with '+' (store.RoutedQueue), so no component can contain
 // ':', '{' or '}' and the layout is injective without escaping.
 //
 // The Lua helper key() (lua/common.lua) mirrors the shard-local part of this

@@ -4,21 +4,21 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// LeaseExtend extends held leases. See [plait.Store.LeaseExtend]. One script
+// LeaseExtend extends held leases. See [store.Store.LeaseExtend]. One script
 // call per shard touched by the batch.
-func (s *Store) LeaseExtend(ctx context.Context, params *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams) ([]store.LeaseExtendResult, error) {
 	if params.Duration <= 0 {
-		return nil, fmt.Errorf("redisstore: lease extend needs a positive duration: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: lease extend needs a positive duration: %w", store.ErrInvalidArgument)
 	}
-	out := make([]plait.LeaseExtendResult, len(params.Leases))
+	out := make([]store.LeaseExtendResult, len(params.Leases))
 	valid := make([]bool, len(params.Leases))
 	for i, l := range params.Leases {
 		if ids.Check(l.Task) != nil {
-			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", l.RunID, l.Task, plait.ErrNotFound)
+			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", l.RunID, l.Task, store.ErrNotFound)
 			continue
 		}
 		valid[i] = true

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 )
 
 // TestLibraryLoads loads the function library on a real redis-server. A
@@ -41,7 +41,7 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := createOneTaskRun(t, s)
-	claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 	if err != nil || len(claimed.Tasks) != 1 {
 		t.Fatalf("claim: %v, %+v", err, claimed)
 	}
@@ -50,14 +50,14 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 			t.Errorf("%s is a %s", k, enc)
 		}
 	}
-	counts, err := s.RunCount(ctx, &plait.RunCountParams{})
+	counts, err := s.RunCount(ctx, &store.RunCountParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := counts.Counts[plait.RunRunning]; got != 1 {
+	if got := counts.Counts[store.RunRunning]; got != 1 {
 		t.Errorf("running count %d, want 1", got)
 	}
-	page, err := s.RunQuery(ctx, &plait.RunQueryParams{Filter: plait.RunFilter{Statuses: []plait.RunStatus{plait.RunRunning}}, Limit: 10})
+	page, err := s.RunQuery(ctx, &store.RunQueryParams{Filter: store.RunFilter{Statuses: []store.RunStatus{store.RunRunning}}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 		t.Errorf("running runs: %d, cursor %q", len(page.Runs), page.Cursor)
 	}
 	clk.Advance(2 * time.Minute)
-	swept, err := s.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+	swept, err := s.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 // createOneTaskRun creates a run of one task "a" and answers its id.
 func createOneTaskRun(t *testing.T, s *Store) string {
 	t.Helper()
-	spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
-	res, err := s.RunCreate(context.Background(), &plait.RunCreateParams{Workflow: spec})
+	spec := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
+	res, err := s.RunCreate(context.Background(), &store.RunCreateParams{Workflow: spec})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -21,14 +21,14 @@ func TestLostTaskLogAppendReply(t *testing.T) {
 	ctx := context.Background()
 	e := newFaultEnv(t, 3, nil, redisstore.WithTaskLogLimit(3, 1<<10))
 	ids := e.createOneTaskRuns(t, 1)
-	claimed, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	claimed, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	ct := claimed.Tasks[0]
 	now := time.Now()
-	send := func(s *redisstore.Store, seq int, texts ...string) (*plait.TaskLogAppendResult, error) {
-		p := &plait.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: seq}
+	send := func(s *redisstore.Store, seq int, texts ...string) (*store.TaskLogAppendResult, error) {
+		p := &store.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: seq}
 		for _, x := range texts {
-			p.Lines = append(p.Lines, plait.LogLine{Time: now, Level: 0, Text: x})
+			p.Lines = append(p.Lines, store.LogLine{Time: now, Level: 0, Text: x})
 		}
 		return s.TaskLogAppend(ctx, p)
 	}
@@ -38,7 +38,7 @@ func TestLostTaskLogAppendReply(t *testing.T) {
 	res, err := send(e.store, 1, "lost-by-client", "two")
 	require.NoError(t, err)
 	require.Equal(t, 1, e.proxy.Dropped(), "the append's reply was lost once")
-	require.Equal(t, plait.TaskLogAppendResult{Stored: 2}, *res, "the resend answers what the first call stored")
+	require.Equal(t, store.TaskLogAppendResult{Stored: 2}, *res, "the resend answers what the first call stored")
 
 	// A client that does not resend: the caller sends it again itself.
 	c2 := redis.NewClient(&redis.Options{Addr: e.proxy.Addr(), MaxRetries: -1})
@@ -51,9 +51,9 @@ func TestLostTaskLogAppendReply(t *testing.T) {
 	require.Equal(t, 2, e.proxy.Dropped())
 	res, err = send(s2, 2, "lost-by-caller", "over the cap")
 	require.NoError(t, err)
-	require.Equal(t, plait.TaskLogAppendResult{Stored: 1, Dropped: 1}, *res, "the caller's resend answers the first call's result")
+	require.Equal(t, store.TaskLogAppendResult{Stored: 1, Dropped: 1}, *res, "the caller's resend answers the first call's result")
 
-	got, err := e.store.TaskLogRead(ctx, &plait.TaskLogReadParams{RunID: ids[0], Task: "t"})
+	got, err := e.store.TaskLogRead(ctx, &store.TaskLogReadParams{RunID: ids[0], Task: "t"})
 	require.NoError(t, err)
 	var texts []string
 	for _, l := range got.Lines {

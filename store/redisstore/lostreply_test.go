@@ -10,10 +10,10 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/faultproxy"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -55,10 +55,10 @@ func newFaultEnv(t *testing.T, retries int, extra []string, opts ...redisstore.O
 // createOneTaskRuns creates n runs of one task each and returns their ids.
 func (e *faultEnv) createOneTaskRuns(t *testing.T, n int) []string {
 	t.Helper()
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "t", Handler: "h", Queue: plait.DefaultQueue, Payload: []byte("p")}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue, Payload: []byte("p")}}}
 	out := make([]string, n)
 	for i := range out {
-		res, err := e.store.RunCreate(context.Background(), &plait.RunCreateParams{Workflow: wf})
+		res, err := e.store.RunCreate(context.Background(), &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		out[i] = res.Run.ID
 	}
@@ -79,7 +79,7 @@ func (e *faultEnv) activeLeases(t *testing.T, shards int) []string {
 	return out
 }
 
-func leaseEntries(ts []*plait.ClaimedTask) []string {
+func leaseEntries(ts []*store.ClaimedTask) []string {
 	out := make([]string, len(ts))
 	for i, ct := range ts {
 		out[i] = ct.Lease.RunID + " " + ct.Lease.Task
@@ -94,9 +94,9 @@ func leaseEntries(ts []*plait.ClaimedTask) []string {
 func (e *faultEnv) auditRuns(t *testing.T, ids []string) {
 	t.Helper()
 	for _, id := range ids {
-		run, err := e.store.RunGet(context.Background(), &plait.RunGetParams{ID: id})
+		run, err := e.store.RunGet(context.Background(), &store.RunGetParams{ID: id})
 		require.NoError(t, err)
-		require.Equal(t, plait.RunCompleted, run.Status, "run %s", id)
+		require.Equal(t, store.RunCompleted, run.Status, "run %s", id)
 		for _, ti := range run.Tasks {
 			require.Zero(t, ti.Crashes, "run %s task %s: no crash charged", id, ti.Name)
 			prev := int64(0)
@@ -120,7 +120,7 @@ func TestLostClaimReply(t *testing.T) {
 
 	// go-redis resends the claim whose reply was lost.
 	e.proxy.DropReplyTo("claim-req-1")
-	claim := &plait.TaskClaimParams{WorkerID: "w", Limit: 2, LeaseDuration: time.Minute, RequestID: "claim-req-1"}
+	claim := &store.TaskClaimParams{WorkerID: "w", Limit: 2, LeaseDuration: time.Minute, RequestID: "claim-req-1"}
 	first, err := e.store.TaskClaim(ctx, claim)
 	require.NoError(t, err)
 	require.Equal(t, 1, e.proxy.Dropped(), "the claim's reply was lost once")
@@ -143,9 +143,9 @@ func TestLostClaimReply(t *testing.T) {
 	t.Cleanup(func() { _ = c2.Close() })
 	e2.store, err = redisstore.New(ctx, c2, redisstore.WithClock(e.clk), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	fc := &plait.TaskFinishClaimParams{
-		Finish: plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(first.Tasks)},
-		Claim:  plait.TaskClaimParams{WorkerID: "w", Limit: 2, LeaseDuration: time.Minute, RequestID: "fc-req-1"},
+	fc := &store.TaskFinishClaimParams{
+		Finish: store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(first.Tasks)},
+		Claim:  store.TaskClaimParams{WorkerID: "w", Limit: 2, LeaseDuration: time.Minute, RequestID: "fc-req-1"},
 	}
 	e.proxy.DropReplyTo("fc-req-1")
 	_, err = e2.store.TaskFinishClaim(ctx, fc)
@@ -155,27 +155,27 @@ func TestLostClaimReply(t *testing.T) {
 	require.NoError(t, err)
 	for _, f := range res.Finished {
 		require.NoError(t, f.Err, "the outcomes are answered as the first call applied them, not as stale")
-		require.Equal(t, plait.RunCompleted, f.RunStatus)
+		require.Equal(t, store.RunCompleted, f.RunStatus)
 	}
 	require.Len(t, res.Claimed.Tasks, 2)
 	require.Equal(t, leaseEntries(res.Claimed.Tasks), e.activeLeases(t, 1), "nothing else was claimed")
 
 	// The worker finishes what it holds; the leases run out; the sweep
 	// finds nothing to charge.
-	rest, err := e.store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Claimed.Tasks)})
+	rest, err := e.store.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Claimed.Tasks)})
 	require.NoError(t, err)
 	for _, f := range rest {
 		require.NoError(t, f.Err)
 	}
 	e.clk.Advance(2 * time.Minute)
-	sw, err := e.store.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 100, CrashLimit: 3})
+	sw, err := e.store.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 100, CrashLimit: 3})
 	require.NoError(t, err)
 	require.Empty(t, sw.Requeued)
 	require.Empty(t, sw.Dead)
-	last, err := e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+	last, err := e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 	require.NoError(t, err)
 	require.Len(t, last.Tasks, 1, "the one run nobody claimed is still there")
-	_, err = e.store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(last.Tasks)})
+	_, err = e.store.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(last.Tasks)})
 	require.NoError(t, err)
 	e.auditRuns(t, ids)
 }
@@ -188,7 +188,7 @@ func TestLostClaimReplyShards(t *testing.T) {
 	ctx := context.Background()
 	e := newFaultEnv(t, -1, nil, redisstore.WithShards(3))
 	ids := e.createOneTaskRuns(t, 9)
-	claim := &plait.TaskClaimParams{WorkerID: "w", Limit: 5, LeaseDuration: time.Minute, RequestID: "multi-1"}
+	claim := &store.TaskClaimParams{WorkerID: "w", Limit: 5, LeaseDuration: time.Minute, RequestID: "multi-1"}
 	e.proxy.DropReplyTo("multi-1")
 	_, err := e.store.TaskClaim(ctx, claim)
 	require.Error(t, err, "the first shard's reply was lost")
@@ -204,9 +204,9 @@ func TestLostClaimReplyShards(t *testing.T) {
 	require.Equal(t, leaseEntries(res.Tasks), e.activeLeases(t, 3))
 
 	for {
-		_, err := e.store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Tasks)})
+		_, err := e.store.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Tasks)})
 		require.NoError(t, err)
-		res, err = e.store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 5, LeaseDuration: time.Minute})
+		res, err = e.store.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 5, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		if len(res.Tasks) == 0 {
 			break
@@ -220,12 +220,12 @@ func TestRequestIDValidated(t *testing.T) {
 	s := newMiniredisHarness(t).Store
 	ctx := context.Background()
 	for _, rid := range []string{"a b", "a:b", "x{y}", string(make([]byte, 65))} {
-		_, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute, RequestID: rid})
-		require.ErrorIs(t, err, plait.ErrInvalidArgument, "%q", rid)
-		_, err = s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{Claim: plait.TaskClaimParams{RequestID: rid}})
-		require.ErrorIs(t, err, plait.ErrInvalidArgument, "%q", rid)
+		_, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute, RequestID: rid})
+		require.ErrorIs(t, err, store.ErrInvalidArgument, "%q", rid)
+		_, err = s.TaskFinishClaim(ctx, &store.TaskFinishClaimParams{Claim: store.TaskClaimParams{RequestID: rid}})
+		require.ErrorIs(t, err, store.ErrInvalidArgument, "%q", rid)
 	}
-	_, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute,
+	_, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute,
 		RequestID: "A-z_0.9"})
 	require.NoError(t, err)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -43,14 +43,14 @@ func BenchmarkMemoryPerFinishedRun(b *testing.B) {
 				b.Fatal(err)
 			}
 			const runs, tasks = 10000, 10
-			wf := &plait.WorkflowSpec{Name: "bench"}
+			wf := &store.WorkflowSpec{Name: "bench"}
 			for i := 0; i < tasks; i++ {
-				wf.Tasks = append(wf.Tasks, plait.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "h", Payload: []byte(`{"n":1}`)})
+				wf.Tasks = append(wf.Tasks, store.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "h", Payload: []byte(`{"n":1}`)})
 			}
 			cycle := func(n int) {
-				params := make([]*plait.RunCreateParams, n)
+				params := make([]*store.RunCreateParams, n)
 				for i := range params {
-					params[i] = &plait.RunCreateParams{Workflow: wf}
+					params[i] = &store.RunCreateParams{Workflow: wf}
 				}
 				for i := 0; i < n; i += 256 {
 					if _, err := s.RunCreateMany(ctx, params[i:min(i+256, n)]); err != nil {
@@ -77,7 +77,7 @@ func drainBench(b *testing.B, s *redisstore.Store, logs bool) {
 	ctx := context.Background()
 	line := strings.Repeat("x", 40)
 	for {
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "node-1.w1", Limit: 100, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "node-1.w1", Limit: 100, LeaseDuration: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -90,11 +90,11 @@ func drainBench(b *testing.B, s *redisstore.Store, logs bool) {
 			for _, ct := range res.Tasks {
 				wg.Add(1)
 				sem <- struct{}{}
-				go func(ct *plait.ClaimedTask) {
+				go func(ct *store.ClaimedTask) {
 					defer wg.Done()
 					defer func() { <-sem }()
 					now := time.Now()
-					_, err := s.TaskLogAppend(ctx, &plait.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: 1, Lines: []plait.LogLine{
+					_, err := s.TaskLogAppend(ctx, &store.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: 1, Lines: []store.LogLine{
 						{Time: now, Text: "start " + line}, {Time: now, Text: "working " + line}, {Time: now, Text: "done " + line}}})
 					if err != nil {
 						b.Error(err)
@@ -103,14 +103,14 @@ func drainBench(b *testing.B, s *redisstore.Store, logs bool) {
 			}
 			wg.Wait()
 		}
-		outs := make([]plait.TaskOutcome, len(res.Tasks))
+		outs := make([]store.TaskOutcome, len(res.Tasks))
 		for i, ct := range res.Tasks {
-			outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
+			outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}
 			if ct.Attempt == 1 && ct.Lease.Task[1]%5 == 0 {
-				outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "flaky upstream"}
+				outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry, Error: "flaky upstream"}
 			}
 		}
-		if _, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "node-1.w1", Outcomes: outs}); err != nil {
+		if _, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "node-1.w1", Outcomes: outs}); err != nil {
 			b.Fatal(err)
 		}
 	}

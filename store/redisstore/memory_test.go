@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -53,26 +53,26 @@ func TestMemoryPerRun(t *testing.T) {
 		require.NoError(t, c.FlushAll(ctx).Err())
 		s, err := redisstore.New(ctx, c, append([]redisstore.Option{redisstore.WithLogger(quietLogger())}, tc.opts...)...)
 		require.NoError(t, err)
-		wf := &plait.WorkflowSpec{Name: "one", Tasks: []plait.TaskSpec{{Name: "t", Handler: "noop", Payload: tc.payload}}}
+		wf := &store.WorkflowSpec{Name: "one", Tasks: []store.TaskSpec{{Name: "t", Handler: "noop", Payload: tc.payload}}}
 		worker := "vm-" + strconv.Itoa(os.Getpid())
 		lifecycle := func(runs int) {
 			for i := 0; i < runs; i++ {
-				_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+				_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 				require.NoError(t, err)
 			}
 		}
 		drain := func() {
 			for {
-				res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute})
+				res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute})
 				require.NoError(t, err)
 				if len(res.Tasks) == 0 {
 					return
 				}
-				outs := make([]plait.TaskOutcome, len(res.Tasks))
+				outs := make([]store.TaskOutcome, len(res.Tasks))
 				for i, ct := range res.Tasks {
-					outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
+					outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}
 				}
-				fin, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outs})
+				fin, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: worker, Outcomes: outs})
 				require.NoError(t, err)
 				for _, f := range fin {
 					require.NoError(t, f.Err)

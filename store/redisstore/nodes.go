@@ -11,11 +11,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// Nodes ([plait.NodeStore]) live under their own hash tag {nodes}
+// Nodes ([store.NodeStore]) live under their own hash tag {nodes}
 // (keys.go): one hash and one capped history list per node, a zset of live
 // nodes and one per capability, each scored by the node's expiry, and the
 // paused queues with the control version. Every key expires natively TTL
@@ -34,7 +34,7 @@ import (
 
 func checkNodeID(id string) error {
 	if err := ids.Check(id); err != nil {
-		return fmt.Errorf("redisstore: node id %q %v: %w", id, err, plait.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: node id %q %v: %w", id, err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -43,7 +43,7 @@ func checkNodeID(id string) error {
 func checkNames(what string, names []string) error {
 	for _, n := range names {
 		if err := ids.Check(n); err != nil {
-			return fmt.Errorf("redisstore: node %s %q %v: %w", what, n, err, plait.ErrInvalidArgument)
+			return fmt.Errorf("redisstore: node %s %q %v: %w", what, n, err, store.ErrInvalidArgument)
 		}
 	}
 	return nil
@@ -57,14 +57,14 @@ func boolArg(b bool) string {
 }
 
 // NodeHeartbeat registers or refreshes a node in one script call. See
-// [plait.NodeStore.NodeHeartbeat].
-func (s *Store) NodeHeartbeat(ctx context.Context, params *plait.NodeHeartbeatParams) (*plait.NodeHeartbeatResult, error) {
+// [store.NodeStore.NodeHeartbeat].
+func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatParams) (*store.NodeHeartbeatResult, error) {
 	n := &params.Node
 	if err := checkNodeID(n.ID); err != nil {
 		return nil, err
 	}
 	if params.TTL < time.Millisecond || params.HistoryLimit < 1 {
-		return nil, fmt.Errorf("redisstore: node heartbeat needs a TTL of at least 1ms and a history limit of at least 1: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: node heartbeat needs a TTL of at least 1ms and a history limit of at least 1: %w", store.ErrInvalidArgument)
 	}
 	for what, names := range map[string][]string{"capability": n.Capabilities, "queue": n.Queues, "handler": n.Handlers} {
 		if err := checkNames(what, names); err != nil {
@@ -91,7 +91,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *plait.NodeHeartbeatPa
 		strconv.FormatInt(params.ControlVersion, 10), len(fields) / 2}, fields...)
 	for _, t := range params.History {
 		if t.Seq < 1 {
-			return nil, fmt.Errorf("redisstore: node history entry with seq %d: %w", t.Seq, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: node history entry with seq %d: %w", t.Seq, store.ErrInvalidArgument)
 		}
 		args = append(args, t.Seq, historyEntry(t))
 	}
@@ -100,7 +100,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *plait.NodeHeartbeatPa
 		return nil, err
 	}
 	r := &reply{v: v}
-	res := &plait.NodeHeartbeatResult{Drain: r.int() == 1}
+	res := &store.NodeHeartbeatResult{Drain: r.int() == 1}
 	ver, verr := strconv.ParseInt(r.str(), 10, 64)
 	res.Now = msTime(r.int())
 	if r.err != nil {
@@ -130,8 +130,8 @@ func (s *Store) storeNow(cmd *redis.TimeCmd) time.Time {
 }
 
 // NodeRemove deletes a node's keys and index entries. See
-// [plait.NodeStore.NodeRemove].
-func (s *Store) NodeRemove(ctx context.Context, params *plait.NodeRemoveParams) error {
+// [store.NodeStore.NodeRemove].
+func (s *Store) NodeRemove(ctx context.Context, params *store.NodeRemoveParams) error {
 	if ids.Check(params.ID) != nil {
 		return nil
 	}
@@ -153,10 +153,10 @@ func (s *Store) NodeRemove(ctx context.Context, params *plait.NodeRemoveParams) 
 	return mapErr(err)
 }
 
-// NodeGet reads one node in one pipeline. See [plait.NodeStore.NodeGet].
-func (s *Store) NodeGet(ctx context.Context, params *plait.NodeGetParams) (*plait.NodeRecord, error) {
+// NodeGet reads one node in one pipeline. See [store.NodeStore.NodeGet].
+func (s *Store) NodeGet(ctx context.Context, params *store.NodeGetParams) (*store.NodeRecord, error) {
 	if ids.Check(params.ID) != nil {
-		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
 	var tm *redis.TimeCmd
 	var h *redis.MapStringStringCmd
@@ -175,18 +175,18 @@ func (s *Store) NodeGet(ctx context.Context, params *plait.NodeGetParams) (*plai
 		return nil, err
 	}
 	if r == nil {
-		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
 	return r, nil
 }
 
 // NodeList reads the index, then every live node in one pipeline. See
-// [plait.NodeStore.NodeList].
-func (s *Store) NodeList(ctx context.Context, params *plait.NodeListParams) (*plait.NodeListResult, error) {
+// [store.NodeStore.NodeList].
+func (s *Store) NodeList(ctx context.Context, params *store.NodeListParams) (*store.NodeListResult, error) {
 	index := s.keys.nodesLive()
 	if params.Capability != "" {
 		if ids.Check(params.Capability) != nil {
-			return &plait.NodeListResult{}, nil
+			return &store.NodeListResult{}, nil
 		}
 		index = s.keys.nodesByCapability(params.Capability)
 	}
@@ -208,7 +208,7 @@ func (s *Store) NodeList(ctx context.Context, params *plait.NodeListParams) (*pl
 		}
 	}
 	sort.Strings(live)
-	res := &plait.NodeListResult{}
+	res := &store.NodeListResult{}
 	if len(live) == 0 {
 		return res, nil
 	}
@@ -237,10 +237,10 @@ func (s *Store) NodeList(ctx context.Context, params *plait.NodeListParams) (*pl
 }
 
 // NodeDrain sets a live node's drain flag in one script call. See
-// [plait.NodeStore.NodeDrain].
-func (s *Store) NodeDrain(ctx context.Context, params *plait.NodeDrainParams) error {
+// [store.NodeStore.NodeDrain].
+func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) error {
 	if ids.Check(params.ID) != nil {
-		return fmt.Errorf("redisstore: node %q: %w", params.ID, plait.ErrNotFound)
+		return fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
 	v, err := s.runScript(ctx, scriptNodeDrain, []string{s.keys.node(params.ID)}, s.nowArg())
 	if err != nil {
@@ -254,10 +254,10 @@ func (s *Store) NodeDrain(ctx context.Context, params *plait.NodeDrainParams) er
 }
 
 // QueuePause pauses or resumes a queue in one script call. See
-// [plait.NodeStore.QueuePause].
-func (s *Store) QueuePause(ctx context.Context, params *plait.QueuePauseParams) (*plait.QueuePauseResult, error) {
+// [store.NodeStore.QueuePause].
+func (s *Store) QueuePause(ctx context.Context, params *store.QueuePauseParams) (*store.QueuePauseResult, error) {
 	if err := ids.Check(params.Queue); err != nil {
-		return nil, fmt.Errorf("redisstore: queue %q %v: %w", params.Queue, err, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: queue %q %v: %w", params.Queue, err, store.ErrInvalidArgument)
 	}
 	v, err := s.runScript(ctx, scriptQueuePause, []string{s.keys.pausedQueues(), s.keys.control()},
 		s.nowArg(), params.Queue, boolArg(params.Resume))
@@ -265,13 +265,13 @@ func (s *Store) QueuePause(ctx context.Context, params *plait.QueuePauseParams) 
 		return nil, err
 	}
 	r := &reply{v: v}
-	res := &plait.QueuePauseResult{Changed: r.int() == 1, ControlVersion: r.int()}
+	res := &store.QueuePauseResult{Changed: r.int() == 1, ControlVersion: r.int()}
 	return res, r.err
 }
 
 // QueuesPaused reads the paused set and the version in one pipeline. See
-// [plait.NodeStore.QueuesPaused].
-func (s *Store) QueuesPaused(ctx context.Context, _ *plait.QueuesPausedParams) (*plait.QueuesPausedResult, error) {
+// [store.NodeStore.QueuesPaused].
+func (s *Store) QueuesPaused(ctx context.Context, _ *store.QueuesPausedParams) (*store.QueuesPausedResult, error) {
 	var m *redis.StringSliceCmd
 	var v *redis.StringCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -282,7 +282,7 @@ func (s *Store) QueuesPaused(ctx context.Context, _ *plait.QueuesPausedParams) (
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, mapErr(err)
 	}
-	res := &plait.QueuesPausedResult{Queues: m.Val()}
+	res := &store.QueuesPausedResult{Queues: m.Val()}
 	if res.Queues == nil {
 		res.Queues = []string{}
 	}

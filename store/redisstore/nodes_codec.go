@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // Node hash fields. Lists of names are joined by spaces (names follow the id
@@ -36,7 +36,7 @@ func msOrZero(t time.Time) string {
 	return strconv.FormatInt(t.UnixMilli(), 10)
 }
 
-func historyEntry(t plait.NodeTask) string {
+func historyEntry(t store.NodeTask) string {
 	return strconv.FormatInt(t.Seq, 10) + " " + t.RunID + " " + t.Task + " " + strconv.Itoa(t.Attempt) + " " +
 		strconv.Itoa(int(t.Outcome)) + " " + msOrZero(t.StartedAt) + " " + msOrZero(t.EndedAt)
 }
@@ -55,9 +55,9 @@ func msField(v string) (time.Time, error) {
 
 // parseNodeTask reads a held task (without seq and outcome) or a history
 // entry (with them).
-func parseNodeTask(s string, history bool) (plait.NodeTask, error) {
+func parseNodeTask(s string, history bool) (store.NodeTask, error) {
 	f := strings.Split(s, " ")
-	var t plait.NodeTask
+	var t store.NodeTask
 	want := 4
 	if history {
 		want = 7
@@ -83,7 +83,7 @@ func parseNodeTask(s string, history bool) (plait.NodeTask, error) {
 		if err != nil {
 			return t, errCorrupt
 		}
-		t.Outcome = plait.Outcome(o)
+		t.Outcome = store.Outcome(o)
 		f = f[1:]
 	}
 	if t.StartedAt, err = msField(f[3]); err != nil {
@@ -106,14 +106,14 @@ func names(v string) []string {
 
 // nodeRecord decodes a node hash and its history; it answers nil for a
 // record that expired by now or does not exist.
-func nodeRecord(id string, m map[string]string, hist []string, now time.Time) (*plait.NodeRecord, error) {
+func nodeRecord(id string, m map[string]string, hist []string, now time.Time) (*store.NodeRecord, error) {
 	if len(m) == 0 {
 		return nil, nil
 	}
 	bad := func(field string) error {
 		return fmt.Errorf("redisstore: node %q field %s: %w", id, field, errCorrupt)
 	}
-	r := &plait.NodeRecord{}
+	r := &store.NodeRecord{}
 	var err error
 	if r.ExpiresAt, err = msField(m["exp"]); err != nil {
 		return nil, bad("exp")

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // TestLostNodeReplies loses the replies of a heartbeat and of a pause on a
@@ -18,27 +17,27 @@ func TestLostNodeReplies(t *testing.T) {
 	ctx := context.Background()
 	e := newFaultEnv(t, 3, nil)
 	at := time.UnixMilli(1_900_000_000_000).UTC()
-	hist := []plait.NodeTask{
-		{Seq: 1, RunID: "3-abcdefghij", Task: "a", Attempt: 1, Outcome: plait.OutcomeSucceeded, StartedAt: at, EndedAt: at},
-		{Seq: 2, RunID: "3-abcdefghij", Task: "b", Attempt: 2, Outcome: plait.OutcomeFailed, StartedAt: at, EndedAt: at},
+	hist := []store.NodeTask{
+		{Seq: 1, RunID: "3-abcdefghij", Task: "a", Attempt: 1, Outcome: store.OutcomeSucceeded, StartedAt: at, EndedAt: at},
+		{Seq: 2, RunID: "3-abcdefghij", Task: "b", Attempt: 2, Outcome: store.OutcomeFailed, StartedAt: at, EndedAt: at},
 	}
 	e.proxy.DropReplyTo("lost-node-1")
-	_, err := e.store.NodeHeartbeat(ctx, &plait.NodeHeartbeatParams{Node: plait.NodeInfo{ID: "lost-node-1", Capabilities: []string{"gpu"}},
+	_, err := e.store.NodeHeartbeat(ctx, &store.NodeHeartbeatParams{Node: store.NodeInfo{ID: "lost-node-1", Capabilities: []string{"gpu"}},
 		TTL: time.Minute, History: hist, HistoryLimit: 10})
 	require.NoError(t, err)
 	require.Equal(t, 1, e.proxy.Dropped(), "the heartbeat's reply was lost once")
-	n, err := e.store.NodeGet(ctx, &plait.NodeGetParams{ID: "lost-node-1"})
+	n, err := e.store.NodeGet(ctx, &store.NodeGetParams{ID: "lost-node-1"})
 	require.NoError(t, err)
 	require.Len(t, n.History, 2, "a heartbeat sent again adds no history entry twice")
 
-	before, err := e.store.QueuePause(ctx, &plait.QueuePauseParams{Queue: "warm"})
+	before, err := e.store.QueuePause(ctx, &store.QueuePauseParams{Queue: "warm"})
 	require.NoError(t, err)
 	e.proxy.DropReplyTo("lost-queue")
-	res, err := e.store.QueuePause(ctx, &plait.QueuePauseParams{Queue: "lost-queue"})
+	res, err := e.store.QueuePause(ctx, &store.QueuePauseParams{Queue: "lost-queue"})
 	require.NoError(t, err)
 	require.Equal(t, 2, e.proxy.Dropped(), "the pause's reply was lost once")
 	require.False(t, res.Changed, "the pause sent again finds the queue paused")
-	after, err := e.store.QueuesPaused(ctx, &plait.QueuesPausedParams{})
+	after, err := e.store.QueuesPaused(ctx, &store.QueuesPausedParams{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"lost-queue", "warm"}, after.Queues)
 	require.Equal(t, before.ControlVersion+1, after.ControlVersion, "the lost pause bumped the version once")

@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -35,18 +35,18 @@ func BenchmarkNodeMemory(b *testing.B) {
 		before := nodeUsedMemory(b, c)
 		now := time.Now()
 		for n := 0; n < nodes; n++ {
-			info := plait.NodeInfo{ID: "worker-" + strconv.Itoa(n) + ".1a2b3c4d", Name: "worker-" + strconv.Itoa(n), Host: "host-" + strconv.Itoa(n),
+			info := store.NodeInfo{ID: "worker-" + strconv.Itoa(n) + ".1a2b3c4d", Name: "worker-" + strconv.Itoa(n), Host: "host-" + strconv.Itoa(n),
 				PID: 40000 + n, Version: "v0.9.0", Capabilities: []string{"gpu", "region-eu"}, Queues: []string{"default", "mail"},
 				Handlers: []string{"extract", "transform", "load"}, Capacity: 16, Load: 4, Completed: 123456, Failed: 78}
 			for t := 0; t < 4; t++ {
-				info.Tasks = append(info.Tasks, plait.NodeTask{RunID: strconv.Itoa(1000000+t) + "-abcdefghij", Task: "transform", Attempt: 1, StartedAt: now})
+				info.Tasks = append(info.Tasks, store.NodeTask{RunID: strconv.Itoa(1000000+t) + "-abcdefghij", Task: "transform", Attempt: 1, StartedAt: now})
 			}
-			var hist []plait.NodeTask
+			var hist []store.NodeTask
 			for h := 1; h <= history; h++ {
-				hist = append(hist, plait.NodeTask{Seq: int64(h), RunID: strconv.Itoa(900000+h) + "-abcdefghij", Task: "extract", Attempt: 1,
-					Outcome: plait.OutcomeSucceeded, StartedAt: now, EndedAt: now.Add(time.Second)})
+				hist = append(hist, store.NodeTask{Seq: int64(h), RunID: strconv.Itoa(900000+h) + "-abcdefghij", Task: "extract", Attempt: 1,
+					Outcome: store.OutcomeSucceeded, StartedAt: now, EndedAt: now.Add(time.Second)})
 			}
-			_, err := s.NodeHeartbeat(ctx, &plait.NodeHeartbeatParams{Node: info, TTL: time.Minute, History: hist, HistoryLimit: history})
+			_, err := s.NodeHeartbeat(ctx, &store.NodeHeartbeatParams{Node: info, TTL: time.Minute, History: hist, HistoryLimit: history})
 			require.NoError(b, err)
 		}
 		used := nodeUsedMemory(b, c) - before

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/internal/retention"
+	"github.com/plaitdag/plait/store"
 )
 
 // Option defaults and bounds.
@@ -38,7 +38,7 @@ const (
 // Option configures a [Store].
 //
 // Every option checks its own value: [New] reports each one out of range
-// as a [*plait.OptionError] (which matches [plait.ErrInvalidOption]), all of
+// as a [*store.OptionError] (which matches [store.ErrInvalidOption]), all of
 // them joined, and returns no store. Only an option that was not given
 // takes its default; a value that was given is used as it is or refused,
 // never silently replaced by the default.
@@ -53,7 +53,7 @@ type config struct {
 	// shards is the number of hash-tag shards.
 	shards int
 	// clock, when set, replaces Redis TIME (tests only).
-	clock plait.Clock
+	clock store.Clock
 	// retention is the TTL of a finished run's keys, unless a rule of
 	// rules says otherwise; retain resolves them (built by withDefaults).
 	retention time.Duration
@@ -83,7 +83,7 @@ type config struct {
 // reject records an option given out of range; the setting keeps its
 // previous value.
 func (c *config) reject(option, value, reason string) {
-	c.errs = append(c.errs, &plait.OptionError{Option: "redisstore." + option, Value: value, Reason: reason})
+	c.errs = append(c.errs, &store.OptionError{Option: "redisstore." + option, Value: value, Reason: reason})
 }
 
 // withDefaults fills every setting no option gave.
@@ -151,7 +151,7 @@ func WithShards(n int) Option {
 // WithClock makes the store pass "now" from clk to its scripts instead of
 // using Redis TIME. For tests only: in production the server's clock is the
 // one clock every process agrees on. Defaults to Redis TIME; nil keeps it.
-func WithClock(clk plait.Clock) Option { return func(c *config) { c.clock = clk } }
+func WithClock(clk store.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithRetention sets how long a finished run's keys are kept after it
 // ends. Defaults to RetentionDefault. Zero (which would delete a run as it
@@ -169,7 +169,7 @@ func WithRetention(d time.Duration) Option {
 
 // WithHistoryRetention keeps the attempt records of a finished run for d
 // after it ends when d is longer than the run's own retention: once the
-// run is gone (RunGet answers [plait.ErrNotFound]), AttemptHistory still
+// run is gone (RunGet answers [store.ErrNotFound]), AttemptHistory still
 // answers its records until then. The records are copied at the run's end
 // into a key of their own, h:<run>, with the run's meta and task states
 // (results, payloads and definitions are not kept), so it costs one read
@@ -195,7 +195,7 @@ func WithHistoryRetention(d time.Duration) Option {
 // is settled when it is created, from the rules of the process creating
 // it, and kept with the run (field q), so processes sharing a prefix
 // should share their rules.
-func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) Option {
+func WithRetentionFor(service string, status store.RunStatus, d time.Duration) Option {
 	return func(c *config) {
 		what := service + "/" + string(status)
 		switch {
@@ -213,7 +213,7 @@ func WithRetentionFor(service string, status plait.RunStatus, d time.Duration) O
 
 type retentionRule struct {
 	service string
-	status  plait.RunStatus
+	status  store.RunStatus
 	d       time.Duration
 }
 
@@ -245,7 +245,7 @@ func WithCompression(thresholdBytes int) Option {
 // WithMaxResultBytes sets the largest result the store keeps, in bytes as
 // stored (one flag byte, then the result, compressed when WithCompression
 // makes it smaller). A finish outcome with a larger result is answered
-// [plait.ErrResultTooLarge] on its own, before anything is sent: nothing
+// [store.ErrResultTooLarge] on its own, before anything is sent: nothing
 // applies for it, its lease still holds, and the rest of the batch applies
 // as usual (a result Redis refuses would fail the whole call). Defaults to
 // MaxResultBytesDefault; below 1 or above MaxResultBytesMax is an error,

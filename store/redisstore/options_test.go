@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 func miniClient(t *testing.T) *redis.Client {
@@ -24,7 +24,7 @@ func miniClient(t *testing.T) *redis.Client {
 }
 
 // TestOptionsRejected gives every option each value it refuses: New
-// returns no store and one *plait.OptionError naming the option and the
+// returns no store and one *store.OptionError naming the option and the
 // value.
 func TestOptionsRejected(t *testing.T) {
 	t.Parallel()
@@ -54,21 +54,21 @@ func TestOptionsRejected(t *testing.T) {
 	} {
 		s, err := New(context.Background(), c, tc.opt, WithLogger(discardLogger()))
 		require.Nil(t, s, tc.message)
-		require.ErrorIs(t, err, plait.ErrInvalidOption, tc.message)
-		var oe *plait.OptionError
+		require.ErrorIs(t, err, store.ErrInvalidOption, tc.message)
+		var oe *store.OptionError
 		require.True(t, errors.As(err, &oe), tc.message)
 		require.Contains(t, err.Error(), tc.message)
 		require.Less(t, len(err.Error()), 160, "a hostile value is not quoted whole")
 	}
 
 	_, err := New(context.Background(), c, WithShards(0), WithCompression(-1), WithPrefix(""))
-	require.ErrorIs(t, err, plait.ErrInvalidOption)
+	require.ErrorIs(t, err, store.ErrInvalidOption)
 	for _, name := range []string{"WithShards", "WithCompression", "WithPrefix"} {
 		require.Contains(t, err.Error(), "redisstore."+name, "every rejected option is reported")
 	}
 
 	_, err = New(context.Background(), nil)
-	require.ErrorIs(t, err, plait.ErrInvalidOption)
+	require.ErrorIs(t, err, store.ErrInvalidOption)
 }
 
 // TestOptionsAccepted checks the defaults of options not given, the bounds
@@ -92,7 +92,7 @@ func TestOptionsAccepted(t *testing.T) {
 	if err != nil {
 		// miniredis hides its eviction policy; every option passed.
 		require.ErrorIs(t, err, ErrEvictionPolicy)
-		require.NotErrorIs(t, err, plait.ErrInvalidOption)
+		require.NotErrorIs(t, err, store.ErrInvalidOption)
 	}
 	s, err = New(ctx, c, WithPrefix("a.b_c-1"), WithShards(1), WithRetention(1500*time.Microsecond), WithCompression(1),
 		WithMaxResultBytes(1), WithLogger(discardLogger()))

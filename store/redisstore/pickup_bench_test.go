@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -59,7 +59,7 @@ func measurePickup(b *testing.B, c redis.UniversalClient, shards int) {
 	s, err := redisstore.New(ctx, c, redisstore.WithShards(shards), redisstore.WithLogger(quietLogger()),
 		redisstore.WithPrefix("pickup"+strconv.FormatInt(prefixes.Add(1), 10)))
 	require.NoError(b, err)
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
 	idle := make(chan struct{})
 	woke := make(chan time.Time)
 	wctx, stop := context.WithCancel(ctx)
@@ -67,7 +67,7 @@ func measurePickup(b *testing.B, c redis.UniversalClient, shards int) {
 	go func() {
 		for {
 			for {
-				res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+				res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
 				if err != nil {
 					done <- err
 					return
@@ -82,7 +82,7 @@ func measurePickup(b *testing.B, c redis.UniversalClient, shards int) {
 				done <- nil
 				return
 			}
-			if err := s.ReadyWait(wctx, &plait.ReadyWaitParams{Timeout: 5 * time.Second}); err != nil {
+			if err := s.ReadyWait(wctx, &store.ReadyWaitParams{Timeout: 5 * time.Second}); err != nil {
 				done <- err
 				return
 			}
@@ -102,7 +102,7 @@ func measurePickup(b *testing.B, c redis.UniversalClient, shards int) {
 		// about to be; either way it must see the task.
 		time.Sleep(2 * time.Millisecond)
 		t0 := time.Now()
-		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf})
+		_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(b, err)
 		lat = append(lat, (<-woke).Sub(t0))
 	}

@@ -3,7 +3,7 @@ package redisstore
 import (
 	"context"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // StorePing checks that the server answers: one round trip, TIME, which
@@ -11,8 +11,8 @@ import (
 // returns the server's clock, or under [WithClock] the injected clock's
 // reading, the same "now" the scripts use; the round trip is made either
 // way, so a server that does not answer is reported. A transport error, or
-// the end of ctx, is returned as it is. See [plait.Pinger].
-func (s *Store) StorePing(ctx context.Context, _ *plait.StorePingParams) (*plait.StorePingResult, error) {
+// the end of ctx, is returned as it is. See [store.Pinger].
+func (s *Store) StorePing(ctx context.Context, _ *store.StorePingParams) (*store.StorePingResult, error) {
 	now, err := s.client.Time(ctx).Result()
 	if err != nil {
 		return nil, mapErr(err)
@@ -20,5 +20,5 @@ func (s *Store) StorePing(ctx context.Context, _ *plait.StorePingParams) (*plait
 	if s.cfg.clock != nil {
 		now = s.cfg.clock.Now()
 	}
-	return &plait.StorePingResult{Now: now.UTC()}, nil
+	return &store.StorePingResult{Now: now.UTC()}, nil
 }

@@ -9,8 +9,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // replayMoveScript moves finished run ARGV[3] back to running the way a
@@ -39,8 +39,8 @@ func TestPruneSkipsARunActiveAgain(t *testing.T) {
 	luaServers(t, func(t *testing.T, c *redis.Client) {
 		ctx := context.Background()
 		s, clk := pruneStore(t, c)
-		res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wf",
-			Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}})
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: &store.WorkflowSpec{Name: "wf",
+			Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}})
 		require.NoError(t, err)
 		id := res.Run.ID
 		shard, err := s.runShard(id)
@@ -50,27 +50,27 @@ func TestPruneSkipsARunActiveAgain(t *testing.T) {
 			t.Helper()
 			require.Equal(t, int64(0), replayMoveScript.Run(ctx, c, []string{rk}, s.stepArg(), base, id, mode).Val(), mode)
 		}
-		status := func() plait.RunStatus {
+		status := func() store.RunStatus {
 			t.Helper()
-			r, err := s.RunGet(ctx, &plait.RunGetParams{ID: id})
+			r, err := s.RunGet(ctx, &store.RunGetParams{ID: id})
 			require.NoError(t, err)
 			return r.Status
 		}
 		prune := func() int {
 			t.Helper()
-			res, err := s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+			res, err := s.RunPrune(ctx, &store.RunPruneParams{Limit: 10})
 			require.NoError(t, err)
 			return res.Pruned
 		}
-		_, err = s.RunCancel(ctx, &plait.RunCancelParams{ID: id})
+		_, err = s.RunCancel(ctx, &store.RunCancelParams{ID: id})
 		require.NoError(t, err)
-		require.Equal(t, plait.RunCancelled, status())
+		require.Equal(t, store.RunCancelled, status())
 
 		// Active again when its entry comes due: the entry goes, the run stays.
 		moveRun("replay")
 		clk.Advance(2 * time.Hour)
 		require.Zero(t, prune())
-		require.Equal(t, plait.RunRunning, status())
+		require.Equal(t, store.RunRunning, status())
 
 		// Ended again half an hour later than an entry that comes due first.
 		moveRun("end")
@@ -79,12 +79,12 @@ func TestPruneSkipsARunActiveAgain(t *testing.T) {
 		moveRun("end")
 		clk.Advance(40 * time.Minute)
 		require.Zero(t, prune(), "an entry of an earlier end removed the run")
-		require.Equal(t, plait.RunFailed, status())
+		require.Equal(t, store.RunFailed, status())
 
 		clk.Advance(30 * time.Minute)
 		require.Equal(t, 1, prune())
-		_, err = s.RunGet(ctx, &plait.RunGetParams{ID: id})
-		require.ErrorIs(t, err, plait.ErrNotFound)
+		_, err = s.RunGet(ctx, &store.RunGetParams{ID: id})
+		require.ErrorIs(t, err, store.ErrNotFound)
 	})
 }
 
@@ -97,12 +97,12 @@ func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 	luaServers(t, func(t *testing.T, c *redis.Client) {
 		ctx := context.Background()
 		s, clk := pruneStore(t, c)
-		spec := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+		spec := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 		var ids []string
 		for i := 0; i < 2; i++ {
-			res, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: spec, Service: "svc"})
+			res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: spec, Service: "svc"})
 			require.NoError(t, err)
-			_, err = s.RunCancel(ctx, &plait.RunCancelParams{ID: res.Run.ID})
+			_, err = s.RunCancel(ctx, &store.RunCancelParams{ID: res.Run.ID})
 			require.NoError(t, err)
 			ids = append(ids, res.Run.ID)
 		}
@@ -118,11 +118,11 @@ func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 		require.NoError(t, c.LSet(ctx, list, 0, old).Err())
 
 		clk.Advance(time.Hour - time.Millisecond)
-		res, err := s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+		res, err := s.RunPrune(ctx, &store.RunPruneParams{Limit: 10})
 		require.NoError(t, err)
 		require.Zero(t, res.Pruned, "pruned before its time")
 		clk.Advance(time.Millisecond)
-		res, err = s.RunPrune(ctx, &plait.RunPruneParams{Limit: 10})
+		res, err = s.RunPrune(ctx, &store.RunPruneParams{Limit: 10})
 		require.NoError(t, err)
 		require.Equal(t, 2, res.Pruned)
 		for _, k := range []string{s.keys.allIndex(shard), s.keys.workflowIndex(shard, "wf"), s.keys.serviceIndex(shard, "svc"), s.keys.statusIndex(shard, "C")} {

@@ -8,12 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
-// The query side of plait.QueryStore. Every run is in the query indexes of
+// The query side of store.QueryStore. Every run is in the query indexes of
 // its shard (keys.go: ia, it:<status>, iw:<workflow>, is:<service>,
 // iu:<service>:<tenant>), zsets scored by creation (ms) with the run id as
 // member, kept by run_index (lua/lib_status.lua) inside the transitions.
@@ -28,7 +27,7 @@ import (
 const queryBudget = 1000
 
 // letterOf maps a run status to its letter (runLetters).
-func letterOf(st plait.RunStatus) string {
+func letterOf(st store.RunStatus) string {
 	for _, l := range runLetters {
 		if l.status == string(st) {
 			return l.letter
@@ -67,7 +66,7 @@ func comparePositions(a, b position) int {
 func encodeCursor(p position) string { return "r1." + strconv.FormatInt(p.score, 10) + "." + p.id }
 
 func decodeCursor(c string) (position, error) {
-	bad := fmt.Errorf("redisstore: query cursor %q: %w", clip(c), plait.ErrInvalidArgument)
+	bad := fmt.Errorf("redisstore: query cursor %q: %w", clip(c), store.ErrInvalidArgument)
 	rest, ok := strings.CutPrefix(c, "r1.")
 	if !ok {
 		return position{}, bad
@@ -89,11 +88,11 @@ func decodeCursor(c string) (position, error) {
 // tenant or workflow index, or the index of all runs when pending runs are
 // asked for (they have no index of their own). Runs in other statuses
 // only are read from their status indexes, merged.
-func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters string) {
+func (s *Store) queryKeys(shard int, f *store.RunFilter) (keys []string, letters string) {
 	pending := false
 	for _, st := range f.Statuses {
 		letters += letterOf(st)
-		pending = pending || st == plait.RunPending
+		pending = pending || st == store.RunPending
 	}
 	switch {
 	case f.Tenant != "":
@@ -107,7 +106,7 @@ func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters
 	case pending:
 		return []string{s.keys.allIndex(shard)}, letters
 	}
-	seen := map[plait.RunStatus]bool{}
+	seen := map[store.RunStatus]bool{}
 	for _, st := range f.Statuses {
 		if !seen[st] {
 			seen[st] = true
@@ -117,9 +116,9 @@ func (s *Store) queryKeys(shard int, f *plait.RunFilter) (keys []string, letters
 	return keys, ""
 }
 
-// RunQuery lists runs newest first. See [plait.QueryStore.RunQuery]. Two
+// RunQuery lists runs newest first. See [store.QueryStore.RunQuery]. Two
 // round trips: the index pages of every shard, then the page's runs.
-func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*plait.RunQueryResult, error) {
+func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*store.RunQueryResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -189,7 +188,7 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 		}
 		found = found[:keep]
 	}
-	out := &plait.RunQueryResult{}
+	out := &store.RunQueryResult{}
 	page := found
 	if len(page) > params.Limit {
 		page = page[:params.Limit]
@@ -214,22 +213,22 @@ func (s *Store) RunQuery(ctx context.Context, params *plait.RunQueryParams) (*pl
 }
 
 // RunGetMany reads runs by id in one pipeline of HGETALL. See
-// [plait.QueryStore.RunGetMany].
-func (s *Store) RunGetMany(ctx context.Context, params *plait.RunGetManyParams) (*plait.RunGetManyResult, error) {
-	if len(params.IDs) > plait.GetManyMax {
-		return nil, fmt.Errorf("redisstore: %d ids, want at most %d: %w", len(params.IDs), plait.GetManyMax, plait.ErrInvalidArgument)
+// [store.QueryStore.RunGetMany].
+func (s *Store) RunGetMany(ctx context.Context, params *store.RunGetManyParams) (*store.RunGetManyResult, error) {
+	if len(params.IDs) > store.GetManyMax {
+		return nil, fmt.Errorf("redisstore: %d ids, want at most %d: %w", len(params.IDs), store.GetManyMax, store.ErrInvalidArgument)
 	}
 	runs, err := s.getMany(ctx, params.IDs)
 	if err != nil {
 		return nil, err
 	}
-	return &plait.RunGetManyResult{Runs: runs}, nil
+	return &store.RunGetManyResult{Runs: runs}, nil
 }
 
 // getMany reads runs in one pipeline; a missing run, or an id this store
 // cannot have issued, is nil.
-func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error) {
-	out := make([]*plait.Run, len(ids))
+func (s *Store) getMany(ctx context.Context, ids []string) ([]*store.Run, error) {
+	out := make([]*store.Run, len(ids))
 	if len(ids) == 0 {
 		return out, nil
 	}
@@ -255,7 +254,7 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error)
 			continue
 		}
 		r, err := decodeRun(ids[i], h)
-		if errors.Is(err, plait.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -267,8 +266,8 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*plait.Run, error)
 }
 
 // RunCount counts runs per status with one ZCOUNT per shard and index
-// (all runs, and running, completed, failed, cancelled), in one pipeline. See [plait.QueryStore.RunCount].
-func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*plait.RunCountResult, error) {
+// (all runs, and running, completed, failed, cancelled), in one pipeline. See [store.QueryStore.RunCount].
+func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
 	min, max := "0", "+inf" // not the running index's pin, scored -1
 	if !params.CreatedFrom.IsZero() {
 		min = strconv.FormatInt(params.CreatedFrom.UnixMilli(), 10)
@@ -279,19 +278,19 @@ func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*pl
 	pipe := s.client.Pipeline()
 	type shardCounts struct {
 		all  *redis.IntCmd
-		each map[plait.RunStatus]*redis.IntCmd
+		each map[store.RunStatus]*redis.IntCmd
 	}
 	shards := make([]shardCounts, s.cfg.shards)
 	for sh := range shards {
-		shards[sh] = shardCounts{all: pipe.ZCount(ctx, s.keys.allIndex(sh), min, max), each: map[plait.RunStatus]*redis.IntCmd{}}
-		for _, st := range []plait.RunStatus{plait.RunRunning, plait.RunCompleted, plait.RunFailed, plait.RunCancelled} {
+		shards[sh] = shardCounts{all: pipe.ZCount(ctx, s.keys.allIndex(sh), min, max), each: map[store.RunStatus]*redis.IntCmd{}}
+		for _, st := range []store.RunStatus{store.RunRunning, store.RunCompleted, store.RunFailed, store.RunCancelled} {
 			shards[sh].each[st] = pipe.ZCount(ctx, s.keys.statusIndex(sh, letterOf(st)), min, max)
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, mapErr(err)
 	}
-	out := &plait.RunCountResult{Counts: map[plait.RunStatus]int64{}}
+	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	for _, sc := range shards {
 		// A pending run is in the index of all runs and in no status
 		// index; every other run is in both.
@@ -303,15 +302,15 @@ func (s *Store) RunCount(ctx context.Context, params *plait.RunCountParams) (*pl
 			}
 		}
 		if pending > 0 {
-			out.Counts[plait.RunPending] += pending
+			out.Counts[store.RunPending] += pending
 		}
 	}
 	return out, nil
 }
 
 // RunDelete deletes a finished run with delete_run.lua. See
-// [plait.QueryStore.RunDelete].
-func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) error {
+// [store.QueryStore.RunDelete].
+func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) error {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return err
@@ -332,13 +331,13 @@ func (s *Store) RunDelete(ctx context.Context, params *plait.RunDeleteParams) er
 }
 
 // RunPrune removes the runs whose retention is over, shard after shard,
-// until params.Limit runs are pruned. See [plait.QueryStore.RunPrune]. One
+// until params.Limit runs are pruned. See [store.QueryStore.RunPrune]. One
 // prune_runs.lua call per shard visited.
-func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*plait.RunPruneResult, error) {
+func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*store.RunPruneResult, error) {
 	if params.Limit < 1 {
-		return nil, fmt.Errorf("redisstore: prune limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: prune limit %d: %w", params.Limit, store.ErrInvalidArgument)
 	}
-	out := &plait.RunPruneResult{}
+	out := &store.RunPruneResult{}
 	for _, sh := range s.shardOrder() {
 		left := params.Limit - out.Pruned
 		if left == 0 {
@@ -361,17 +360,17 @@ func (s *Store) RunPrune(ctx context.Context, params *plait.RunPruneParams) (*pl
 }
 
 // TaskQuery reads one run and keeps the tasks asked for. See
-// [plait.QueryStore.TaskQuery].
-func (s *Store) TaskQuery(ctx context.Context, params *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
-	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.RunID})
+// [store.QueryStore.TaskQuery].
+func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*store.TaskQueryResult, error) {
+	run, err := s.RunGet(ctx, &store.RunGetParams{ID: params.RunID})
 	if err != nil {
 		return nil, err
 	}
 	tasks := run.Tasks
 	if len(params.Statuses) > 0 {
-		tasks = slices.DeleteFunc(tasks, func(t plait.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
+		tasks = slices.DeleteFunc(tasks, func(t store.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
 	}
-	return &plait.TaskQueryResult{Tasks: tasks}, nil
+	return &store.TaskQueryResult{Tasks: tasks}, nil
 }
 
 // scriptCall is one call of a script in a pipeline.

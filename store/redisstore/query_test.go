@@ -10,13 +10,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
-var _ plait.QueryStore = (*redisstore.Store)(nil)
+var _ store.QueryStore = (*redisstore.Store)(nil)
 
 // finishAll claims and settles every ready task: the runs whose number is
 // a multiple of three fail (a dead letter each), the others succeed.
@@ -24,26 +24,26 @@ func finishAll(t *testing.T, s *redisstore.Store) {
 	t.Helper()
 	ctx := context.Background()
 	for {
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		if len(res.Tasks) == 0 {
 			return
 		}
-		outs := make([]plait.TaskOutcome, len(res.Tasks))
+		outs := make([]store.TaskOutcome, len(res.Tasks))
 		for i, ct := range res.Tasks {
 			if i%2 == 0 {
 				// Every other attempt logs a line, so the run has a log
 				// hash that retention and pruning must remove too.
-				_, err := s.TaskLogAppend(ctx, &plait.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: 1,
-					Lines: []plait.LogLine{{Time: start, Level: 0, Text: "working on it"}}})
+				_, err := s.TaskLogAppend(ctx, &store.TaskLogAppendParams{Lease: ct.Lease, Attempt: ct.Attempt, Seq: 1,
+					Lines: []store.LogLine{{Time: start, Level: 0, Text: "working on it"}}})
 				require.NoError(t, err)
 			}
-			outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
+			outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}
 			if i%3 == 0 {
-				outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeFailed, Error: "boom"}
+				outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeFailed, Error: "boom"}
 			}
 		}
-		fin, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: outs})
+		fin, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: outs})
 		require.NoError(t, err)
 		for _, f := range fin {
 			require.NoError(t, f.Err)
@@ -56,7 +56,7 @@ func pruneAll(t *testing.T, s *redisstore.Store) int {
 	t.Helper()
 	total := 0
 	for {
-		res, err := s.RunPrune(context.Background(), &plait.RunPruneParams{Limit: 100})
+		res, err := s.RunPrune(context.Background(), &store.RunPruneParams{Limit: 100})
 		require.NoError(t, err)
 		total += res.Pruned
 		if !res.More {
@@ -76,15 +76,15 @@ func TestRetentionReturnsRedisToBaseline(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(start)
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()), redisstore.WithShards(4),
-		redisstore.WithRetention(time.Hour), redisstore.WithRetentionFor("", plait.RunCancelled, time.Minute))
+		redisstore.WithRetention(time.Hour), redisstore.WithRetentionFor("", store.RunCancelled, time.Minute))
 	require.NoError(t, err)
 
 	create := func(n int, prefix string) []string {
 		var ids []string
 		for i := 0; i < n; i++ {
-			wf := &plait.WorkflowSpec{Name: "wf" + strconv.Itoa(i%3), Tasks: []plait.TaskSpec{
-				{Name: "a", Handler: "h", Payload: make([]byte, 100)}, {Name: "b", Handler: "h", Deps: []plait.Dep{{Task: "a"}}}}}
-			p := &plait.RunCreateParams{Workflow: wf, Service: "svc" + strconv.Itoa(i%2), Tenant: "t" + strconv.Itoa(i%5)}
+			wf := &store.WorkflowSpec{Name: "wf" + strconv.Itoa(i%3), Tasks: []store.TaskSpec{
+				{Name: "a", Handler: "h", Payload: make([]byte, 100)}, {Name: "b", Handler: "h", Deps: []store.Dep{{Task: "a"}}}}}
+			p := &store.RunCreateParams{Workflow: wf, Service: "svc" + strconv.Itoa(i%2), Tenant: "t" + strconv.Itoa(i%5)}
 			if i%4 == 0 {
 				p.Key = prefix + strconv.Itoa(i)
 			}
@@ -108,7 +108,7 @@ func TestRetentionReturnsRedisToBaseline(t *testing.T) {
 	ids := create(2000, "k")
 	for i, id := range ids {
 		if i%7 == 0 {
-			_, err := s.RunCancel(ctx, &plait.RunCancelParams{ID: id})
+			_, err := s.RunCancel(ctx, &store.RunCancelParams{ID: id})
 			require.NoError(t, err)
 		}
 	}
@@ -117,12 +117,12 @@ func TestRetentionReturnsRedisToBaseline(t *testing.T) {
 	peakKeys, err := c.DBSize(ctx).Result()
 	require.NoError(t, err)
 	peakMem := usedMemory(t, c)
-	counts, err := s.RunCount(ctx, &plait.RunCountParams{})
+	counts, err := s.RunCount(ctx, &store.RunCountParams{})
 	require.NoError(t, err)
-	require.Equal(t, int64(len(ids)), counts.Counts[plait.RunCompleted]+counts.Counts[plait.RunFailed]+counts.Counts[plait.RunCancelled])
+	require.Equal(t, int64(len(ids)), counts.Counts[store.RunCompleted]+counts.Counts[store.RunFailed]+counts.Counts[store.RunCancelled])
 
 	clk.Advance(time.Minute + time.Millisecond)
-	require.Equal(t, int(counts.Counts[plait.RunCancelled]), pruneAll(t, s), "cancelled runs go after their status rule's minute")
+	require.Equal(t, int(counts.Counts[store.RunCancelled]), pruneAll(t, s), "cancelled runs go after their status rule's minute")
 	clk.Advance(time.Hour)
 	pruneAll(t, s)
 
@@ -133,7 +133,7 @@ func TestRetentionReturnsRedisToBaseline(t *testing.T) {
 		baseKeys, peakKeys, keys, baseMem, peakMem, peakMem-baseMem, mem, mem-baseMem)
 	require.Equal(t, baseKeys, keys, "every key of every run is gone")
 	require.Less(t, mem-baseMem, (peakMem-baseMem)/20, "used_memory is back to its baseline, but for the server's own tables")
-	counts, err = s.RunCount(ctx, &plait.RunCountParams{})
+	counts, err = s.RunCount(ctx, &store.RunCountParams{})
 	require.NoError(t, err)
 	require.Empty(t, counts.Counts)
 }
@@ -152,18 +152,18 @@ func TestFilteredQueryAcrossShardsPastTheBudget(t *testing.T) {
 	ctx := context.Background()
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()), redisstore.WithShards(2))
 	require.NoError(t, err)
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	var want []string
-	params := make([]*plait.RunCreateParams, 0, 4000)
+	params := make([]*store.RunCreateParams, 0, 4000)
 	for i := 0; i < 4000; i++ {
-		params = append(params, &plait.RunCreateParams{Workflow: wf, Service: "svc"})
+		params = append(params, &store.RunCreateParams{Workflow: wf, Service: "svc"})
 	}
 	outs, err := s.RunCreateMany(ctx, params)
 	require.NoError(t, err)
 	for i, o := range outs {
 		require.NoError(t, o.Err)
 		if i%900 == 5 || i == 3999 {
-			_, err := s.RunCancel(ctx, &plait.RunCancelParams{ID: o.Result.Run.ID})
+			_, err := s.RunCancel(ctx, &store.RunCancelParams{ID: o.Result.Run.ID})
 			require.NoError(t, err)
 			want = append(want, o.Result.Run.ID)
 		}
@@ -176,11 +176,11 @@ func TestFilteredQueryAcrossShardsPastTheBudget(t *testing.T) {
 	cursor := ""
 	pages := 0
 	for {
-		res, err := s.RunQuery(ctx, &plait.RunQueryParams{Filter: plait.RunFilter{Service: "svc", Statuses: []plait.RunStatus{plait.RunCancelled}}, Limit: 2, Cursor: cursor})
+		res, err := s.RunQuery(ctx, &store.RunQueryParams{Filter: store.RunFilter{Service: "svc", Statuses: []store.RunStatus{store.RunCancelled}}, Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		pages++
 		for _, r := range res.Runs {
-			require.Equal(t, plait.RunCancelled, r.Status)
+			require.Equal(t, store.RunCancelled, r.Status)
 			require.True(t, last.IsZero() || !r.CreatedAt.After(last), "newest first")
 			last = r.CreatedAt
 			got = append(got, r.ID)

@@ -6,11 +6,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store"
 )
 
-// ReadyWait blocks until work may be claimable. See [plait.Store.ReadyWait].
+// ReadyWait blocks until work may be claimable. See [store.Store.ReadyWait].
 // It blocks with BLPOP on the wake lists of its queues (at most waitChunk
 // per call): one BLPOP over every shard's lists, or, on a Cluster client,
 // where one BLPOP reaches one slot, one BLPOP per shard at the same time,
@@ -23,7 +23,7 @@ import (
 // the aside wake list of that (queue, handler), which ReadyWait waits on
 // too for params.Handlers, so the process with the handler wakes even when
 // another took the queue's token. A zero Timeout means no timeout.
-func (s *Store) ReadyWait(ctx context.Context, params *plait.ReadyWaitParams) error {
+func (s *Store) ReadyWait(ctx context.Context, params *store.ReadyWaitParams) error {
 	queues, err := checkQueues(params.Queues)
 	if err != nil {
 		return err

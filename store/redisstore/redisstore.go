@@ -1,4 +1,4 @@
-// Package redisstore is the Redis [plait.Store]: every transition is one Lua
+// Package redisstore is the Redis [store.Store]: every transition is one Lua
 // script over keys that share one hash tag, so it runs unchanged on a single
 // Redis, behind Sentinel, or on Redis Cluster.
 //
@@ -38,11 +38,11 @@
 // extensions, finishes, sweeps and cancels are Redis functions declared
 // allow-oom, which Redis runs whole, so no long task loses its lease to a
 // full Redis. What brings new work in or leases more of it is refused up
-// front, whole, with [plait.ErrStoreFull]: RunCreate and RunCreateMany
+// front, whole, with [store.ErrStoreFull]: RunCreate and RunCreateMany
 // (nothing is written) and TaskClaim; a TaskFinishClaim applies its
 // outcomes and claims nothing. Nothing needs resetting: once memory is
 // freed, creates and claims work again. A result over [WithMaxResultBytes]
-// is refused for its outcome alone, with [plait.ErrResultTooLarge]. On a
+// is refused for its outcome alone, with [store.ErrResultTooLarge]. On a
 // server without functions (Redis before 7) scripts run as EVALSHA, where
 // Redis refuses only a script's first write that needs memory: there a
 // claim still runs and an extend is refused (see each script's header).
@@ -60,8 +60,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Tuning of the blocking waits and bounded script work.
@@ -87,7 +87,7 @@ const (
 // server's maxmemory-policy is not noeviction or cannot be read.
 var ErrEvictionPolicy = errors.New("redisstore: maxmemory-policy is not noeviction")
 
-// Store is a [plait.Store] over a redis.UniversalClient. Build one with
+// Store is a [store.Store] over a redis.UniversalClient. Build one with
 // [New]; it is safe for concurrent use by many goroutines and processes.
 type Store struct {
 	client  redis.UniversalClient
@@ -110,8 +110,8 @@ type Store struct {
 // New returns a Store over client. The caller owns client and closes it
 // after the store's last use; the store never closes it.
 //
-// New answers an error wrapping [plait.ErrInvalidOption] for a nil client,
-// and one [*plait.OptionError] per option given out of range, joined. It
+// New answers an error wrapping [store.ErrInvalidOption] for a nil client,
+// and one [*store.OptionError] per option given out of range, joined. It
 // then checks the server's maxmemory-policy (see [WithStrictEviction]) and
 // answers [ErrEvictionPolicy] when strict mode refuses it. Last, it
 // records the shard count and key layout under the prefix on first use, or
@@ -119,7 +119,7 @@ type Store struct {
 // was first used with another.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
-		return nil, fmt.Errorf("redisstore: nil client: %w", plait.ErrInvalidOption)
+		return nil, fmt.Errorf("redisstore: nil client: %w", store.ErrInvalidOption)
 	}
 	var cfg config
 	for _, o := range opts {
@@ -244,17 +244,17 @@ const queueKeyCount = 6
 
 func checkQueues(queues []string) ([]string, error) {
 	if len(queues) == 0 {
-		return []string{plait.DefaultQueue}, nil
+		return []string{store.DefaultQueue}, nil
 	}
 	seen := make(map[string]bool, len(queues))
 	out := make([]string, 0, len(queues))
 	for _, q := range queues {
-		if _, _, ok := plait.SplitRoutedQueue(q); !ok {
+		if _, _, ok := store.SplitRoutedQueue(q); !ok {
 			err := ids.Check(q)
 			if err == nil {
-				err = errors.New("is not a routed queue name as plait.RoutedQueue builds it")
+				err = errors.New("is not a routed queue name as store.RoutedQueue builds it")
 			}
-			return nil, fmt.Errorf("redisstore: queue %q %v: %w", clip(q), err, plait.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: queue %q %v: %w", clip(q), err, store.ErrInvalidArgument)
 		}
 		if !seen[q] {
 			seen[q] = true
@@ -269,9 +269,9 @@ func checkQueues(queues []string) ([]string, error) {
 func (s *Store) runShard(id string) (int, error) {
 	shard, ok := shardOf(id, s.cfg.shards)
 	if !ok {
-		return 0, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
+		return 0, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
 	}
 	return shard, nil
 }
 
-var _ plait.Store = (*Store)(nil)
+var _ store.Store = (*Store)(nil)

@@ -15,16 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
 
 var (
-	_ plait.Store         = (*redisstore.Store)(nil)
-	_ plait.ScheduleStore = (*redisstore.Store)(nil)
+	_ store.Store         = (*redisstore.Store)(nil)
+	_ store.ScheduleStore = (*redisstore.Store)(nil)
 )
 
 // start is the fake clock's first reading in every harness.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // Reply codes of replay_run.lua beyond the shared ones (scripts.go).
@@ -20,22 +20,22 @@ const (
 // replay_run.lua: the named tasks (or every failed, dead, cancelled and
 // skipped one) and every task below them go back to pending, their dead
 // letters leave the lists, and the run's keys lose their retention until
-// the generation ends. See [plait.ReplayStore]. One round trip.
+// the generation ends. See [store.ReplayStore]. One round trip.
 //
 // A task whose payload was kept apart (a small run with a long payload)
 // keeps it after it fails, dies, is cancelled or skipped, so it can run
 // again; one that succeeded has lost it, and a replay that would reset it
-// is refused with [plait.ErrReplayConflict].
-func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*plait.RunReplayResult, error) {
+// is refused with [store.ErrReplayConflict].
+func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*store.RunReplayResult, error) {
 	if params == nil || params.RunID == "" {
-		return nil, fmt.Errorf("redisstore: replay needs a run id: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: replay needs a run id: %w", store.ErrInvalidArgument)
 	}
 	if params.Generation < 0 {
-		return nil, fmt.Errorf("redisstore: replay of run %q: generation %d: %w", params.RunID, params.Generation, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: replay of run %q: generation %d: %w", params.RunID, params.Generation, store.ErrInvalidArgument)
 	}
 	for _, t := range params.Tasks {
 		if t == "" || strings.ContainsRune(t, ' ') {
-			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, clip(t), plait.ErrNotFound)
+			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, clip(t), store.ErrNotFound)
 		}
 	}
 	shard, err := s.runShard(params.RunID)
@@ -53,7 +53,7 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 	if r.err != nil {
 		return nil, r.err
 	}
-	res := &plait.RunReplayResult{}
+	res := &store.RunReplayResult{}
 	switch code {
 	case codeOK:
 		n := int(r.int())
@@ -68,7 +68,7 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 		if r.err != nil {
 			return nil, r.err
 		}
-		return nil, &plait.ReplayError{RunID: params.RunID, Generation: gen, Expected: params.Generation, Status: st}
+		return nil, &store.ReplayError{RunID: params.RunID, Generation: gen, Expected: params.Generation, Status: st}
 	case replayNotReplay:
 		task, letter := r.str(), r.str()
 		run, _ := runStatusOf(r.str())
@@ -76,18 +76,18 @@ func (s *Store) RunReplay(ctx context.Context, params *plait.RunReplayParams) (*
 			return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, errCorrupt)
 		}
 		st, _ := taskStatusOf(letter[0])
-		return nil, &plait.ReplayError{RunID: params.RunID, Generation: params.Generation, Expected: params.Generation,
+		return nil, &store.ReplayError{RunID: params.RunID, Generation: params.Generation, Expected: params.Generation,
 			Status: run, Task: task, TaskStatus: st}
 	case replayPayloadGone:
 		return nil, fmt.Errorf("redisstore: replay of run %q: the payload of task %q is no longer stored (it succeeded, or Redis lost it): %w",
-			params.RunID, r.str(), plait.ErrReplayConflict)
+			params.RunID, r.str(), store.ErrReplayConflict)
 	case codeNotFound:
 		if r.i < len(v) {
-			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, r.str(), plait.ErrNotFound)
+			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, r.str(), store.ErrNotFound)
 		}
-		return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, store.ErrNotFound)
 	case codeInvalid:
-		return nil, fmt.Errorf("redisstore: run %q has no failed, dead, cancelled or skipped task to replay: %w", params.RunID, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: run %q has no failed, dead, cancelled or skipped task to replay: %w", params.RunID, store.ErrInvalidArgument)
 	default:
 		return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, codeErr(code))
 	}

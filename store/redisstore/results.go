@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // resultsPerRead is how many tasks one HMGET of TaskResults reads (two
@@ -22,8 +21,8 @@ const resultsPerRead = 500
 // With ParentsOf it also reads each named task's children c:<task> and
 // keeps the tasks that list it; with ParentsOf and no names it first reads
 // the task's parents u:<task> (a second round trip). It writes nothing, so
-// a lost reply is simply asked again. See [plait.ResultStore].
-func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
+// a lost reply is simply asked again. See [store.ResultStore].
+func (s *Store) TaskResults(ctx context.Context, params *store.TaskResultsParams) (*store.TaskResultsResult, error) {
 	_, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
 		return nil, err
@@ -57,9 +56,9 @@ func (s *Store) TaskResults(ctx context.Context, params *plait.TaskResultsParams
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
 	}
-	res := &plait.TaskResultsResult{Results: make(map[string][]byte)}
+	res := &store.TaskResultsResult{Results: make(map[string][]byte)}
 	for c, cmd := range cmds {
 		vals := cmd.Val()
 		for j := 0; j+per-1 < len(vals); j += per {
@@ -95,7 +94,7 @@ func (s *Store) parentNames(ctx context.Context, rk, id, child string) ([]string
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", id, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
 	}
 	deps, err := decodeEdges(child, us.Val())
 	if err != nil {
@@ -121,15 +120,15 @@ func listsChild(cs, child string) bool {
 	return false
 }
 
-var _ plait.ResultStore = (*Store)(nil)
+var _ store.ResultStore = (*Store)(nil)
 
 // TaskPayloads reads the payloads of the named tasks of one run in one
 // pipelined round trip: an HMGET of their definitions per 500 names, and a
 // GET of each one's payload key, which only a definition saying its payload
 // is kept apart reads. A task that succeeded with its payload kept apart
 // has lost it (the key is dropped at its success) and is answered with
-// nil. See [plait.PayloadStore].
-func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
+// nil. See [store.PayloadStore].
+func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsParams) (*store.TaskPayloadsResult, error) {
 	shard, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
 		return nil, err
@@ -155,9 +154,9 @@ func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsPara
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
 	}
-	res := &plait.TaskPayloadsResult{Payloads: make(map[string][]byte)}
+	res := &store.TaskPayloadsResult{Payloads: make(map[string][]byte)}
 	for c, cmd := range defs {
 		for j, v := range cmd.Val() {
 			i := c*resultsPerRead + j
@@ -185,13 +184,13 @@ func (s *Store) TaskPayloads(ctx context.Context, params *plait.TaskPayloadsPara
 	return res, nil
 }
 
-var _ plait.PayloadStore = (*Store)(nil)
+var _ store.PayloadStore = (*Store)(nil)
 
 // namedTasks checks how many task names a read of run id asks for and
 // answers the run's shard and hash key.
 func (s *Store) namedTasks(id string, names []string) (int, string, error) {
-	if len(names) > plait.TaskResultsMax {
-		return 0, "", fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(names), plait.TaskResultsMax, plait.ErrInvalidArgument)
+	if len(names) > store.TaskResultsMax {
+		return 0, "", fmt.Errorf("redisstore: %d task names, want at most %d: %w", len(names), store.TaskResultsMax, store.ErrInvalidArgument)
 	}
 	shard, err := s.runShard(id)
 	if err != nil {

@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -56,22 +56,22 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 	c.AddHook(counter)
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(fakeclock.New(start)), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{{Name: "a", Handler: "h", Queue: plait.DefaultQueue, Payload: make([]byte, 100)}}}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue, Payload: make([]byte, 100)}}}
 	create := func(key string) {
-		_, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: key})
+		_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf, Key: key})
 		require.NoError(t, err)
 	}
-	claim := &plait.TaskClaimParams{WorkerID: "w", Limit: 64, LeaseDuration: time.Minute}
+	claim := &store.TaskClaimParams{WorkerID: "w", Limit: 64, LeaseDuration: time.Minute}
 	// Warm up: on a server without functions, each script's first call
 	// loads it.
 	create("")
 	create("warm")
 	res, err := s.TaskClaim(ctx, claim)
 	require.NoError(t, err)
-	_, err = s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{
-		Finish: plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Tasks[:1])}, Claim: *claim})
+	_, err = s.TaskFinishClaim(ctx, &store.TaskFinishClaimParams{
+		Finish: store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(res.Tasks[:1])}, Claim: *claim})
 	require.NoError(t, err)
-	_, err = s.LeaseExtend(ctx, &plait.LeaseExtendParams{WorkerID: "w", Leases: leases(res.Tasks[1:]), Duration: time.Minute})
+	_, err = s.LeaseExtend(ctx, &store.LeaseExtendParams{WorkerID: "w", Leases: leases(res.Tasks[1:]), Duration: time.Minute})
 	require.NoError(t, err)
 
 	require.Equal(t, int64(128+2), counter.trips(func() {
@@ -79,9 +79,9 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 			create("")
 		}
 	}), "128 submits: one call each, and one id reservation per 64")
-	many := make([]*plait.RunCreateParams, 300)
+	many := make([]*store.RunCreateParams, 300)
 	for i := range many {
-		many[i] = &plait.RunCreateParams{Workflow: wf}
+		many[i] = &store.RunCreateParams{Workflow: wf}
 	}
 	trips := counter.trips(func() {
 		out, err := s.RunCreateMany(ctx, many)
@@ -96,7 +96,7 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 	require.Equal(t, int64(1), counter.trips(func() { create("k-" + strconv.Itoa(1)) }), "a keyed submit is one call")
 	require.Equal(t, int64(2), counter.trips(func() { create("k-1") }), "a repeated key: the create finds the key, then the run is read")
 
-	var claimed []*plait.ClaimedTask
+	var claimed []*store.ClaimedTask
 	require.Equal(t, int64(1), counter.trips(func() {
 		r, err := s.TaskClaim(ctx, claim)
 		require.NoError(t, err)
@@ -104,27 +104,27 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 	}), "a claim of 64 tasks is one call")
 	require.Len(t, claimed, 64)
 	require.Equal(t, int64(1), counter.trips(func() {
-		_, err := s.LeaseExtend(ctx, &plait.LeaseExtendParams{WorkerID: "w", Leases: leases(claimed), Duration: time.Minute})
+		_, err := s.LeaseExtend(ctx, &store.LeaseExtendParams{WorkerID: "w", Leases: leases(claimed), Duration: time.Minute})
 		require.NoError(t, err)
 	}), "extending 64 leases is one call")
 	require.Equal(t, int64(1), counter.trips(func() {
-		r, err := s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{
-			Finish: plait.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(claimed)}, Claim: *claim})
+		r, err := s.TaskFinishClaim(ctx, &store.TaskFinishClaimParams{
+			Finish: store.TaskFinishParams{WorkerID: "w", Outcomes: succeeded(claimed)}, Claim: *claim})
 		require.NoError(t, err)
 		require.Len(t, r.Claimed.Tasks, 64)
 	}), "finishing 64 attempts and claiming 64 more is one call")
 }
 
-func succeeded(ts []*plait.ClaimedTask) []plait.TaskOutcome {
-	out := make([]plait.TaskOutcome, len(ts))
+func succeeded(ts []*store.ClaimedTask) []store.TaskOutcome {
+	out := make([]store.TaskOutcome, len(ts))
 	for i, ct := range ts {
-		out[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
+		out[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}
 	}
 	return out
 }
 
-func leases(ts []*plait.ClaimedTask) []plait.Lease {
-	out := make([]plait.Lease, len(ts))
+func leases(ts []*store.ClaimedTask) []store.Lease {
+	out := make([]store.Lease, len(ts))
 	for i, ct := range ts {
 		out[i] = ct.Lease
 	}

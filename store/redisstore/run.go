@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// RunGet returns a run with its tasks: one HGETALL. See [plait.Store.RunGet].
-func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.Run, error) {
+// RunGet returns a run with its tasks: one HGETALL. See [store.Store.RunGet].
+func (s *Store) RunGet(ctx context.Context, params *store.RunGetParams) (*store.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return nil, err
@@ -18,14 +18,14 @@ func (s *Store) RunGet(ctx context.Context, params *plait.RunGetParams) (*plait.
 		return nil, mapErr(err)
 	}
 	if len(h) == 0 {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.ID, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %q: %w", params.ID, store.ErrNotFound)
 	}
 	return decodeRun(params.ID, h)
 }
 
-// RunCancel cancels a run. See [plait.Store.RunCancel]. One round trip: the
+// RunCancel cancels a run. See [store.Store.RunCancel]. One round trip: the
 // script answers with the run's fields.
-func (s *Store) RunCancel(ctx context.Context, params *plait.RunCancelParams) (*plait.Run, error) {
+func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*store.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return nil, err

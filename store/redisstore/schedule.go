@@ -9,11 +9,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-// Schedules ([plait.ScheduleStore]) live under their own hash tag {sched}
+// Schedules ([store.ScheduleStore]) live under their own hash tag {sched}
 // (keys.go): one hash per schedule, a zset of them by next instant, a zset
 // of their names and the leader lease hash. The leader finds due schedules
 // with one ZRANGEBYSCORE and reads them in one pipeline, so idle schedules
@@ -30,7 +30,7 @@ import (
 
 func checkSchedName(name string) error {
 	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("redisstore: schedule name %q %v: %w", name, err, plait.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: schedule name %q %v: %w", name, err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -44,9 +44,9 @@ func msArg(t time.Time) string {
 }
 
 // scheduleRecord decodes a schedule hash given as field, value pairs.
-func scheduleRecord(name string, kv []any) (*plait.ScheduleRecord, error) {
+func scheduleRecord(name string, kv []any) (*store.ScheduleRecord, error) {
 	if len(kv) == 0 {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, store.ErrNotFound)
 	}
 	m := make(map[string]string, len(kv)/2)
 	r := &reply{v: kv}
@@ -60,11 +60,11 @@ func scheduleRecord(name string, kv []any) (*plait.ScheduleRecord, error) {
 	return recordFromMap(name, m)
 }
 
-func recordFromMap(name string, m map[string]string) (*plait.ScheduleRecord, error) {
+func recordFromMap(name string, m map[string]string) (*store.ScheduleRecord, error) {
 	if len(m) == 0 {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, store.ErrNotFound)
 	}
-	rec := &plait.ScheduleRecord{Name: name, Definition: []byte(m["def"]), LastRunID: m["run"]}
+	rec := &store.ScheduleRecord{Name: name, Definition: []byte(m["def"]), LastRunID: m["run"]}
 	ms := func(field string) (time.Time, error) {
 		v, ok := m[field]
 		if !ok || v == "" {
@@ -93,8 +93,8 @@ func recordFromMap(name string, m map[string]string) (*plait.ScheduleRecord, err
 }
 
 // ScheduleSave creates or updates a schedule in one script call. See
-// [plait.ScheduleStore.ScheduleSave].
-func (s *Store) ScheduleSave(ctx context.Context, params *plait.ScheduleSaveParams) (*plait.ScheduleRecord, error) {
+// [store.ScheduleStore.ScheduleSave].
+func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSaveParams) (*store.ScheduleRecord, error) {
 	if err := checkSchedName(params.Name); err != nil {
 		return nil, err
 	}
@@ -107,10 +107,10 @@ func (s *Store) ScheduleSave(ctx context.Context, params *plait.ScheduleSavePara
 	return scheduleRecord(params.Name, v)
 }
 
-// ScheduleGet reads one schedule hash. See [plait.ScheduleStore.ScheduleGet].
-func (s *Store) ScheduleGet(ctx context.Context, params *plait.ScheduleGetParams) (*plait.ScheduleRecord, error) {
+// ScheduleGet reads one schedule hash. See [store.ScheduleStore.ScheduleGet].
+func (s *Store) ScheduleGet(ctx context.Context, params *store.ScheduleGetParams) (*store.ScheduleRecord, error) {
 	if ids.Check(params.Name) != nil {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	m, err := s.client.HGetAll(ctx, s.keys.schedule(params.Name)).Result()
 	if err != nil {
@@ -121,10 +121,10 @@ func (s *Store) ScheduleGet(ctx context.Context, params *plait.ScheduleGetParams
 
 // ScheduleList lists by next instant or by name, then reads the records in
 // one pipeline; a schedule deleted in between is left out. See
-// [plait.ScheduleStore.ScheduleList].
-func (s *Store) ScheduleList(ctx context.Context, params *plait.ScheduleListParams) (*plait.ScheduleListResult, error) {
+// [store.ScheduleStore.ScheduleList].
+func (s *Store) ScheduleList(ctx context.Context, params *store.ScheduleListParams) (*store.ScheduleListResult, error) {
 	if params.Limit < 1 {
-		return nil, fmt.Errorf("redisstore: schedule list limit %d: %w", params.Limit, plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: schedule list limit %d: %w", params.Limit, store.ErrInvalidArgument)
 	}
 	var names []string
 	var err error
@@ -142,7 +142,7 @@ func (s *Store) ScheduleList(ctx context.Context, params *plait.ScheduleListPara
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	res := &plait.ScheduleListResult{}
+	res := &store.ScheduleListResult{}
 	if len(names) > params.Limit {
 		names, res.More = names[:params.Limit], true
 	}
@@ -161,7 +161,7 @@ func (s *Store) ScheduleList(ctx context.Context, params *plait.ScheduleListPara
 	}
 	for i, c := range cmds {
 		rec, err := recordFromMap(names[i], c.Val())
-		if errors.Is(err, plait.ErrNotFound) {
+		if errors.Is(err, store.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -173,10 +173,10 @@ func (s *Store) ScheduleList(ctx context.Context, params *plait.ScheduleListPara
 }
 
 // ScheduleDelete removes the hash and both index entries in one MULTI. See
-// [plait.ScheduleStore.ScheduleDelete].
-func (s *Store) ScheduleDelete(ctx context.Context, params *plait.ScheduleDeleteParams) error {
+// [store.ScheduleStore.ScheduleDelete].
+func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDeleteParams) error {
 	if ids.Check(params.Name) != nil {
-		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	var del *redis.IntCmd
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -189,16 +189,16 @@ func (s *Store) ScheduleDelete(ctx context.Context, params *plait.ScheduleDelete
 		return mapErr(err)
 	}
 	if del.Val() == 0 {
-		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	return nil
 }
 
 // ScheduleRecordFire records a fire under the leader's epoch in one script
-// call. See [plait.ScheduleStore.ScheduleRecordFire].
-func (s *Store) ScheduleRecordFire(ctx context.Context, params *plait.ScheduleRecordFireParams) (*plait.ScheduleRecord, error) {
+// call. See [store.ScheduleStore.ScheduleRecordFire].
+func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRecordFireParams) (*store.ScheduleRecord, error) {
 	if ids.Check(params.Name) != nil {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
 	}
 	k := s.keys
 	last, run := msArg(params.LastFire), params.LastRunID
@@ -219,17 +219,17 @@ func (s *Store) ScheduleRecordFire(ctx context.Context, params *plait.ScheduleRe
 }
 
 // LeaderAcquire takes or renews the leader lease in one script call. See
-// [plait.ScheduleStore.LeaderAcquire].
-func (s *Store) LeaderAcquire(ctx context.Context, params *plait.LeaderAcquireParams) (*plait.LeaderAcquireResult, error) {
+// [store.ScheduleStore.LeaderAcquire].
+func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquireParams) (*store.LeaderAcquireResult, error) {
 	if params.Holder == "" || params.TTL < time.Millisecond {
-		return nil, fmt.Errorf("redisstore: leader acquire needs a holder and a TTL of at least 1ms: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: leader acquire needs a holder and a TTL of at least 1ms: %w", store.ErrInvalidArgument)
 	}
 	v, err := s.runScript(ctx, scriptLeaderTake, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch, ceilDurMillis(params.TTL))
 	if err != nil {
 		return nil, err
 	}
 	r := &reply{v: v}
-	res := &plait.LeaderAcquireResult{Acquired: r.int() == 1}
+	res := &store.LeaderAcquireResult{Acquired: r.int() == 1}
 	res.Lease.Holder = r.str()
 	res.Lease.Epoch = r.int()
 	res.Lease.Until = msTime(r.int())
@@ -240,8 +240,8 @@ func (s *Store) LeaderAcquire(ctx context.Context, params *plait.LeaderAcquirePa
 }
 
 // LeaderRelease gives the lease up in one script call. See
-// [plait.ScheduleStore.LeaderRelease].
-func (s *Store) LeaderRelease(ctx context.Context, params *plait.LeaderReleaseParams) error {
+// [store.ScheduleStore.LeaderRelease].
+func (s *Store) LeaderRelease(ctx context.Context, params *store.LeaderReleaseParams) error {
 	_, err := s.runScript(ctx, scriptLeaderFree, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch)
 	return err
 }

@@ -10,9 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // One Lua script per transition family, each opening with its header:
@@ -108,7 +107,7 @@ type script struct {
 // Redis or lease more of it (creates and claims), are declared without
 // flags, so Redis refuses them up front when it is out of memory, before
 // any write: nothing is half written and the call answers
-// plait.ErrStoreFull.
+// store.ErrStoreFull.
 var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
 	"schedule_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
@@ -267,16 +266,16 @@ type letterStatus struct{ letter, status string }
 // pending: W is a pending task waiting in the delayed set for its run-at
 // time, P one waiting for its parents.
 var taskLetters = []letterStatus{
-	{"P", string(plait.TaskPending)}, {"W", string(plait.TaskPending)}, {"R", string(plait.TaskReady)},
-	{"U", string(plait.TaskRunning)}, {"Y", string(plait.TaskRetrying)}, {"S", string(plait.TaskSucceeded)},
-	{"F", string(plait.TaskFailed)}, {"K", string(plait.TaskSkipped)}, {"C", string(plait.TaskCancelled)},
-	{"D", string(plait.TaskDead)},
+	{"P", string(store.TaskPending)}, {"W", string(store.TaskPending)}, {"R", string(store.TaskReady)},
+	{"U", string(store.TaskRunning)}, {"Y", string(store.TaskRetrying)}, {"S", string(store.TaskSucceeded)},
+	{"F", string(store.TaskFailed)}, {"K", string(store.TaskSkipped)}, {"C", string(store.TaskCancelled)},
+	{"D", string(store.TaskDead)},
 }
 
 // runLetters are the letters of a run's meta field.
 var runLetters = []letterStatus{
-	{"P", string(plait.RunPending)}, {"U", string(plait.RunRunning)}, {"S", string(plait.RunCompleted)},
-	{"F", string(plait.RunFailed)}, {"C", string(plait.RunCancelled)},
+	{"P", string(store.RunPending)}, {"U", string(store.RunRunning)}, {"S", string(store.RunCompleted)},
+	{"F", string(store.RunFailed)}, {"C", string(store.RunCancelled)},
 }
 
 // letterMoves is a status table in letters: from "" (a record being
@@ -322,10 +321,10 @@ func statusTable() string {
 		b.WriteString("local " + kind + "_final = {" + luaSet(final) + "}\n")
 	}
 	write("task", taskLetters, func(from, to string) bool {
-		return plait.TaskStatus(from).CanBecome(plait.TaskStatus(to))
+		return store.TaskStatus(from).CanBecome(store.TaskStatus(to))
 	})
 	write("run", runLetters, func(from, to string) bool {
-		return plait.RunStatus(from).CanBecome(plait.RunStatus(to))
+		return store.RunStatus(from).CanBecome(store.RunStatus(to))
 	})
 	// The replay moves are tables of their own: task_to and run_to take
 	// them only for a step that sets ctx.replay, so no other step can
@@ -351,14 +350,14 @@ func statusTable() string {
 	}
 	replay("task", taskLetters, func(status string) []string {
 		var out []string
-		for _, n := range plait.TaskStatus(status).ReplayNext() {
+		for _, n := range store.TaskStatus(status).ReplayNext() {
 			out = append(out, string(n))
 		}
 		return out
 	})
 	replay("run", runLetters, func(status string) []string {
 		var out []string
-		for _, n := range plait.RunStatus(status).ReplayNext() {
+		for _, n := range store.RunStatus(status).ReplayNext() {
 			out = append(out, string(n))
 		}
 		return out
@@ -409,12 +408,12 @@ const (
 
 // codeErrors is the one table mapping script return codes to sentinels.
 var codeErrors = map[int64]error{
-	codeNotFound: plait.ErrNotFound,
-	codeStale:    plait.ErrStaleEpoch,
-	codeInvalid:  plait.ErrInvalidArgument,
+	codeNotFound: store.ErrNotFound,
+	codeStale:    store.ErrStaleEpoch,
+	codeInvalid:  store.ErrInvalidArgument,
 	codeCorrupt:  errCorrupt,
-	codeIllegal:  plait.ErrIllegalTransition,
-	codeActive:   plait.ErrRunActive,
+	codeIllegal:  store.ErrIllegalTransition,
+	codeActive:   store.ErrRunActive,
 }
 
 // codeErr returns the error of a script return code, nil for codeOK.
@@ -428,7 +427,7 @@ func codeErr(code int64) error {
 	return fmt.Errorf("redisstore: unknown script code %d", code)
 }
 
-// runScript runs sc and maps Redis's OOM refusal to plait.ErrStoreFull.
+// runScript runs sc and maps Redis's OOM refusal to store.ErrStoreFull.
 // On the function path the refusal is up front and whole (see allowOOM);
 // a function call that finds no function (a restarted server without
 // persistence) loads the library again, and when even that fails (the
@@ -469,7 +468,7 @@ func mapErr(err error) error {
 		return nil
 	}
 	if isOOM(err) {
-		return fmt.Errorf("%w: %w", plait.ErrStoreFull, err)
+		return fmt.Errorf("%w: %w", store.ErrStoreFull, err)
 	}
 	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -43,11 +44,11 @@ func BenchmarkScripts(b *testing.B) {
 	}
 	drain := func() int {
 		done := 0
-		var outs []plait.TaskOutcome
+		var outs []store.TaskOutcome
 		for {
-			res, err := s.TaskFinishClaim(ctx, &plait.TaskFinishClaimParams{
-				Finish: plait.TaskFinishParams{WorkerID: worker, Outcomes: outs},
-				Claim:  plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()},
+			res, err := s.TaskFinishClaim(ctx, &store.TaskFinishClaimParams{
+				Finish: store.TaskFinishParams{WorkerID: worker, Outcomes: outs},
+				Claim:  store.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()},
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -63,7 +64,7 @@ func BenchmarkScripts(b *testing.B) {
 			}
 			outs = outs[:0]
 			for _, ct := range res.Claimed.Tasks {
-				outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+				outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded})
 			}
 		}
 	}
@@ -88,7 +89,7 @@ func BenchmarkScripts(b *testing.B) {
 	claimed := 0
 	for {
 		c.ConfigResetStat(ctx)
-		res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()})
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: worker, Limit: 64, LeaseDuration: time.Minute, RequestID: rid()})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -98,12 +99,12 @@ func BenchmarkScripts(b *testing.B) {
 			break
 		}
 		claimed += len(res.Tasks)
-		var outs []plait.TaskOutcome
+		var outs []store.TaskOutcome
 		for _, ct := range res.Tasks {
-			outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded})
+			outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded})
 		}
 		c.ConfigResetStat(ctx)
-		fres, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outs})
+		fres, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: worker, Outcomes: outs})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -178,7 +179,7 @@ func BenchmarkJoinClaim(b *testing.B) {
 			b.Fatal(err)
 		}
 		for {
-			res, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: worker, Limit: 256, LeaseDuration: time.Minute})
+			res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: worker, Limit: 256, LeaseDuration: time.Minute})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -188,11 +189,11 @@ func BenchmarkJoinClaim(b *testing.B) {
 			if res.Tasks[0].Lease.Task == "join" {
 				break
 			}
-			var outs []plait.TaskOutcome
+			var outs []store.TaskOutcome
 			for _, ct := range res.Tasks {
-				outs = append(outs, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("result")})
+				outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte("result")})
 			}
-			if _, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outs}); err != nil {
+			if _, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: worker, Outcomes: outs}); err != nil {
 				b.Fatal(err)
 			}
 			c.ConfigResetStat(ctx)

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -30,14 +30,14 @@ func TestShards(t *testing.T) {
 	s, err := redisstore.New(ctx, c, redisstore.WithClock(clk), redisstore.WithShards(3), redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 
-	wf := &plait.WorkflowSpec{Name: "wf", Tasks: []plait.TaskSpec{
-		{Name: "a", Handler: "h", Queue: plait.DefaultQueue},
-		{Name: "b", Handler: "h", Queue: plait.DefaultQueue, Deps: []plait.Dep{{Task: "a"}}},
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{
+		{Name: "a", Handler: "h", Queue: store.DefaultQueue},
+		{Name: "b", Handler: "h", Queue: store.DefaultQueue, Deps: []store.Dep{{Task: "a"}}},
 	}}
 	var ids []string
 	prev := ""
 	for i := 0; i < 9; i++ {
-		p := &plait.RunCreateParams{Workflow: wf}
+		p := &store.RunCreateParams{Workflow: wf}
 		if i%3 == 0 {
 			p.Key = "key-" + strconv.Itoa(i)
 		}
@@ -49,39 +49,39 @@ func TestShards(t *testing.T) {
 		prev = id
 		ids = append(ids, id)
 	}
-	again, err := s.RunCreate(ctx, &plait.RunCreateParams{Workflow: wf, Key: "key-3"})
+	again, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf, Key: "key-3"})
 	require.NoError(t, err)
 	require.True(t, again.Existing, "a keyed run is found again on its shard")
 	require.Equal(t, ids[3], again.Run.ID)
 
-	require.NoError(t, s.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: time.Second}))
+	require.NoError(t, s.ReadyWait(ctx, &store.ReadyWaitParams{Timeout: time.Second}))
 	for round := 0; round < 2; round++ {
-		claimed, err := s.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+		claimed, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, claimed.Tasks, len(ids), "a claim reaches every shard")
-		var out []plait.TaskOutcome
+		var out []store.TaskOutcome
 		for _, ct := range claimed.Tasks {
-			out = append(out, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("r")})
+			out = append(out, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte("r")})
 		}
 		if round == 1 {
 			// Let the second round's leases expire instead: the sweep
 			// visits every shard.
 			clk.Advance(2 * time.Minute)
-			sw, err := s.LeaseSweep(ctx, &plait.LeaseSweepParams{Limit: 100, CrashLimit: 0})
+			sw, err := s.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 100, CrashLimit: 0})
 			require.NoError(t, err)
 			require.Len(t, sw.Dead, len(ids))
 			break
 		}
-		res, err := s.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: out})
+		res, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: out})
 		require.NoError(t, err)
 		for _, r := range res {
 			require.NoError(t, r.Err)
 		}
 	}
 	for _, id := range ids {
-		run, err := s.RunWait(ctx, &plait.RunWaitParams{ID: id})
+		run, err := s.RunWait(ctx, &store.RunWaitParams{ID: id})
 		require.NoError(t, err)
-		require.Equal(t, plait.RunFailed, run.Status)
-		require.Equal(t, plait.TaskDead, run.Task("b").Status)
+		require.Equal(t, store.RunFailed, run.Status)
+		require.Equal(t, store.TaskDead, run.Task("b").Status)
 	}
 }

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // StoreStats reads the counters hash of every shard, then the duration
@@ -18,11 +17,11 @@ import (
 // per queue and per workflow in HINCRBY, durations in a list per task name
 // capped at the window. A workflow whose name is not a valid name
 // (internal/ids) is counted for its queues only. See
-// [plait.StatsStore]. Without [WithStats] the scripts keep nothing, and it
-// answers an [*plait.UnsupportedError].
-func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) (*plait.StoreStatsResult, error) {
+// [store.StatsStore]. Without [WithStats] the scripts keep nothing, and it
+// answers an [*store.UnsupportedError].
+func (s *Store) StoreStats(ctx context.Context, params *store.StoreStatsParams) (*store.StoreStatsResult, error) {
 	if s.cfg.statsWindow == 0 {
-		return nil, &plait.UnsupportedError{Capability: "StatsStore"}
+		return nil, &store.UnsupportedError{Capability: "StatsStore"}
 	}
 	hashes := make([]*redis.MapStringStringCmd, s.cfg.shards)
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -34,7 +33,7 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	res := &plait.StoreStatsResult{Queues: map[string]plait.StatCounters{}, Workflows: map[string]plait.StatCounters{}, Durations: map[string][]time.Duration{}}
+	res := &store.StoreStatsResult{Queues: map[string]store.StatCounters{}, Workflows: map[string]store.StatCounters{}, Durations: map[string][]time.Duration{}}
 	type window struct {
 		name string
 		cmd  *redis.StringSliceCmd
@@ -99,4 +98,4 @@ func (s *Store) StoreStats(ctx context.Context, params *plait.StoreStatsParams) 
 	return res, nil
 }
 
-var _ plait.StatsStore = (*Store)(nil)
+var _ store.StatsStore = (*Store)(nil)

@@ -6,16 +6,16 @@ import (
 	"log/slog"
 	"strconv"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// LeaseSweep recovers expired leases. See [plait.Store.LeaseSweep]. One
+// LeaseSweep recovers expired leases. See [store.Store.LeaseSweep]. One
 // script call per shard visited.
-func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) (*plait.LeaseSweepResult, error) {
+func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) (*store.LeaseSweepResult, error) {
 	if params.Limit < 1 || params.CrashLimit < 0 {
-		return nil, fmt.Errorf("redisstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", plait.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", store.ErrInvalidArgument)
 	}
-	res := &plait.LeaseSweepResult{}
+	res := &store.LeaseSweepResult{}
 	left := params.Limit
 	order := s.shardOrder()
 	for i, shard := range order {
@@ -39,7 +39,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *plait.LeaseSweepParams) 
 				if err != nil {
 					return nil, fmt.Errorf("redisstore: sweep reply epoch %q: %w", extra, err)
 				}
-				l := plait.Lease{RunID: run, Task: task, Epoch: epoch}
+				l := store.Lease{RunID: run, Task: task, Epoch: epoch}
 				if kind == "q" {
 					res.Requeued = append(res.Requeued, l)
 				} else {

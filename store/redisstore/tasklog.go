@@ -8,9 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/plaitdag/plait"
 )
 
 // Task log caps: how much of the lines a task's attempts log the store
@@ -27,7 +26,7 @@ const (
 )
 
 // WithTaskLogLimit caps the lines the attempts of one task log (see
-// [plait.TaskLogStore]): at most lines lines and bytes bytes of text per
+// [store.TaskLogStore]): at most lines lines and bytes bytes of text per
 // task, all attempts together; the lines past the cap are counted as
 // dropped. Defaults to TaskLogLinesDefault and TaskLogBytesDefault; values
 // below 1 or above TaskLogLinesMax and TaskLogBytesMax are errors.
@@ -43,8 +42,8 @@ func WithTaskLogLimit(lines, bytes int) Option {
 }
 
 // TaskLogAppend stores lines of an attempt under the task's cap. See
-// [plait.TaskLogStore]. One round trip (log_append.lua).
-func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
+// [store.TaskLogStore]. One round trip (log_append.lua).
+func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendParams) (*store.TaskLogAppendResult, error) {
 	shard, err := s.runShard(params.Lease.RunID)
 	if err != nil {
 		return nil, err
@@ -68,13 +67,13 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *plait.TaskLogAppendPa
 	if err := codeErr(code); err != nil {
 		return nil, fmt.Errorf("redisstore: task log %s/%s epoch %d: %w", id, params.Lease.Task, params.Lease.Epoch, err)
 	}
-	return &plait.TaskLogAppendResult{Stored: int(stored), Dropped: int(dropped)}, nil
+	return &store.TaskLogAppendResult{Stored: int(stored), Dropped: int(dropped)}, nil
 }
 
-// TaskLogRead answers a task's stored lines. See [plait.TaskLogStore]. One
+// TaskLogRead answers a task's stored lines. See [store.TaskLogStore]. One
 // round trip: a pipeline of HEXISTS on the run hash (is the task there)
 // and HGETALL of the run's log hash.
-func (s *Store) TaskLogRead(ctx context.Context, params *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+func (s *Store) TaskLogRead(ctx context.Context, params *store.TaskLogReadParams) (*store.TaskLogReadResult, error) {
 	shard, err := s.runShard(params.RunID)
 	if err != nil {
 		return nil, err
@@ -90,7 +89,7 @@ func (s *Store) TaskLogRead(ctx context.Context, params *plait.TaskLogReadParams
 		return nil, mapErr(err)
 	}
 	if !exists.Val() {
-		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, plait.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
 	}
 	return decodeTaskLog(params.Task, params.Attempt, all.Val())
 }
@@ -104,8 +103,8 @@ type logBatch struct {
 
 // decodeTaskLog gathers the lines of one task from the run's log hash, in
 // the order they were appended (by epoch, then sequence number).
-func decodeTaskLog(task string, attempt int, h map[string]string) (*plait.TaskLogReadResult, error) {
-	res := &plait.TaskLogReadResult{}
+func decodeTaskLog(task string, attempt int, h map[string]string) (*store.TaskLogReadResult, error) {
+	res := &store.TaskLogReadResult{}
 	if totals, ok := h["n:"+task]; ok {
 		f := strings.Split(totals, ",")
 		if len(f) != 3 {
@@ -162,8 +161,8 @@ func decodeTaskLog(task string, attempt int, h map[string]string) (*plait.TaskLo
 
 // decodeLogLines decodes lines "timeMs,level,textLen;" + text, one after
 // another.
-func decodeLogLines(s string, attempt int, epoch int64) ([]plait.LogLine, error) {
-	var out []plait.LogLine
+func decodeLogLines(s string, attempt int, epoch int64) ([]store.LogLine, error) {
+	var out []store.LogLine
 	for len(s) > 0 {
 		head, rest, ok := strings.Cut(s, ";")
 		f := strings.Split(head, ",")
@@ -176,7 +175,7 @@ func decodeLogLines(s string, attempt int, epoch int64) ([]plait.LogLine, error)
 		if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > len(rest) {
 			return nil, corrupt("task log line %s", clip(head))
 		}
-		out = append(out, plait.LogLine{Time: msTime(ms), Level: slog.Level(lv), Text: rest[:n], Attempt: attempt, Epoch: epoch})
+		out = append(out, store.LogLine{Time: msTime(ms), Level: slog.Level(lv), Text: rest[:n], Attempt: attempt, Epoch: epoch})
 		s = rest[n:]
 	}
 	return out, nil

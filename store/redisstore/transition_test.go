@@ -12,8 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 )
 
 // The letters of the store's records and the plait status each stands for,
@@ -21,15 +21,15 @@ import (
 // below compare the rendered Lua tables with plait's table and not with a
 // copy of the rendering.
 var (
-	testTaskLetters = map[string]plait.TaskStatus{
-		"P": plait.TaskPending, "W": plait.TaskPending, "R": plait.TaskReady,
-		"U": plait.TaskRunning, "Y": plait.TaskRetrying, "S": plait.TaskSucceeded,
-		"F": plait.TaskFailed, "K": plait.TaskSkipped, "C": plait.TaskCancelled,
-		"D": plait.TaskDead,
+	testTaskLetters = map[string]store.TaskStatus{
+		"P": store.TaskPending, "W": store.TaskPending, "R": store.TaskReady,
+		"U": store.TaskRunning, "Y": store.TaskRetrying, "S": store.TaskSucceeded,
+		"F": store.TaskFailed, "K": store.TaskSkipped, "C": store.TaskCancelled,
+		"D": store.TaskDead,
 	}
-	testRunLetters = map[string]plait.RunStatus{
-		"P": plait.RunPending, "U": plait.RunRunning, "S": plait.RunCompleted,
-		"F": plait.RunFailed, "C": plait.RunCancelled,
+	testRunLetters = map[string]store.RunStatus{
+		"P": store.RunPending, "U": store.RunRunning, "S": store.RunCompleted,
+		"F": store.RunFailed, "C": store.RunCancelled,
 	}
 )
 
@@ -188,21 +188,21 @@ return out`)
 
 	// every plait status has a letter, and the Go side maps the code to
 	// plait's sentinel.
-	seen := map[plait.TaskStatus]bool{}
+	seen := map[store.TaskStatus]bool{}
 	for _, s := range testTaskLetters {
 		seen[s] = true
 	}
-	for _, s := range plait.TaskStatuses() {
+	for _, s := range store.TaskStatuses() {
 		require.True(t, seen[s], "task status %s has no letter", s)
 	}
-	seenRun := map[plait.RunStatus]bool{}
+	seenRun := map[store.RunStatus]bool{}
 	for _, s := range testRunLetters {
 		seenRun[s] = true
 	}
-	for _, s := range plait.RunStatuses() {
+	for _, s := range store.RunStatuses() {
 		require.True(t, seenRun[s], "run status %s has no letter", s)
 	}
-	require.ErrorIs(t, codeErr(codeIllegal), plait.ErrIllegalTransition)
+	require.ErrorIs(t, codeErr(codeIllegal), store.ErrIllegalTransition)
 }
 
 // moveScript calls task_to or run_to on the hand-written records of run

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/store"
 )
 
 // RunWait blocks until the run is terminal. A run not finished yet is
@@ -19,13 +19,13 @@ import (
 // subscription, so an end between the two is seen by the read. It reads the
 // run again only when the channel says the run ended, or when the shared
 // connection was cut (a message may have been lost). A finished run costs
-// no memory for its waiters. See [plait.Store.RunWait].
-func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plait.Run, error) {
+// no memory for its waiters. See [store.Store.RunWait].
+func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*store.Run, error) {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return nil, err
 	}
-	run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+	run, err := s.RunGet(ctx, &store.RunGetParams{ID: params.ID})
 	if err != nil || run.Status.Terminal() {
 		return run, err
 	}
@@ -50,7 +50,7 @@ func (s *Store) RunWait(ctx context.Context, params *plait.RunWaitParams) (*plai
 			ready = nil
 		case <-w.signal:
 		}
-		run, err := s.RunGet(ctx, &plait.RunGetParams{ID: params.ID})
+		run, err := s.RunGet(ctx, &store.RunGetParams{ID: params.ID})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -15,34 +14,34 @@ func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "Cancel",
 			rule: "a cancel ends every unfinished task cancelled with the reason as its error, fences running ones, keeps finished ones and ends the run cancelled",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"), task("d", "b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), task("c"), task("d", "b"))})
 				got := claim(t, h, &claimOpts{Limit: 2}).Tasks
 				require.Len(t, got, 2, rule)
 				a, b := got[0], got[1]
 				succeed(t, h, a.Lease, "A", rule)
 				h.Advance(time.Second)
-				run, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "operator"})
+				run, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "operator"})
 				require.NoError(t, err, rule)
-				require.Equal(t, plait.RunCancelled, run.Status, rule)
+				require.Equal(t, store.RunCancelled, run.Status, rule)
 				sameTime(t, h.Now(), run.EndedAt, rule)
 				require.Equal(t, 1, run.Succeeded, rule)
 				require.Equal(t, 3, run.Cancelled, rule)
 				for _, name := range []string{"b", "c", "d"} {
 					ti := run.Task(name)
-					require.Equal(t, plait.TaskCancelled, ti.Status, rule)
+					require.Equal(t, store.TaskCancelled, ti.Status, rule)
 					require.Equal(t, "operator", ti.Error, rule)
 					sameTime(t, h.Now(), ti.EndedAt, rule)
 				}
-				require.Equal(t, plait.TaskSucceeded, run.Task("a").Status, rule)
+				require.Equal(t, store.TaskSucceeded, run.Task("a").Status, rule)
 				require.Equal(t, []byte("A"), run.Task("a").Result, rule)
 				tb := run.Task("b")
 				require.Equal(t, int64(2), tb.Epoch, rule)
 				require.Len(t, tb.Attempts, 1, rule)
 				require.Equal(t, "cancelled", tb.Attempts[0].Outcome, rule)
 
-				require.ErrorIs(t, finish(t, h, plait.TaskOutcome{Lease: b.Lease, Outcome: plait.OutcomeSucceeded}).Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, finish(t, h, store.TaskOutcome{Lease: b.Lease, Outcome: store.OutcomeSucceeded}).Err, store.ErrStaleEpoch, rule)
 				claimNone(t, h, rule)
-				require.Equal(t, plait.RunCancelled, getRun(t, h, r.ID).Status, rule)
+				require.Equal(t, store.RunCancelled, getRun(t, h, r.ID).Status, rule)
 			},
 		},
 		{
@@ -53,12 +52,12 @@ func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				succeed(t, h, claimOne(t, h, "a", rule).Lease, "A", rule)
 				ended := getRun(t, h, r.ID).EndedAt
 				h.Advance(time.Minute)
-				run, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "late"})
+				run, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "late"})
 				require.NoError(t, err, rule)
-				require.Equal(t, plait.RunCompleted, run.Status, rule)
+				require.Equal(t, store.RunCompleted, run.Status, rule)
 				sameTime(t, ended, run.EndedAt, rule)
 				require.Zero(t, run.Cancelled, rule)
-				require.Equal(t, plait.TaskSucceeded, run.Task("a").Status, rule)
+				require.Equal(t, store.TaskSucceeded, run.Task("a").Status, rule)
 				require.Empty(t, run.Task("a").Error, rule)
 			},
 		},
@@ -67,12 +66,12 @@ func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "cancelling a cancelled run changes nothing",
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, nil)
-				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "one"})
+				_, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "one"})
 				require.NoError(t, err, rule)
 				h.Advance(time.Second)
-				run, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "two"})
+				run, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "two"})
 				require.NoError(t, err, rule)
-				require.Equal(t, plait.RunCancelled, run.Status, rule)
+				require.Equal(t, store.RunCancelled, run.Status, rule)
 				require.Equal(t, 1, run.Cancelled, rule)
 				require.Equal(t, "one", run.Task("a").Error, rule)
 				require.True(t, run.StartedAt.IsZero(), rule)
@@ -84,18 +83,18 @@ func testCancel(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				b := task("b")
 				b.Delay = time.Minute
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), b, task("c"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), b, task("c"))})
 				got := claim(t, h, &claimOpts{Limit: 1}).Tasks
 				require.Len(t, got, 1, rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got[0].Lease, Outcome: plait.OutcomeRetry, RetryDelay: 10 * time.Second}).Err, rule)
-				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID})
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: got[0].Lease, Outcome: store.OutcomeRetry, RetryDelay: 10 * time.Second}).Err, rule)
+				_, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID})
 				require.NoError(t, err, rule)
 				claimNone(t, h, rule)
 				h.Advance(time.Hour)
 				claimNone(t, h, rule)
 				require.Empty(t, sweep(t, h, 10, 0).Requeued, rule)
 				for _, st := range statuses(t, h, r.ID) {
-					require.Equal(t, plait.TaskCancelled, st, rule)
+					require.Equal(t, store.TaskCancelled, st, rule)
 				}
 			},
 		},

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -19,19 +18,19 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				a.Payload = []byte(`{"n":1}`)
 				a.Requires = []string{"gpu"}
 				a.Timeout = time.Minute
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a)})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a)})
 				h.Advance(time.Second)
 				now := h.Now()
 				// A store that routes keeps the task on its routed queue.
-				queues := []string{plait.DefaultQueue}
-				if _, ok := h.Store.(plait.ClaimRouter); ok {
-					queues = []string{plait.RoutedQueue(plait.DefaultQueue, a.Requires)}
+				queues := []string{store.DefaultQueue}
+				if _, ok := h.Store.(store.ClaimRouter); ok {
+					queues = []string{store.RoutedQueue(store.DefaultQueue, a.Requires)}
 				}
 				res := claim(t, h, &claimOpts{Worker: "w-7", Lease: 20 * time.Second, Queues: queues})
 				sameTime(t, now, res.Now, rule)
 				require.Len(t, res.Tasks, 1, rule)
 				ct := res.Tasks[0]
-				require.Equal(t, plait.Lease{RunID: r.ID, Task: "a", Epoch: 1}, ct.Lease, rule)
+				require.Equal(t, store.Lease{RunID: r.ID, Task: "a", Epoch: 1}, ct.Lease, rule)
 				sameTime(t, now.Add(20*time.Second), ct.LeaseUntil, rule)
 				require.Equal(t, 1, ct.Attempt, rule)
 				sameTime(t, now, ct.FirstStartedAt, rule)
@@ -41,13 +40,13 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, []byte(`{"n":1}`), ct.Spec.Payload, rule)
 				require.Equal(t, []string{"gpu"}, ct.Spec.Requires, rule)
 				require.Equal(t, time.Minute, ct.Spec.Timeout, rule)
-				require.Equal(t, plait.DefaultQueue, ct.Spec.Queue, rule)
+				require.Equal(t, store.DefaultQueue, ct.Spec.Queue, rule)
 
 				got := getRun(t, h, r.ID)
-				require.Equal(t, plait.RunRunning, got.Status, rule)
+				require.Equal(t, store.RunRunning, got.Status, rule)
 				sameTime(t, now, got.StartedAt, rule)
 				ti := got.Task("a")
-				require.Equal(t, plait.TaskRunning, ti.Status, rule)
+				require.Equal(t, store.TaskRunning, ti.Status, rule)
 				require.Equal(t, 1, ti.Attempt, rule)
 				require.Equal(t, int64(1), ti.Epoch, rule)
 				require.Equal(t, "w-7", ti.Worker, rule)
@@ -72,14 +71,14 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "Priorities",
 			rule: "a claim serves urgent tasks first, then high, normal and low",
 			run: func(t *testing.T, h *Harness, rule string) {
-				var tasks []plait.TaskSpec
-				for _, p := range []plait.Priority{plait.PriorityLow, plait.PriorityNormal, plait.PriorityHigh, plait.PriorityUrgent} {
+				var tasks []store.TaskSpec
+				for _, p := range []store.Priority{store.PriorityLow, store.PriorityNormal, store.PriorityHigh, store.PriorityUrgent} {
 					ts := task(p.String())
 					ts.Priority = p
 					tasks = append(tasks, ts)
 				}
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, tasks...)})
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, tasks...)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, tasks...)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, tasks...)})
 				res := claim(t, h, &claimOpts{Limit: 3})
 				var got []string
 				for _, ct := range res.Tasks {
@@ -121,8 +120,8 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				q1, q2 := task("q1"), task("q2")
 				q1.Queue, q2.Queue = "one", "two"
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, q1, q2, task("d"))})
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, q1, q2)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, q1, q2, task("d"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, q1, q2)})
 
 				res := claim(t, h, &claimOpts{Queues: []string{"two", "one"}, Limit: 3})
 				require.Len(t, res.Tasks, 3, rule)
@@ -140,7 +139,7 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "Limit",
 			rule: "a claim returns at most Limit tasks",
 			run: func(t *testing.T, h *Harness, rule string) {
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"), task("d"), task("e"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), task("c"), task("d"), task("e"))})
 				require.Len(t, claim(t, h, &claimOpts{Limit: 2}).Tasks, 2, rule)
 				require.Len(t, claim(t, h, &claimOpts{Limit: 2}).Tasks, 2, rule)
 				require.Len(t, claim(t, h, &claimOpts{Limit: 2}).Tasks, 1, rule)
@@ -151,10 +150,10 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a claim with a limit below 1 or a lease that is not positive returns ErrInvalidArgument",
 			run: func(t *testing.T, h *Harness, rule string) {
 				createRun(t, h, nil)
-				_, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: "w", Limit: 0, LeaseDuration: time.Second})
-				require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
-				_, err = h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: "w", Limit: 1})
-				require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+				_, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: "w", Limit: 0, LeaseDuration: time.Second})
+				require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
+				_, err = h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: "w", Limit: 1})
+				require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 				claimOne(t, h, "a", rule)
 			},
 		},
@@ -165,7 +164,7 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
 				h.Advance(20 * time.Second)
-				res, err := h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{WorkerID: defaultWorker, Leases: []plait.Lease{ct.Lease}, Duration: time.Minute})
+				res, err := h.Store.LeaseExtend(bg, &store.LeaseExtendParams{WorkerID: defaultWorker, Leases: []store.Lease{ct.Lease}, Duration: time.Minute})
 				require.NoError(t, err, rule)
 				require.Len(t, res, 1, rule)
 				require.NoError(t, res[0].Err, rule)
@@ -182,15 +181,15 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, nil)
 				first := claimOne(t, h, "a", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: first.Lease, Outcome: plait.OutcomeReleased}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: first.Lease, Outcome: store.OutcomeReleased}).Err, rule)
 				second := claimOne(t, h, "a", rule)
 				require.Equal(t, int64(3), second.Lease.Epoch, rule)
-				for _, o := range []plait.Outcome{plait.OutcomeSucceeded, plait.OutcomeRetry, plait.OutcomeFailed, plait.OutcomeReleased} {
-					res := finish(t, h, plait.TaskOutcome{Lease: first.Lease, Outcome: o, Result: []byte("stale")})
-					require.ErrorIs(t, res.Err, plait.ErrStaleEpoch, rule)
+				for _, o := range []store.Outcome{store.OutcomeSucceeded, store.OutcomeRetry, store.OutcomeFailed, store.OutcomeReleased} {
+					res := finish(t, h, store.TaskOutcome{Lease: first.Lease, Outcome: o, Result: []byte("stale")})
+					require.ErrorIs(t, res.Err, store.ErrStaleEpoch, rule)
 				}
 				ti := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskRunning, ti.Status, rule)
+				require.Equal(t, store.TaskRunning, ti.Status, rule)
 				require.Equal(t, int64(3), ti.Epoch, rule)
 				require.Len(t, ti.Attempts, 1, rule)
 				succeed(t, h, second.Lease, "fresh", rule)
@@ -201,13 +200,13 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "FinishTwice",
 			rule: "a finish that already applied answers ErrStaleEpoch the second time and never applies twice",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				ct := claimNames(t, h)["a"]
 				require.NotNil(t, ct, rule)
 				succeed(t, h, ct.Lease, "one", rule)
-				res := finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("two")})
-				require.ErrorIs(t, res.Err, plait.ErrStaleEpoch, rule)
-				require.Equal(t, plait.RunRunning, res.RunStatus, rule)
+				res := finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte("two")})
+				require.ErrorIs(t, res.Err, store.ErrStaleEpoch, rule)
+				require.Equal(t, store.RunRunning, res.RunStatus, rule)
 				got := getRun(t, h, r.ID)
 				require.Equal(t, 1, got.Succeeded, rule)
 				require.Equal(t, []byte("one"), got.Task("a").Result, rule)
@@ -220,28 +219,28 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				createRun(t, h, nil)
 				first := claimOne(t, h, "a", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: first.Lease, Outcome: plait.OutcomeReleased}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: first.Lease, Outcome: store.OutcomeReleased}).Err, rule)
 				second := claimOne(t, h, "a", rule)
-				res, err := h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{WorkerID: defaultWorker, Leases: []plait.Lease{first.Lease, second.Lease}, Duration: time.Hour})
+				res, err := h.Store.LeaseExtend(bg, &store.LeaseExtendParams{WorkerID: defaultWorker, Leases: []store.Lease{first.Lease, second.Lease}, Duration: time.Hour})
 				require.NoError(t, err, rule)
 				require.Len(t, res, 2, rule)
-				require.ErrorIs(t, res[0].Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, res[0].Err, store.ErrStaleEpoch, rule)
 				require.NoError(t, res[1].Err, rule)
 				succeed(t, h, second.Lease, "ok", rule)
-				res, err = h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{WorkerID: defaultWorker, Leases: []plait.Lease{second.Lease}, Duration: time.Hour})
+				res, err = h.Store.LeaseExtend(bg, &store.LeaseExtendParams{WorkerID: defaultWorker, Leases: []store.Lease{second.Lease}, Duration: time.Hour})
 				require.NoError(t, err, rule)
-				require.ErrorIs(t, res[0].Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, res[0].Err, store.ErrStaleEpoch, rule)
 			},
 		},
 		{
 			name: "UnknownRunLease",
 			rule: "a finish or extend for an unknown run answers ErrNotFound",
 			run: func(t *testing.T, h *Harness, rule string) {
-				l := plait.Lease{RunID: "no-such-run", Task: "a", Epoch: 1}
-				require.ErrorIs(t, finish(t, h, plait.TaskOutcome{Lease: l, Outcome: plait.OutcomeSucceeded}).Err, plait.ErrNotFound, rule)
-				res, err := h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{Leases: []plait.Lease{l}, Duration: time.Second})
+				l := store.Lease{RunID: "no-such-run", Task: "a", Epoch: 1}
+				require.ErrorIs(t, finish(t, h, store.TaskOutcome{Lease: l, Outcome: store.OutcomeSucceeded}).Err, store.ErrNotFound, rule)
+				res, err := h.Store.LeaseExtend(bg, &store.LeaseExtendParams{Leases: []store.Lease{l}, Duration: time.Second})
 				require.NoError(t, err, rule)
-				require.ErrorIs(t, res[0].Err, plait.ErrNotFound, rule)
+				require.ErrorIs(t, res[0].Err, store.ErrNotFound, rule)
 			},
 		},
 		{
@@ -252,10 +251,10 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				a, b, c := task("a"), task("b"), task("c")
 				a.Delay, b.Delay, c.Delay = 10*time.Second, 5*time.Second, time.Second
 				c.Queue = "other"
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a, b, c)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a, b, c)})
 				res := claimNone(t, h, rule)
 				sameTime(t, now.Add(5*time.Second), res.NextDueAt, rule)
-				res = claim(t, h, &claimOpts{Queues: []string{"other", plait.DefaultQueue}})
+				res = claim(t, h, &claimOpts{Queues: []string{"other", store.DefaultQueue}})
 				require.Empty(t, res.Tasks, rule)
 				sameTime(t, now.Add(time.Second), res.NextDueAt, rule)
 				h.Advance(5 * time.Second)
@@ -269,8 +268,8 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a claimed task carries the results of its succeeded parents by name, and only those",
 			run: func(t *testing.T, h *Harness, rule string) {
 				c := task("c", "a")
-				c.Deps = append(c.Deps, plait.Dep{Task: "b", On: plait.OnCompletion})
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), c)})
+				c.Deps = append(c.Deps, store.Dep{Task: "b", On: store.OnCompletion})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), c)})
 				got := claimNames(t, h)
 				require.Len(t, got, 2, rule)
 				succeed(t, h, got["a"].Lease, "result-a", rule)
@@ -283,9 +282,9 @@ func testClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 }
 
 // sweep runs one LeaseSweep and requires it to succeed.
-func sweep(t *testing.T, h *Harness, limit, crashLimit int) *plait.LeaseSweepResult {
+func sweep(t *testing.T, h *Harness, limit, crashLimit int) *store.LeaseSweepResult {
 	t.Helper()
-	res, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: limit, CrashLimit: crashLimit})
+	res, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: limit, CrashLimit: crashLimit})
 	require.NoError(t, err, "LeaseSweep must succeed")
 	return res
 }

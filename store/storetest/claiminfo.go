@@ -3,9 +3,8 @@ package storetest
 import (
 	"testing"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testClaimInfo(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -15,7 +14,7 @@ func testClaimInfo(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a claimed task carries its run's workflow, tenant, service and metadata, also for several tasks of one run in one claim and for a run with none",
 			run: func(t *testing.T, h *Harness, rule string) {
 				md := map[string]string{"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "who": "alice"}
-				r1 := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b")),
+				r1 := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b")),
 					Tenant: "acme", Service: "billing", Metadata: md})
 				r2 := createRun(t, h, nil)
 				res := claim(t, h, nil)
@@ -42,7 +41,7 @@ func testClaimInfo(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a claim sent again with the same RequestID answers the run fields as the first one did",
 			run: func(t *testing.T, h *Harness, rule string) {
 				md := map[string]string{"k": "v"}
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b")),
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b")),
 					Tenant: "acme", Service: "billing", Metadata: md})
 				first := claim(t, h, &claimOpts{RequestID: "req-info"})
 				again := claim(t, h, &claimOpts{RequestID: "req-info"})

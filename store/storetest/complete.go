@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -15,16 +14,16 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "Succeed",
 			rule: "a success stores the result, ends the task at now, counts it and appends an attempt record",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				claimed := h.Now()
 				ct := claimNames(t, h)["a"]
 				h.Advance(1500 * time.Millisecond)
 				res := succeed(t, h, ct.Lease, "result", rule)
-				require.Equal(t, plait.RunRunning, res.RunStatus, rule)
+				require.Equal(t, store.RunRunning, res.RunStatus, rule)
 				got := getRun(t, h, r.ID)
 				require.Equal(t, 1, got.Succeeded, rule)
 				ti := got.Task("a")
-				require.Equal(t, plait.TaskSucceeded, ti.Status, rule)
+				require.Equal(t, store.TaskSucceeded, ti.Status, rule)
 				require.Equal(t, []byte("result"), ti.Result, rule)
 				sameTime(t, h.Now(), ti.EndedAt, rule)
 				require.Len(t, ti.Attempts, 1, rule)
@@ -41,14 +40,14 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "RunCompletes",
 			rule: "a run completes when its last task finishes, with EndedAt now and its counters",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 				ct := claimOne(t, h, "a", rule)
-				require.Equal(t, plait.RunRunning, succeed(t, h, ct.Lease, "", rule).RunStatus, rule)
+				require.Equal(t, store.RunRunning, succeed(t, h, ct.Lease, "", rule).RunStatus, rule)
 				ct = claimOne(t, h, "b", rule)
 				h.Advance(time.Second)
-				require.Equal(t, plait.RunCompleted, succeed(t, h, ct.Lease, "", rule).RunStatus, rule)
+				require.Equal(t, store.RunCompleted, succeed(t, h, ct.Lease, "", rule).RunStatus, rule)
 				got := getRun(t, h, r.ID)
-				require.Equal(t, plait.RunCompleted, got.Status, rule)
+				require.Equal(t, store.RunCompleted, got.Status, rule)
 				require.Equal(t, 2, got.Succeeded, rule)
 				sameTime(t, h.Now(), got.EndedAt, rule)
 				claimNone(t, h, rule)
@@ -61,11 +60,11 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				r := createRun(t, h, nil)
 				first := claimOne(t, h, "a", rule)
 				h.Advance(time.Second)
-				res := finish(t, h, plait.TaskOutcome{Lease: first.Lease, Outcome: plait.OutcomeRetry, Error: "flaky", RetryDelay: 5 * time.Second})
+				res := finish(t, h, store.TaskOutcome{Lease: first.Lease, Outcome: store.OutcomeRetry, Error: "flaky", RetryDelay: 5 * time.Second})
 				require.NoError(t, res.Err, rule)
-				require.Equal(t, plait.RunRunning, res.RunStatus, rule)
+				require.Equal(t, store.RunRunning, res.RunStatus, rule)
 				ti := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskRetrying, ti.Status, rule)
+				require.Equal(t, store.TaskRetrying, ti.Status, rule)
 				require.Equal(t, 2, ti.Attempt, rule)
 				require.Equal(t, "flaky", ti.Error, rule)
 				require.Len(t, ti.Attempts, 1, rule)
@@ -94,8 +93,8 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "again"}).Err, rule)
-				require.Equal(t, plait.TaskReady, taskOf(t, h, r.ID, "a").Status, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry, Error: "again"}).Err, rule)
+				require.Equal(t, store.TaskReady, taskOf(t, h, r.ID, "a").Status, rule)
 				ct = claimOne(t, h, "a", rule)
 				require.Equal(t, 2, ct.Attempt, rule)
 			},
@@ -107,13 +106,13 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				r := createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
 				res := failTask(t, h, ct.Lease, "broken", rule)
-				require.Equal(t, plait.RunFailed, res.RunStatus, rule)
+				require.Equal(t, store.RunFailed, res.RunStatus, rule)
 				got := getRun(t, h, r.ID)
-				require.Equal(t, plait.RunFailed, got.Status, rule)
+				require.Equal(t, store.RunFailed, got.Status, rule)
 				require.Equal(t, 1, got.Failed, rule)
 				sameTime(t, h.Now(), got.EndedAt, rule)
 				ti := got.Task("a")
-				require.Equal(t, plait.TaskFailed, ti.Status, rule)
+				require.Equal(t, store.TaskFailed, ti.Status, rule)
 				require.Equal(t, "broken", ti.Error, rule)
 				sameTime(t, h.Now(), ti.EndedAt, rule)
 				require.Len(t, ti.Attempts, 1, rule)
@@ -127,9 +126,9 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReleased}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReleased}).Err, rule)
 				ti := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskReady, ti.Status, rule)
+				require.Equal(t, store.TaskReady, ti.Status, rule)
 				require.Equal(t, 1, ti.Attempt, rule)
 				require.Equal(t, int64(2), ti.Epoch, rule)
 				require.Zero(t, ti.Crashes, rule)
@@ -148,14 +147,14 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				second := createRun(t, h, nil)
 				ct := claim(t, h, &claimOpts{Limit: 1}).Tasks[0]
 				require.Equal(t, first.ID, ct.Lease.RunID, rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReturned}).Err, rule)
 				ti := taskOf(t, h, first.ID, "a")
-				require.Equal(t, plait.TaskReady, ti.Status, rule)
+				require.Equal(t, store.TaskReady, ti.Status, rule)
 				require.Zero(t, ti.Attempt, rule)
 				require.True(t, ti.StartedAt.IsZero(), rule)
 				require.Empty(t, ti.Attempts, rule)
 				require.Equal(t, int64(2), ti.Epoch, rule)
-				require.ErrorIs(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}).Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}).Err, store.ErrStaleEpoch, rule)
 				got := claim(t, h, &claimOpts{Limit: 2}).Tasks
 				require.Len(t, got, 2, rule)
 				require.Equal(t, first.ID, got[0].Lease.RunID, rule+": back at the head, before the run created after it")
@@ -164,10 +163,10 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, int64(3), got[0].Lease.Epoch, rule)
 
 				// After a real attempt, a return keeps attempt and first start.
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got[0].Lease, Outcome: plait.OutcomeRetry, Error: "e"}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: got[0].Lease, Outcome: store.OutcomeRetry, Error: "e"}).Err, rule)
 				h.Advance(time.Second)
 				again := claimOne(t, h, "a", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: again.Lease, Outcome: plait.OutcomeReturned}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: again.Lease, Outcome: store.OutcomeReturned}).Err, rule)
 				ti = taskOf(t, h, first.ID, "a")
 				require.Equal(t, 2, ti.Attempt, rule)
 				require.False(t, ti.StartedAt.IsZero(), rule)
@@ -178,30 +177,30 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "FanIn",
 			rule: "a child with several parents becomes ready only when the last parent succeeds, and is released exactly once",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "a"), task("d", "b", "c"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), task("c", "a"), task("d", "b", "c"))})
 				succeed(t, h, claimOne(t, h, "a", rule).Lease, "A", rule)
 				got := claimNames(t, h)
 				require.Len(t, got, 2, rule)
 				succeed(t, h, got["b"].Lease, "B", rule)
-				require.Equal(t, plait.TaskPending, taskOf(t, h, r.ID, "d").Status, rule)
+				require.Equal(t, store.TaskPending, taskOf(t, h, r.ID, "d").Status, rule)
 				claimNone(t, h, rule)
 				succeed(t, h, got["c"].Lease, "C", rule)
-				require.Equal(t, plait.TaskReady, taskOf(t, h, r.ID, "d").Status, rule)
+				require.Equal(t, store.TaskReady, taskOf(t, h, r.ID, "d").Status, rule)
 				d := claimOne(t, h, "d", rule)
 				require.Equal(t, map[string][]byte{"b": []byte("B"), "c": []byte("C")}, d.ParentResults, rule)
 				claimNone(t, h, rule)
-				require.Equal(t, plait.RunCompleted, succeed(t, h, d.Lease, "", rule).RunStatus, rule)
+				require.Equal(t, store.RunCompleted, succeed(t, h, d.Lease, "", rule).RunStatus, rule)
 			},
 		},
 		{
 			name: "FanOut",
 			rule: "a success releases every child at once",
 			run: func(t *testing.T, h *Harness, rule string) {
-				tasks := []plait.TaskSpec{task("root")}
+				tasks := []store.TaskSpec{task("root")}
 				for _, n := range []string{"c1", "c2", "c3", "c4"} {
 					tasks = append(tasks, task(n, "root"))
 				}
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, tasks...)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, tasks...)})
 				succeed(t, h, claimOne(t, h, "root", rule).Lease, "R", rule)
 				got := claimNames(t, h)
 				require.Len(t, got, 4, rule)
@@ -218,7 +217,7 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				created := h.Now()
 				b, c := task("b", "a"), task("c", "a")
 				b.Delay, c.Delay = 10*time.Second, time.Minute
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), b, c)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), b, c)})
 				ct := claimOne(t, h, "a", rule)
 				h.Advance(30 * time.Second)
 				succeed(t, h, ct.Lease, "", rule)
@@ -234,34 +233,34 @@ func testComplete(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "BatchAppliesEach",
 			rule: "each outcome of a batch applies on its own, and answers come back in order",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), task("c"))})
 				got := claimNames(t, h)
 				stale := got["b"].Lease
 				stale.Epoch++
-				res, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{
-					{Lease: got["a"].Lease, Outcome: plait.OutcomeSucceeded},
-					{Lease: stale, Outcome: plait.OutcomeSucceeded},
-					{Lease: got["c"].Lease, Outcome: plait.OutcomeFailed, Error: "x"},
+				res, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{
+					{Lease: got["a"].Lease, Outcome: store.OutcomeSucceeded},
+					{Lease: stale, Outcome: store.OutcomeSucceeded},
+					{Lease: got["c"].Lease, Outcome: store.OutcomeFailed, Error: "x"},
 				}})
 				require.NoError(t, err, rule)
 				require.Len(t, res, 3, rule)
 				require.NoError(t, res[0].Err, rule)
-				require.ErrorIs(t, res[1].Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, res[1].Err, store.ErrStaleEpoch, rule)
 				require.NoError(t, res[2].Err, rule)
-				require.Equal(t, map[string]plait.TaskStatus{"a": plait.TaskSucceeded, "b": plait.TaskRunning, "c": plait.TaskFailed}, statuses(t, h, r.ID), rule)
+				require.Equal(t, map[string]store.TaskStatus{"a": store.TaskSucceeded, "b": store.TaskRunning, "c": store.TaskFailed}, statuses(t, h, r.ID), rule)
 			},
 		},
 		{
 			name: "SameBatchTwice",
 			rule: "an outcome repeated in one batch applies once; the repeat answers ErrStaleEpoch",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 				ct := claimOne(t, h, "a", rule)
-				o := plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
-				res, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{o, o}})
+				o := store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}
+				res, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{o, o}})
 				require.NoError(t, err, rule)
 				require.NoError(t, res[0].Err, rule)
-				require.ErrorIs(t, res[1].Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, res[1].Err, store.ErrStaleEpoch, rule)
 				got := getRun(t, h, r.ID)
 				require.Equal(t, 1, got.Succeeded, rule)
 				claimOne(t, h, "b", rule)

@@ -9,21 +9,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // wideDAG is root -> n middle tasks -> join.
-func wideDAG(n int) *plait.WorkflowSpec {
-	tasks := []plait.TaskSpec{task("root")}
+func wideDAG(n int) *store.WorkflowSpec {
+	tasks := []store.TaskSpec{task("root")}
 	join := task("join")
 	for i := 0; i < n; i++ {
 		name := "m" + strconv.Itoa(i)
 		tasks = append(tasks, task(name, "root"))
-		join.Deps = append(join.Deps, plait.Dep{Task: name, On: plait.OnSuccess})
+		join.Deps = append(join.Deps, store.Dep{Task: name, On: store.OnSuccess})
 	}
-	return spec(plait.StrategyContinue, append(tasks, join)...)
+	return spec(store.StrategyContinue, append(tasks, join)...)
 }
 
 func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -61,19 +60,19 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					go func() {
 						defer wg.Done()
 						for done.Load() < total {
-							res, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: worker, Limit: 4, LeaseDuration: time.Hour})
+							res, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: worker, Limit: 4, LeaseDuration: time.Hour})
 							if err != nil {
 								problem("claim: %v", err)
 								return
 							}
 							if len(res.Tasks) == 0 {
-								if err := h.Store.ReadyWait(bg, &plait.ReadyWaitParams{Timeout: 5 * time.Millisecond}); err != nil {
+								if err := h.Store.ReadyWait(bg, &store.ReadyWaitParams{Timeout: 5 * time.Millisecond}); err != nil {
 									problem("ready wait: %v", err)
 									return
 								}
 								continue
 							}
-							var outcomes []plait.TaskOutcome
+							var outcomes []store.TaskOutcome
 							mu.Lock()
 							for _, ct := range res.Tasks {
 								key := ct.Lease.RunID + "/" + ct.Lease.Task
@@ -82,10 +81,10 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 								}
 								holders[key] = worker
 								claims[key]++
-								o := plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte(key)}
+								o := store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded, Result: []byte(key)}
 								// Every fifth claim is handed back once, to race re-claims too.
 								if nclaims.Add(1)%5 == 0 && released[key] == 0 {
-									o.Outcome = plait.OutcomeReleased
+									o.Outcome = store.OutcomeReleased
 									released[key]++
 								}
 								outcomes = append(outcomes, o)
@@ -94,7 +93,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 								delete(holders, o.Lease.RunID+"/"+o.Lease.Task)
 							}
 							mu.Unlock()
-							out, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: worker, Outcomes: outcomes})
+							out, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: worker, Outcomes: outcomes})
 							if err != nil {
 								problem("finish: %v", err)
 								return
@@ -104,7 +103,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 									problem("finish %v: %v", outcomes[i].Lease, r.Err)
 									continue
 								}
-								if outcomes[i].Outcome == plait.OutcomeSucceeded {
+								if outcomes[i].Outcome == store.OutcomeSucceeded {
 									mu.Lock()
 									success[outcomes[i].Lease.RunID+"/"+outcomes[i].Lease.Task]++
 									mu.Unlock()
@@ -123,10 +122,10 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				}
 				for _, id := range ids {
 					run := getRun(t, h, id)
-					require.Equal(t, plait.RunCompleted, run.Status, rule)
+					require.Equal(t, store.RunCompleted, run.Status, rule)
 					require.Equal(t, width+2, run.Succeeded, rule)
 					for _, ti := range run.Tasks {
-						require.Equal(t, plait.TaskSucceeded, ti.Status, rule)
+						require.Equal(t, store.TaskSucceeded, ti.Status, rule)
 						require.Equal(t, 1, ti.Attempt, rule)
 						require.Len(t, ti.Attempts, 1+released[id+"/"+ti.Name], rule)
 					}
@@ -139,11 +138,11 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "racing claims hand out each ready task to exactly one worker",
 			run: func(t *testing.T, h *Harness, rule string) {
 				const n, workers = 120, 8
-				var tasks []plait.TaskSpec
+				var tasks []store.TaskSpec
 				for i := 0; i < n; i++ {
 					tasks = append(tasks, task("t"+strconv.Itoa(i)))
 				}
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, tasks...)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, tasks...)})
 				var (
 					mu   sync.Mutex
 					seen = map[string]int{}
@@ -155,7 +154,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					go func() {
 						defer wg.Done()
 						for {
-							res, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: "w", Limit: 3, LeaseDuration: time.Hour})
+							res, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: "w", Limit: 3, LeaseDuration: time.Hour})
 							mu.Lock()
 							if err != nil {
 								errs = append(errs, err)
@@ -182,7 +181,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "RacingFinishes",
 			rule: "racing finishes of one lease apply exactly once and release the child once",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 				ct := claimOne(t, h, "a", rule)
 				const racers = 8
 				results := make(chan error, racers)
@@ -191,7 +190,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						out, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}}})
+						out, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}}})
 						if err != nil {
 							results <- err
 							return
@@ -207,7 +206,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 						applied++
 						continue
 					}
-					require.True(t, errors.Is(err, plait.ErrStaleEpoch), rule)
+					require.True(t, errors.Is(err, store.ErrStaleEpoch), rule)
 				}
 				require.Equal(t, 1, applied, rule)
 				got := getRun(t, h, r.ID)
@@ -221,7 +220,7 @@ func testConcurrency(t *testing.T, newHarness func(t *testing.T) *Harness) {
 }
 
 // tasksOf returns the claimed tasks of a possibly nil claim answer.
-func tasksOf(res *plait.TaskClaimResult) []*plait.ClaimedTask {
+func tasksOf(res *store.TaskClaimResult) []*store.ClaimedTask {
 	if res == nil {
 		return nil
 	}

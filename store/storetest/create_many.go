@@ -3,9 +3,8 @@ package storetest
 import (
 	"testing"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testCreateMany(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -14,16 +13,16 @@ func testCreateMany(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "CreateManyInOrder",
 			rule: "RunCreateMany answers one outcome per run in order: valid runs are created with increasing ids and their roots ready, an invalid one carries ErrInvalidArgument and does not stop the others",
 			run: func(t *testing.T, h *Harness, rule string) {
-				params := []*plait.RunCreateParams{
-					{Workflow: spec(plait.StrategyContinue, task("a"))},
-					{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a")), Tenant: "acme"},
-					{Workflow: &plait.WorkflowSpec{Name: "empty"}},
-					{Workflow: spec(plait.StrategyStop, task("x"), task("y"))},
+				params := []*store.RunCreateParams{
+					{Workflow: spec(store.StrategyContinue, task("a"))},
+					{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a")), Tenant: "acme"},
+					{Workflow: &store.WorkflowSpec{Name: "empty"}},
+					{Workflow: spec(store.StrategyStop, task("x"), task("y"))},
 				}
 				out, err := h.Store.RunCreateMany(bg, params)
 				require.NoError(t, err, rule)
 				require.Len(t, out, len(params), rule)
-				require.ErrorIs(t, out[2].Err, plait.ErrInvalidArgument, rule)
+				require.ErrorIs(t, out[2].Err, store.ErrInvalidArgument, rule)
 				require.Nil(t, out[2].Result, rule)
 				prev := ""
 				for _, i := range []int{0, 1, 3} {
@@ -38,7 +37,7 @@ func testCreateMany(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					got := getRun(t, h, id)
 					require.Equal(t, len(params[i].Workflow.Tasks), got.Total, rule)
 					require.Equal(t, params[i].Tenant, got.Tenant, rule)
-					require.Equal(t, plait.TaskReady, got.Tasks[0].Status, rule)
+					require.Equal(t, store.TaskReady, got.Tasks[0].Status, rule)
 				}
 				res := claim(t, h, &claimOpts{Limit: 100})
 				require.Len(t, res.Tasks, 4, rule+": the roots a, a, x and y are ready")
@@ -50,10 +49,10 @@ func testCreateMany(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "in RunCreateMany a key already taken, before the call or earlier in it, answers the existing run with Existing and writes nothing",
 			run: func(t *testing.T, h *Harness, rule string) {
 				before := createRun(t, h, &runOpts{Key: "k-old"})
-				out, err := h.Store.RunCreateMany(bg, []*plait.RunCreateParams{
-					{Workflow: spec(plait.StrategyContinue, task("a")), Key: "k-new"},
-					{Workflow: spec(plait.StrategyContinue, task("z")), Key: "k-old"},
-					{Workflow: spec(plait.StrategyContinue, task("z")), Key: "k-new"},
+				out, err := h.Store.RunCreateMany(bg, []*store.RunCreateParams{
+					{Workflow: spec(store.StrategyContinue, task("a")), Key: "k-new"},
+					{Workflow: spec(store.StrategyContinue, task("z")), Key: "k-old"},
+					{Workflow: spec(store.StrategyContinue, task("z")), Key: "k-new"},
 				})
 				require.NoError(t, err, rule)
 				require.NoError(t, out[0].Err, rule)

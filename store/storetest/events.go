@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // RunCapability runs the suite of the one optional capability named name
 // (a name [Capabilities] lists), for a store built differently from the one
-// [Run] gets: an [plait.EventStore] with a small EventCap, say. It fails
+// [Run] gets: an [store.EventStore] with a small EventCap, say. It fails
 // t when no suite has that name or the store lacks the capability.
 func RunCapability(t *testing.T, name string, newHarness func(t *testing.T) *Harness) {
 	t.Helper()
@@ -30,12 +31,12 @@ func RunCapability(t *testing.T, name string, newHarness func(t *testing.T) *Har
 
 // readEvents reads every event of one stream after the cursor, in pages of
 // limit, and returns them with the cursor after the last.
-func readEvents(t *testing.T, h *Harness, runID string, after plait.EventCursor, limit int) ([]plait.StoreEvent, plait.EventCursor) {
+func readEvents(t *testing.T, h *Harness, runID string, after store.EventCursor, limit int) ([]store.StoreEvent, store.EventCursor) {
 	t.Helper()
-	es := h.Store.(plait.EventStore)
-	var out []plait.StoreEvent
+	es := h.Store.(store.EventStore)
+	var out []store.StoreEvent
 	for {
-		res, err := es.EventRead(bg, &plait.EventReadParams{RunID: runID, After: after, Limit: limit})
+		res, err := es.EventRead(bg, &store.EventReadParams{RunID: runID, After: after, Limit: limit})
 		require.NoError(t, err, "EventRead must answer a valid read")
 		require.False(t, res.FellBehind, "a read within the caps is not behind")
 		out = append(out, res.Events...)
@@ -48,7 +49,7 @@ func readEvents(t *testing.T, h *Harness, runID string, after plait.EventCursor,
 	}
 }
 
-func eventTypes(evs []plait.StoreEvent) []string {
+func eventTypes(evs []store.StoreEvent) []string {
 	out := make([]string, len(evs))
 	for i, e := range evs {
 		out[i] = string(e.Type)
@@ -59,16 +60,16 @@ func eventTypes(evs []plait.StoreEvent) []string {
 	return out
 }
 
-// testEvents is the suite of [plait.EventStore].
+// testEvents is the suite of [store.EventStore].
 func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
 		{
 			name: "OrderPerRun",
 			rule: "every status change of a run and its tasks is one event, in the order it happened, carrying the task's and the run's fields",
 			run: func(t *testing.T, h *Harness, rule string) {
-				wf := spec(plait.StrategyContinue, task("a"), task("b", "a"))
+				wf := spec(store.StrategyContinue, task("a"), task("b", "a"))
 				wf.Tasks[1].Queue = "q2"
-				wf.Tasks[1].Priority = plait.PriorityHigh
+				wf.Tasks[1].Priority = store.PriorityHigh
 				r := createRun(t, h, &runOpts{Workflow: wf, Tenant: "acme", Service: "billing"})
 				a := claimOne(t, h, "a", rule)
 				h.Advance(1500 * time.Millisecond)
@@ -91,23 +92,23 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					require.NotEmpty(t, e.Cursor, rule)
 				}
 				run := evs[3]
-				require.Equal(t, plait.RunRunning, run.RunStatus, rule)
+				require.Equal(t, store.RunRunning, run.RunStatus, rule)
 				ok := evs[4]
-				require.Equal(t, plait.TaskSucceeded, ok.TaskStatus, rule)
+				require.Equal(t, store.TaskSucceeded, ok.TaskStatus, rule)
 				require.Equal(t, 1, ok.Attempt, rule)
 				require.Equal(t, a.Lease.Epoch, ok.Epoch, rule)
 				require.Equal(t, defaultWorker, ok.Worker, rule)
 				require.Equal(t, "h-a", ok.Handler, rule)
-				require.Equal(t, plait.DefaultQueue, ok.Queue, rule)
+				require.Equal(t, store.DefaultQueue, ok.Queue, rule)
 				sameDuration(t, 1500*time.Millisecond, ok.Duration, rule)
 				sameTime(t, h.Now().Add(-250*time.Millisecond), ok.At, rule)
 				bad := evs[7]
 				require.Equal(t, "q2", bad.Queue, rule)
-				require.Equal(t, plait.PriorityHigh, bad.Priority, rule)
+				require.Equal(t, store.PriorityHigh, bad.Priority, rule)
 				require.Equal(t, "worker-2", bad.Worker, rule)
 				require.Equal(t, "boom", bad.Error, rule)
 				sameDuration(t, 250*time.Millisecond, bad.Duration, rule)
-				require.Equal(t, plait.RunFailed, evs[8].RunStatus, rule)
+				require.Equal(t, store.RunFailed, evs[8].RunStatus, rule)
 			},
 		},
 		{
@@ -120,7 +121,7 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				all, end := readEvents(t, h, "", "", 1000)
 				byRun := map[string][]string{}
 				for _, e := range all {
-					byRun[e.RunID] = append(byRun[e.RunID], eventTypes([]plait.StoreEvent{e})[0])
+					byRun[e.RunID] = append(byRun[e.RunID], eventTypes([]store.StoreEvent{e})[0])
 				}
 				want := []string{"run_pending", "task_ready a", "task_running a", "run_running", "task_succeeded a", "run_completed"}
 				require.Equal(t, want, byRun[r1.ID], rule)
@@ -145,13 +146,13 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "ReadWaitsForAnEvent",
 			rule: "a read with Wait and nothing after its cursor returns when an event is appended",
 			run: func(t *testing.T, h *Harness, rule string) {
-				es := h.Store.(plait.EventStore)
+				es := h.Store.(store.EventStore)
 				createRun(t, h, nil)
 				_, end := readEvents(t, h, "", "", 100)
-				got := make(chan *plait.EventReadResult, 1)
+				got := make(chan *store.EventReadResult, 1)
 				errs := make(chan error, 1)
 				go func() {
-					res, err := es.EventRead(bg, &plait.EventReadParams{After: end, Limit: 10, Wait: time.Minute})
+					res, err := es.EventRead(bg, &store.EventReadParams{After: end, Limit: 10, Wait: time.Minute})
 					if err != nil {
 						errs <- err
 						return
@@ -168,7 +169,7 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				case <-time.After(30 * time.Second):
 					t.Fatal(rule)
 				}
-				res, err := es.EventRead(bg, &plait.EventReadParams{After: "", Limit: 1, Wait: 0})
+				res, err := es.EventRead(bg, &store.EventReadParams{After: "", Limit: 1, Wait: 0})
 				require.NoError(t, err, rule)
 				require.Len(t, res.Events, 1, rule)
 			},
@@ -180,9 +181,9 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				r := createRun(t, h, nil)
 				drain(t, h, rule)
 				_, end := readEvents(t, h, "", "", 100)
-				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "late"})
+				_, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "late"})
 				require.NoError(t, err, rule)
-				_, err = h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				_, err = h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 				require.NoError(t, err, rule)
 				more, _ := readEvents(t, h, "", end, 10)
 				require.Empty(t, more, rule)
@@ -192,13 +193,13 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "CancelAndSweepEvents",
 			rule: "a cancel makes one event per task it stops and one for the run; a recovered lease makes the task's event",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 				claimOne(t, h, "a", rule)
 				h.Advance(defaultLease + time.Second)
-				res, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				res, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 				require.NoError(t, err, rule)
 				require.Len(t, res.Requeued, 1, rule)
-				_, err = h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID, Reason: "stop"})
+				_, err = h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID, Reason: "stop"})
 				require.NoError(t, err, rule)
 				evs, _ := readEvents(t, h, r.ID, "", 100)
 				types := eventTypes(evs)
@@ -215,13 +216,13 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if h.Caps.EventCap == 0 {
 					t.Skip("the harness gives no EventCap")
 				}
-				es := h.Store.(plait.EventStore)
-				var ts []plait.TaskSpec
+				es := h.Store.(store.EventStore)
+				var ts []store.TaskSpec
 				for i := 0; i < h.Caps.EventCap/4+1; i++ {
 					ts = append(ts, task("t"+itoa(i)))
 				}
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, ts...)})
-				first, err := es.EventRead(bg, &plait.EventReadParams{RunID: r.ID, Limit: 1})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, ts...)})
+				first, err := es.EventRead(bg, &store.EventReadParams{RunID: r.ID, Limit: 1})
 				require.NoError(t, err, rule)
 				require.Len(t, first.Events, 1, rule)
 				require.False(t, first.FellBehind, "a read from the start is never behind")
@@ -233,16 +234,16 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					res := claim(t, h, &claimOpts{Limit: 1000})
 					require.NotEmpty(t, res.Tasks, rule)
 					for _, ct := range res.Tasks {
-						fr := finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "again"})
+						fr := finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry, Error: "again"})
 						require.NoError(t, fr.Err, rule)
 						made += 2
 					}
 				}
-				res, err := es.EventRead(bg, &plait.EventReadParams{RunID: r.ID, After: first.Cursor, Limit: 10})
+				res, err := es.EventRead(bg, &store.EventReadParams{RunID: r.ID, After: first.Cursor, Limit: 10})
 				require.NoError(t, err, rule)
 				require.True(t, res.FellBehind, rule)
 				require.NotEmpty(t, res.Events, rule)
-				next, err := es.EventRead(bg, &plait.EventReadParams{RunID: r.ID, After: res.Cursor, Limit: 10})
+				next, err := es.EventRead(bg, &store.EventReadParams{RunID: r.ID, After: res.Cursor, Limit: 10})
 				require.NoError(t, err, rule)
 				require.False(t, next.FellBehind, rule)
 			},
@@ -257,34 +258,34 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				defer cancel()
 				createRun(t, h, &runOpts{Tenant: "t1", Service: "s1"})
 				r2 := createRun(t, h, &runOpts{Tenant: "t2", Service: "s1"})
-				r3 := createRun(t, h, &runOpts{Tenant: "t2", Service: "s2", Workflow: &plait.WorkflowSpec{Name: "other", Tasks: []plait.TaskSpec{task("a")}}})
+				r3 := createRun(t, h, &runOpts{Tenant: "t2", Service: "s2", Workflow: &store.WorkflowSpec{Name: "other", Tasks: []store.TaskSpec{task("a")}}})
 				drain(t, h, rule)
 
-				next := func(sub *plait.Subscription) *plait.StoreEvent {
+				next := func(sub *plait.Subscription) *store.StoreEvent {
 					t.Helper()
 					ev, err := sub.Next(ctx)
 					require.NoError(t, err, rule)
 					return ev
 				}
-				sub, err := s.Subscribe(ctx, &plait.SubscribeFilter{Tenant: "t2", Workflow: "wf", Types: []plait.StoreEventType{
-					plait.RunEventType(plait.RunPending), plait.RunEventType(plait.RunCompleted),
+				sub, err := s.Subscribe(ctx, &plait.SubscribeFilter{Tenant: "t2", Workflow: "wf", Types: []store.StoreEventType{
+					store.RunEventType(store.RunPending), store.RunEventType(store.RunCompleted),
 				}})
 				require.NoError(t, err, rule)
 				ev := next(sub)
 				require.Equal(t, r2.ID, ev.RunID, rule)
-				require.Equal(t, plait.RunPending, ev.RunStatus, rule)
+				require.Equal(t, store.RunPending, ev.RunStatus, rule)
 				cur := sub.Cursor()
 				ev = next(sub)
 				require.Equal(t, r2.ID, ev.RunID, rule)
-				require.Equal(t, plait.RunCompleted, ev.RunStatus, rule)
+				require.Equal(t, store.RunCompleted, ev.RunStatus, rule)
 
 				again, err := s.Subscribe(ctx, &plait.SubscribeFilter{Service: "s2", After: cur})
 				require.NoError(t, err, rule)
 				ev = next(again)
 				require.Equal(t, r3.ID, ev.RunID, rule)
-				require.Equal(t, plait.RunEventType(plait.RunPending), ev.Type, rule)
+				require.Equal(t, store.RunEventType(store.RunPending), ev.Type, rule)
 
-				one, err := s.Subscribe(ctx, &plait.SubscribeFilter{RunID: r3.ID, Types: []plait.StoreEventType{plait.TaskEventType(plait.TaskSucceeded)}})
+				one, err := s.Subscribe(ctx, &plait.SubscribeFilter{RunID: r3.ID, Types: []store.StoreEventType{store.TaskEventType(store.TaskSucceeded)}})
 				require.NoError(t, err, rule)
 				ev = next(one)
 				require.Equal(t, "a", ev.Task, rule)
@@ -294,7 +295,7 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				defer cancelShort()
 				live, err := s.Subscribe(short, &plait.SubscribeFilter{After: sub.Cursor(), Tenant: "t9"})
 				require.NoError(t, err, rule)
-				done := make(chan *plait.StoreEvent, 1)
+				done := make(chan *store.StoreEvent, 1)
 				go func() {
 					ev, err := live.Next(short)
 					if err != nil {
@@ -312,9 +313,9 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	})
 }
 
-func nonNil(evs []plait.StoreEvent) []plait.StoreEvent {
+func nonNil(evs []store.StoreEvent) []store.StoreEvent {
 	if evs == nil {
-		return []plait.StoreEvent{}
+		return []store.StoreEvent{}
 	}
 	return evs
 }

@@ -4,23 +4,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // prioTask returns a task at priority p.
-func prioTask(name string, p plait.Priority) plait.TaskSpec {
+func prioTask(name string, p store.Priority) store.TaskSpec {
 	ts := task(name)
 	ts.Priority = p
 	return ts
 }
 
-// testFairClaimer is the suite of [plait.FairClaimer].
+// testFairClaimer is the suite of [store.FairClaimer].
 func testFairClaimer(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	claimShares := func(t *testing.T, h *Harness, limit int, shares []int) []string {
 		t.Helper()
-		res, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: "w", Limit: limit, LeaseDuration: time.Minute, Shares: shares})
+		res, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: "w", Limit: limit, LeaseDuration: time.Minute, Shares: shares})
 		require.NoError(t, err)
 		var names []string
 		for _, ct := range res.Tasks {
@@ -30,10 +29,10 @@ func testFairClaimer(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	}
 	setup := func(t *testing.T, h *Harness) {
 		t.Helper()
-		createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue,
-			prioTask("u1", plait.PriorityUrgent), prioTask("u2", plait.PriorityUrgent), prioTask("u3", plait.PriorityUrgent),
-			prioTask("n1", plait.PriorityNormal),
-			prioTask("l1", plait.PriorityLow), prioTask("l2", plait.PriorityLow))})
+		createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue,
+			prioTask("u1", store.PriorityUrgent), prioTask("u2", store.PriorityUrgent), prioTask("u3", store.PriorityUrgent),
+			prioTask("n1", store.PriorityNormal),
+			prioTask("l1", store.PriorityLow), prioTask("l2", store.PriorityLow))})
 	}
 	runCases(t, newHarness, []testCase{
 		{
@@ -58,8 +57,8 @@ func testFairClaimer(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "shares other than four counts of at least zero are an invalid argument",
 			run: func(t *testing.T, h *Harness, rule string) {
 				for _, bad := range [][]int{{1, 2, 3}, {1, 1, -1, 1}} {
-					_, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute, Shares: bad})
-					require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+					_, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute, Shares: bad})
+					require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 				}
 			},
 		},

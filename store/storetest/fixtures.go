@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // Fixture defaults.
@@ -20,16 +19,16 @@ const (
 var bg = context.Background()
 
 // spec returns a workflow named "wf" with the given strategy and tasks.
-func spec(strategy plait.ErrorStrategy, tasks ...plait.TaskSpec) *plait.WorkflowSpec {
-	return &plait.WorkflowSpec{Name: "wf", Strategy: strategy, Tasks: tasks}
+func spec(strategy store.ErrorStrategy, tasks ...store.TaskSpec) *store.WorkflowSpec {
+	return &store.WorkflowSpec{Name: "wf", Strategy: strategy, Tasks: tasks}
 }
 
 // task returns a task spec on the default queue at normal priority whose
 // dependencies are the given names, each on success.
-func task(name string, deps ...string) plait.TaskSpec {
-	ts := plait.TaskSpec{Name: name, Handler: "h-" + name, Queue: plait.DefaultQueue, Priority: plait.PriorityNormal}
+func task(name string, deps ...string) store.TaskSpec {
+	ts := store.TaskSpec{Name: name, Handler: "h-" + name, Queue: store.DefaultQueue, Priority: store.PriorityNormal}
 	for _, d := range deps {
-		ts.Deps = append(ts.Deps, plait.Dep{Task: d, On: plait.OnSuccess})
+		ts.Deps = append(ts.Deps, store.Dep{Task: d, On: store.OnSuccess})
 	}
 	return ts
 }
@@ -37,7 +36,7 @@ func task(name string, deps ...string) plait.TaskSpec {
 // runOpts are the arguments of createRun; zero fields take defaults.
 type runOpts struct {
 	// Workflow defaults to one task "a" under StrategyContinue.
-	Workflow *plait.WorkflowSpec
+	Workflow *store.WorkflowSpec
 	Key      string
 	Tenant   string
 	Service  string
@@ -45,23 +44,23 @@ type runOpts struct {
 }
 
 // createRun creates a run and returns it.
-func createRun(t *testing.T, h *Harness, o *runOpts) *plait.Run {
+func createRun(t *testing.T, h *Harness, o *runOpts) *store.Run {
 	t.Helper()
 	res := createRunResult(t, h, o)
 	require.False(t, res.Existing, "a run created without a clashing key is new")
 	return res.Run
 }
 
-func createRunResult(t *testing.T, h *Harness, o *runOpts) *plait.RunCreateResult {
+func createRunResult(t *testing.T, h *Harness, o *runOpts) *store.RunCreateResult {
 	t.Helper()
 	if o == nil {
 		o = &runOpts{}
 	}
 	wf := o.Workflow
 	if wf == nil {
-		wf = spec(plait.StrategyContinue, task("a"))
+		wf = spec(store.StrategyContinue, task("a"))
 	}
-	res, err := h.Store.RunCreate(bg, &plait.RunCreateParams{
+	res, err := h.Store.RunCreate(bg, &store.RunCreateParams{
 		Workflow: wf, Key: o.Key, Tenant: o.Tenant, Service: o.Service, Metadata: o.Metadata,
 	})
 	require.NoError(t, err, "RunCreate must accept a valid workflow")
@@ -82,12 +81,12 @@ type claimOpts struct {
 }
 
 // claim claims with defaults (limit 100, lease 30s, worker-1).
-func claim(t *testing.T, h *Harness, o *claimOpts) *plait.TaskClaimResult {
+func claim(t *testing.T, h *Harness, o *claimOpts) *store.TaskClaimResult {
 	t.Helper()
 	if o == nil {
 		o = &claimOpts{}
 	}
-	p := &plait.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease, RequestID: o.RequestID, Handlers: o.Handlers}
+	p := &store.TaskClaimParams{WorkerID: o.Worker, Queues: o.Queues, Limit: o.Limit, LeaseDuration: o.Lease, RequestID: o.RequestID, Handlers: o.Handlers}
 	if p.WorkerID == "" {
 		p.WorkerID = defaultWorker
 	}
@@ -103,7 +102,7 @@ func claim(t *testing.T, h *Harness, o *claimOpts) *plait.TaskClaimResult {
 }
 
 // claimOne claims with defaults and requires exactly one task named name.
-func claimOne(t *testing.T, h *Harness, name, rule string) *plait.ClaimedTask {
+func claimOne(t *testing.T, h *Harness, name, rule string) *store.ClaimedTask {
 	t.Helper()
 	res := claim(t, h, nil)
 	require.Len(t, res.Tasks, 1, rule)
@@ -112,7 +111,7 @@ func claimOne(t *testing.T, h *Harness, name, rule string) *plait.ClaimedTask {
 }
 
 // claimNone requires that a default claim finds nothing.
-func claimNone(t *testing.T, h *Harness, rule string) *plait.TaskClaimResult {
+func claimNone(t *testing.T, h *Harness, rule string) *store.TaskClaimResult {
 	t.Helper()
 	res := claim(t, h, nil)
 	require.Empty(t, res.Tasks, rule)
@@ -120,9 +119,9 @@ func claimNone(t *testing.T, h *Harness, rule string) *plait.TaskClaimResult {
 }
 
 // claimNames claims with defaults and returns the claimed tasks by name.
-func claimNames(t *testing.T, h *Harness) map[string]*plait.ClaimedTask {
+func claimNames(t *testing.T, h *Harness) map[string]*store.ClaimedTask {
 	t.Helper()
-	out := map[string]*plait.ClaimedTask{}
+	out := map[string]*store.ClaimedTask{}
 	for _, ct := range claim(t, h, nil).Tasks {
 		out[ct.Lease.Task] = ct
 	}
@@ -130,40 +129,40 @@ func claimNames(t *testing.T, h *Harness) map[string]*plait.ClaimedTask {
 }
 
 // finish applies one outcome and returns its result.
-func finish(t *testing.T, h *Harness, o plait.TaskOutcome) plait.TaskFinishResult {
+func finish(t *testing.T, h *Harness, o store.TaskOutcome) store.TaskFinishResult {
 	t.Helper()
-	res, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{o}})
+	res, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{o}})
 	require.NoError(t, err, "TaskFinish must succeed as a call")
 	require.Len(t, res, 1, "TaskFinish answers once per outcome")
 	return res[0]
 }
 
 // succeed finishes a lease with a result and requires it applied.
-func succeed(t *testing.T, h *Harness, l plait.Lease, result string, rule string) plait.TaskFinishResult {
+func succeed(t *testing.T, h *Harness, l store.Lease, result string, rule string) store.TaskFinishResult {
 	t.Helper()
-	res := finish(t, h, plait.TaskOutcome{Lease: l, Outcome: plait.OutcomeSucceeded, Result: []byte(result)})
+	res := finish(t, h, store.TaskOutcome{Lease: l, Outcome: store.OutcomeSucceeded, Result: []byte(result)})
 	require.NoError(t, res.Err, rule)
 	return res
 }
 
 // failTask finishes a lease as failed for good and requires it applied.
-func failTask(t *testing.T, h *Harness, l plait.Lease, msg string, rule string) plait.TaskFinishResult {
+func failTask(t *testing.T, h *Harness, l store.Lease, msg string, rule string) store.TaskFinishResult {
 	t.Helper()
-	res := finish(t, h, plait.TaskOutcome{Lease: l, Outcome: plait.OutcomeFailed, Error: msg})
+	res := finish(t, h, store.TaskOutcome{Lease: l, Outcome: store.OutcomeFailed, Error: msg})
 	require.NoError(t, res.Err, rule)
 	return res
 }
 
 // getRun reads a run.
-func getRun(t *testing.T, h *Harness, id string) *plait.Run {
+func getRun(t *testing.T, h *Harness, id string) *store.Run {
 	t.Helper()
-	r, err := h.Store.RunGet(bg, &plait.RunGetParams{ID: id})
+	r, err := h.Store.RunGet(bg, &store.RunGetParams{ID: id})
 	require.NoError(t, err, "RunGet must find a created run")
 	return r
 }
 
 // taskOf reads one task instance of a run.
-func taskOf(t *testing.T, h *Harness, runID, name string) plait.TaskInstance {
+func taskOf(t *testing.T, h *Harness, runID, name string) store.TaskInstance {
 	t.Helper()
 	ti := getRun(t, h, runID).Task(name)
 	require.NotNil(t, ti, "RunGet must return every task of the run")
@@ -171,9 +170,9 @@ func taskOf(t *testing.T, h *Harness, runID, name string) plait.TaskInstance {
 }
 
 // statuses reads every task status of a run by name.
-func statuses(t *testing.T, h *Harness, runID string) map[string]plait.TaskStatus {
+func statuses(t *testing.T, h *Harness, runID string) map[string]store.TaskStatus {
 	t.Helper()
-	out := map[string]plait.TaskStatus{}
+	out := map[string]store.TaskStatus{}
 	for _, ti := range getRun(t, h, runID).Tasks {
 		out[ti.Name] = ti.Status
 	}

@@ -4,12 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
-// testNodes is the suite of [plait.NodeStore]: the node registry, its
+// testNodes is the suite of [store.NodeStore]: the node registry, its
 // expiry on the store's clock, its index by capability, the history of
 // each node, and the control flags (drain, paused queues).
 func testNodes(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -30,32 +29,32 @@ func testNodes(t *testing.T, newHarness func(t *testing.T) *Harness) {
 // run on its wall clock) can interfere with a case.
 const nodeTTL = 30 * time.Second
 
-func nodeInfo(id string, caps ...string) plait.NodeInfo {
-	return plait.NodeInfo{
+func nodeInfo(id string, caps ...string) store.NodeInfo {
+	return store.NodeInfo{
 		ID: id, Name: "worker-" + id, Host: "host-1", PID: 4242, Version: "v1.2.3",
-		Capabilities: caps, Queues: []string{plait.DefaultQueue, "mail"}, Handlers: []string{"extract", "load"},
+		Capabilities: caps, Queues: []string{store.DefaultQueue, "mail"}, Handlers: []string{"extract", "load"},
 		Capacity: 8, Load: 2, Completed: 10, Failed: 1,
-		Tasks: []plait.NodeTask{{RunID: "17-abc", Task: "extract", Attempt: 1, StartedAt: time.UnixMilli(1_900_000_000_123).UTC()}},
+		Tasks: []store.NodeTask{{RunID: "17-abc", Task: "extract", Attempt: 1, StartedAt: time.UnixMilli(1_900_000_000_123).UTC()}},
 	}
 }
 
-func beat(t *testing.T, h *Harness, info plait.NodeInfo, rule string, hist ...plait.NodeTask) *plait.NodeHeartbeatResult {
+func beat(t *testing.T, h *Harness, info store.NodeInfo, rule string, hist ...store.NodeTask) *store.NodeHeartbeatResult {
 	t.Helper()
-	res, err := h.Store.(plait.NodeStore).NodeHeartbeat(bg, &plait.NodeHeartbeatParams{Node: info, TTL: nodeTTL, History: hist, HistoryLimit: 3})
+	res, err := h.Store.(store.NodeStore).NodeHeartbeat(bg, &store.NodeHeartbeatParams{Node: info, TTL: nodeTTL, History: hist, HistoryLimit: 3})
 	require.NoError(t, err, rule)
 	return res
 }
 
-func getNode(t *testing.T, h *Harness, id, rule string) *plait.NodeRecord {
+func getNode(t *testing.T, h *Harness, id, rule string) *store.NodeRecord {
 	t.Helper()
-	r, err := h.Store.(plait.NodeStore).NodeGet(bg, &plait.NodeGetParams{ID: id})
+	r, err := h.Store.(store.NodeStore).NodeGet(bg, &store.NodeGetParams{ID: id})
 	require.NoError(t, err, rule)
 	return r
 }
 
 func nodeIDs(t *testing.T, h *Harness, capability, rule string) []string {
 	t.Helper()
-	res, err := h.Store.(plait.NodeStore).NodeList(bg, &plait.NodeListParams{Capability: capability})
+	res, err := h.Store.(store.NodeStore).NodeList(bg, &store.NodeListParams{Capability: capability})
 	require.NoError(t, err, rule)
 	out := []string{}
 	for _, n := range res.Nodes {
@@ -94,17 +93,17 @@ func testNodeRefresh(t *testing.T, h *Harness, rule string) {
 }
 
 func testNodeExpiry(t *testing.T, h *Harness, rule string) {
-	ns := h.Store.(plait.NodeStore)
+	ns := h.Store.(store.NodeStore)
 	beat(t, h, nodeInfo("n1", "gpu"), rule)
 	beat(t, h, nodeInfo("n2", "gpu"), rule)
 	h.Advance(nodeTTL - time.Second)
 	beat(t, h, nodeInfo("n2", "gpu"), rule)
 	h.Advance(time.Second)
-	_, err := ns.NodeGet(bg, &plait.NodeGetParams{ID: "n1"})
-	require.ErrorIs(t, err, plait.ErrNotFound, rule)
+	_, err := ns.NodeGet(bg, &store.NodeGetParams{ID: "n1"})
+	require.ErrorIs(t, err, store.ErrNotFound, rule)
 	require.Equal(t, []string{"n2"}, nodeIDs(t, h, "", rule), rule)
 	require.Equal(t, []string{"n2"}, nodeIDs(t, h, "gpu", rule), rule)
-	require.ErrorIs(t, ns.NodeDrain(bg, &plait.NodeDrainParams{ID: "n1"}), plait.ErrNotFound, rule)
+	require.ErrorIs(t, ns.NodeDrain(bg, &store.NodeDrainParams{ID: "n1"}), store.ErrNotFound, rule)
 	beat(t, h, nodeInfo("n1", "gpu"), rule)
 	sameTime(t, h.Now(), getNode(t, h, "n1", rule).StartedAt, rule)
 	require.Equal(t, []string{"n1", "n2"}, nodeIDs(t, h, "gpu", rule), rule)
@@ -118,47 +117,47 @@ func testNodeByCapability(t *testing.T, h *Harness, rule string) {
 	require.Equal(t, []string{"a", "b"}, nodeIDs(t, h, "gpu", rule), rule)
 	require.Equal(t, []string{"b"}, nodeIDs(t, h, "region-eu", rule), rule)
 	require.Empty(t, nodeIDs(t, h, "tpu", rule), rule)
-	res, err := h.Store.(plait.NodeStore).NodeList(bg, &plait.NodeListParams{Capability: "gpu"})
+	res, err := h.Store.(store.NodeStore).NodeList(bg, &store.NodeListParams{Capability: "gpu"})
 	require.NoError(t, err, rule)
 	require.Equal(t, []string{"gpu", "region-eu"}, res.Nodes[1].Capabilities, rule)
 }
 
 func testNodeRemove(t *testing.T, h *Harness, rule string) {
-	ns := h.Store.(plait.NodeStore)
+	ns := h.Store.(store.NodeStore)
 	beat(t, h, nodeInfo("a", "gpu"), rule)
 	beat(t, h, nodeInfo("b", "gpu"), rule)
-	require.NoError(t, ns.NodeRemove(bg, &plait.NodeRemoveParams{ID: "a"}), rule)
-	require.NoError(t, ns.NodeRemove(bg, &plait.NodeRemoveParams{ID: "a"}), rule)
-	require.NoError(t, ns.NodeRemove(bg, &plait.NodeRemoveParams{ID: "never"}), rule)
-	_, err := ns.NodeGet(bg, &plait.NodeGetParams{ID: "a"})
-	require.ErrorIs(t, err, plait.ErrNotFound, rule)
+	require.NoError(t, ns.NodeRemove(bg, &store.NodeRemoveParams{ID: "a"}), rule)
+	require.NoError(t, ns.NodeRemove(bg, &store.NodeRemoveParams{ID: "a"}), rule)
+	require.NoError(t, ns.NodeRemove(bg, &store.NodeRemoveParams{ID: "never"}), rule)
+	_, err := ns.NodeGet(bg, &store.NodeGetParams{ID: "a"})
+	require.ErrorIs(t, err, store.ErrNotFound, rule)
 	require.Equal(t, []string{"b"}, nodeIDs(t, h, "", rule), rule)
 	require.Equal(t, []string{"b"}, nodeIDs(t, h, "gpu", rule), rule)
 }
 
 func testNodeHistory(t *testing.T, h *Harness, rule string) {
 	at := time.UnixMilli(1_900_000_000_000).UTC()
-	entry := func(seq int64, task string, o plait.Outcome) plait.NodeTask {
-		return plait.NodeTask{Seq: seq, RunID: "5-xyz", Task: task, Attempt: 1, Outcome: o,
+	entry := func(seq int64, task string, o store.Outcome) store.NodeTask {
+		return store.NodeTask{Seq: seq, RunID: "5-xyz", Task: task, Attempt: 1, Outcome: o,
 			StartedAt: at.Add(time.Duration(seq) * time.Second), EndedAt: at.Add(time.Duration(seq)*time.Second + 250*time.Millisecond)}
 	}
-	e1, e2, e3, e4 := entry(1, "a", plait.OutcomeSucceeded), entry(2, "b", plait.OutcomeFailed), entry(3, "c", plait.OutcomeRetry), entry(4, "d", plait.OutcomeSucceeded)
+	e1, e2, e3, e4 := entry(1, "a", store.OutcomeSucceeded), entry(2, "b", store.OutcomeFailed), entry(3, "c", store.OutcomeRetry), entry(4, "d", store.OutcomeSucceeded)
 	beat(t, h, nodeInfo("n1"), rule, e1, e2)
 	beat(t, h, nodeInfo("n1"), rule, e1, e2) // a retry of the same heartbeat
-	require.Equal(t, []plait.NodeTask{e2, e1}, getNode(t, h, "n1", rule).History, rule)
+	require.Equal(t, []store.NodeTask{e2, e1}, getNode(t, h, "n1", rule).History, rule)
 	beat(t, h, nodeInfo("n1"), rule, e2, e3, e4)
-	require.Equal(t, []plait.NodeTask{e4, e3, e2}, getNode(t, h, "n1", rule).History, "the limit of 3 keeps the newest: "+rule)
+	require.Equal(t, []store.NodeTask{e4, e3, e2}, getNode(t, h, "n1", rule).History, "the limit of 3 keeps the newest: "+rule)
 	beat(t, h, nodeInfo("n1"), rule)
-	require.Equal(t, []plait.NodeTask{e4, e3, e2}, getNode(t, h, "n1", rule).History, rule)
+	require.Equal(t, []store.NodeTask{e4, e3, e2}, getNode(t, h, "n1", rule).History, rule)
 }
 
 func testNodeDrain(t *testing.T, h *Harness, rule string) {
-	ns := h.Store.(plait.NodeStore)
-	require.ErrorIs(t, ns.NodeDrain(bg, &plait.NodeDrainParams{ID: "n1"}), plait.ErrNotFound, rule)
+	ns := h.Store.(store.NodeStore)
+	require.ErrorIs(t, ns.NodeDrain(bg, &store.NodeDrainParams{ID: "n1"}), store.ErrNotFound, rule)
 	beat(t, h, nodeInfo("n1"), rule)
 	beat(t, h, nodeInfo("n2"), rule)
-	require.NoError(t, ns.NodeDrain(bg, &plait.NodeDrainParams{ID: "n1"}), rule)
-	require.NoError(t, ns.NodeDrain(bg, &plait.NodeDrainParams{ID: "n1"}), rule)
+	require.NoError(t, ns.NodeDrain(bg, &store.NodeDrainParams{ID: "n1"}), rule)
+	require.NoError(t, ns.NodeDrain(bg, &store.NodeDrainParams{ID: "n1"}), rule)
 	require.True(t, getNode(t, h, "n1", rule).DrainRequested, rule)
 	require.True(t, beat(t, h, nodeInfo("n1"), rule).Drain, rule)
 	require.True(t, beat(t, h, nodeInfo("n1"), rule).Drain, "the request stays until the node leaves: "+rule)
@@ -167,60 +166,60 @@ func testNodeDrain(t *testing.T, h *Harness, rule string) {
 }
 
 func testNodePause(t *testing.T, h *Harness, rule string) {
-	ns := h.Store.(plait.NodeStore)
+	ns := h.Store.(store.NodeStore)
 	first := beat(t, h, nodeInfo("n1"), rule)
 	require.Equal(t, []string{}, first.PausedQueues, "a node that knows no version gets the paused set, empty: "+rule)
 	known := first.ControlVersion
 
-	p, err := ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "mail"})
+	p, err := ns.QueuePause(bg, &store.QueuePauseParams{Queue: "mail"})
 	require.NoError(t, err, rule)
 	require.True(t, p.Changed, rule)
 	require.NotEqual(t, known, p.ControlVersion, rule)
-	again, err := ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "mail"})
+	again, err := ns.QueuePause(bg, &store.QueuePauseParams{Queue: "mail"})
 	require.NoError(t, err, rule)
 	require.False(t, again.Changed, rule)
 	require.Equal(t, p.ControlVersion, again.ControlVersion, "a repeated pause changes nothing: "+rule)
-	_, err = ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "bulk"})
+	_, err = ns.QueuePause(bg, &store.QueuePauseParams{Queue: "bulk"})
 	require.NoError(t, err, rule)
 
-	res, err := ns.NodeHeartbeat(bg, &plait.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
+	res, err := ns.NodeHeartbeat(bg, &store.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
 	require.NoError(t, err, rule)
 	require.Equal(t, []string{"bulk", "mail"}, res.PausedQueues, rule)
 	known = res.ControlVersion
-	paused, err := ns.QueuesPaused(bg, &plait.QueuesPausedParams{})
+	paused, err := ns.QueuesPaused(bg, &store.QueuesPausedParams{})
 	require.NoError(t, err, rule)
-	require.Equal(t, &plait.QueuesPausedResult{Queues: []string{"bulk", "mail"}, ControlVersion: known}, paused, rule)
+	require.Equal(t, &store.QueuesPausedResult{Queues: []string{"bulk", "mail"}, ControlVersion: known}, paused, rule)
 
-	res, err = ns.NodeHeartbeat(bg, &plait.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
+	res, err = ns.NodeHeartbeat(bg, &store.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
 	require.NoError(t, err, rule)
 	require.Nil(t, res.PausedQueues, "a node whose version is current gets nothing: "+rule)
 
-	r, err := ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "mail", Resume: true})
+	r, err := ns.QueuePause(bg, &store.QueuePauseParams{Queue: "mail", Resume: true})
 	require.NoError(t, err, rule)
 	require.True(t, r.Changed, rule)
-	r2, err := ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "mail", Resume: true})
+	r2, err := ns.QueuePause(bg, &store.QueuePauseParams{Queue: "mail", Resume: true})
 	require.NoError(t, err, rule)
 	require.False(t, r2.Changed, rule)
-	res, err = ns.NodeHeartbeat(bg, &plait.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
+	res, err = ns.NodeHeartbeat(bg, &store.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
 	require.NoError(t, err, rule)
 	require.Equal(t, []string{"bulk"}, res.PausedQueues, rule)
 	require.Equal(t, r.ControlVersion, res.ControlVersion, rule)
-	_, err = ns.QueuePause(bg, &plait.QueuePauseParams{Queue: "a:b"})
-	require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+	_, err = ns.QueuePause(bg, &store.QueuePauseParams{Queue: "a:b"})
+	require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 }
 
 func testNodeInvalid(t *testing.T, h *Harness, rule string) {
-	ns := h.Store.(plait.NodeStore)
-	for _, p := range []*plait.NodeHeartbeatParams{
-		{Node: plait.NodeInfo{ID: "a:b"}, TTL: nodeTTL, HistoryLimit: 1},
-		{Node: plait.NodeInfo{ID: ""}, TTL: nodeTTL, HistoryLimit: 1},
-		{Node: plait.NodeInfo{ID: "n1"}, TTL: 0, HistoryLimit: 1},
-		{Node: plait.NodeInfo{ID: "n1"}, TTL: nodeTTL, HistoryLimit: 0},
+	ns := h.Store.(store.NodeStore)
+	for _, p := range []*store.NodeHeartbeatParams{
+		{Node: store.NodeInfo{ID: "a:b"}, TTL: nodeTTL, HistoryLimit: 1},
+		{Node: store.NodeInfo{ID: ""}, TTL: nodeTTL, HistoryLimit: 1},
+		{Node: store.NodeInfo{ID: "n1"}, TTL: 0, HistoryLimit: 1},
+		{Node: store.NodeInfo{ID: "n1"}, TTL: nodeTTL, HistoryLimit: 0},
 	} {
 		_, err := ns.NodeHeartbeat(bg, p)
-		require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+		require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 	}
 	require.Empty(t, nodeIDs(t, h, "", rule), rule)
-	_, err := ns.NodeGet(bg, &plait.NodeGetParams{ID: "a:b"})
-	require.ErrorIs(t, err, plait.ErrNotFound, rule)
+	_, err := ns.NodeGet(bg, &store.NodeGetParams{ID: "a:b"})
+	require.ErrorIs(t, err, store.ErrNotFound, rule)
 }

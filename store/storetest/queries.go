@@ -5,12 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
-// testQueries is the suite of [plait.QueryStore]: queries, counts, delete
+// testQueries is the suite of [store.QueryStore]: queries, counts, delete
 // and the pruning of index entries after retention.
 func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
@@ -18,10 +17,10 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "GetManyAnswersMissingAsNil",
 			rule: "RunGetMany answers the runs in the order asked, nil for each id with no run, in one call",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
+				q := h.Store.(store.QueryStore)
 				a := createRun(t, h, nil)
 				b := createRun(t, h, &runOpts{Service: "svc"})
-				res, err := q.RunGetMany(bg, &plait.RunGetManyParams{IDs: []string{b.ID, "no-such-run", a.ID, a.ID + "0"}})
+				res, err := q.RunGetMany(bg, &store.RunGetManyParams{IDs: []string{b.ID, "no-such-run", a.ID, a.ID + "0"}})
 				require.NoError(t, err, rule)
 				require.Len(t, res.Runs, 4, rule)
 				require.Equal(t, b.ID, res.Runs[0].ID, rule)
@@ -30,7 +29,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, a.ID, res.Runs[2].ID, rule)
 				require.Len(t, res.Runs[2].Tasks, 1, rule)
 				require.Nil(t, res.Runs[3], rule)
-				res, err = q.RunGetMany(bg, &plait.RunGetManyParams{})
+				res, err = q.RunGetMany(bg, &store.RunGetManyParams{})
 				require.NoError(t, err, rule)
 				require.Empty(t, res.Runs, rule)
 			},
@@ -39,8 +38,8 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "FiltersSelectByIndex",
 			rule: "a query lists exactly the runs of its service, service and tenant, workflow or status, newest first",
 			run: func(t *testing.T, h *Harness, rule string) {
-				mk := func(wf, svc, tenant string) *plait.Run {
-					w := spec(plait.StrategyContinue, task("a"))
+				mk := func(wf, svc, tenant string) *store.Run {
+					w := spec(store.StrategyContinue, task("a"))
 					w.Name = wf
 					r := createRun(t, h, &runOpts{Workflow: w, Service: svc, Tenant: tenant})
 					h.Advance(time.Millisecond)
@@ -54,30 +53,30 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				cancelRun(t, h, r2.ID)
 				cancelRun(t, h, r4.ID)
 				for _, c := range []struct {
-					f    plait.RunFilter
-					want []*plait.Run
+					f    store.RunFilter
+					want []*store.Run
 				}{
-					{plait.RunFilter{}, []*plait.Run{r5, r4, r3, r2, r1}},
-					{plait.RunFilter{Service: "billing"}, []*plait.Run{r3, r2, r1}},
-					{plait.RunFilter{Service: "billing", Tenant: "acme"}, []*plait.Run{r1}},
-					{plait.RunFilter{Service: "mail", Tenant: "acme"}, []*plait.Run{r4}},
-					{plait.RunFilter{Service: "none"}, nil},
-					{plait.RunFilter{Workflow: "report"}, []*plait.Run{r5, r2, r1}},
-					{plait.RunFilter{Workflow: "export"}, []*plait.Run{r4, r3}},
-					{plait.RunFilter{Statuses: []plait.RunStatus{plait.RunCancelled}}, []*plait.Run{r4, r2}},
-					{plait.RunFilter{Statuses: []plait.RunStatus{plait.RunPending, plait.RunFailed}}, []*plait.Run{r5, r3, r1}},
-					{plait.RunFilter{Service: "billing", Statuses: []plait.RunStatus{plait.RunPending}}, []*plait.Run{r3, r1}},
-					{plait.RunFilter{Workflow: "export", Statuses: []plait.RunStatus{plait.RunCancelled}}, []*plait.Run{r4}},
-					{plait.RunFilter{CreatedFrom: r2.CreatedAt, CreatedTo: r4.CreatedAt}, []*plait.Run{r3, r2}},
-					{plait.RunFilter{CreatedFrom: r2.CreatedAt, Statuses: []plait.RunStatus{plait.RunCancelled}}, []*plait.Run{r4, r2}},
-					{plait.RunFilter{CreatedTo: r2.CreatedAt}, []*plait.Run{r1}},
+					{store.RunFilter{}, []*store.Run{r5, r4, r3, r2, r1}},
+					{store.RunFilter{Service: "billing"}, []*store.Run{r3, r2, r1}},
+					{store.RunFilter{Service: "billing", Tenant: "acme"}, []*store.Run{r1}},
+					{store.RunFilter{Service: "mail", Tenant: "acme"}, []*store.Run{r4}},
+					{store.RunFilter{Service: "none"}, nil},
+					{store.RunFilter{Workflow: "report"}, []*store.Run{r5, r2, r1}},
+					{store.RunFilter{Workflow: "export"}, []*store.Run{r4, r3}},
+					{store.RunFilter{Statuses: []store.RunStatus{store.RunCancelled}}, []*store.Run{r4, r2}},
+					{store.RunFilter{Statuses: []store.RunStatus{store.RunPending, store.RunFailed}}, []*store.Run{r5, r3, r1}},
+					{store.RunFilter{Service: "billing", Statuses: []store.RunStatus{store.RunPending}}, []*store.Run{r3, r1}},
+					{store.RunFilter{Workflow: "export", Statuses: []store.RunStatus{store.RunCancelled}}, []*store.Run{r4}},
+					{store.RunFilter{CreatedFrom: r2.CreatedAt, CreatedTo: r4.CreatedAt}, []*store.Run{r3, r2}},
+					{store.RunFilter{CreatedFrom: r2.CreatedAt, Statuses: []store.RunStatus{store.RunCancelled}}, []*store.Run{r4, r2}},
+					{store.RunFilter{CreatedTo: r2.CreatedAt}, []*store.Run{r1}},
 				} {
 					got := queryAll(t, h, c.f, 2, rule)
 					require.Equal(t, ids(c.want), ids(got), "%s: filter %+v", rule, c.f)
 				}
-				got := queryAll(t, h, plait.RunFilter{Service: "billing", Tenant: "acme"}, 10, rule)
+				got := queryAll(t, h, store.RunFilter{Service: "billing", Tenant: "acme"}, 10, rule)
 				require.Equal(t, "report", got[0].Workflow, rule)
-				require.Equal(t, plait.RunPending, got[0].Status, rule)
+				require.Equal(t, store.RunPending, got[0].Status, rule)
 				require.Len(t, got[0].Tasks, 1, rule)
 			},
 		},
@@ -85,8 +84,8 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "CursorSurvivesArrivalsAndRemovals",
 			rule: "a cursor stays valid while runs arrive and are removed: later pages list each older run once, and none that arrived after the first page",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
-				var old []*plait.Run
+				q := h.Store.(store.QueryStore)
+				var old []*store.Run
 				for i := 0; i < 9; i++ {
 					old = append(old, createRun(t, h, &runOpts{Service: "svc"}))
 					if i%3 == 2 {
@@ -94,12 +93,12 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					}
 				}
 				seen := map[string]bool{}
-				var order []*plait.Run
-				f := plait.RunFilter{Service: "svc"}
+				var order []*store.Run
+				f := store.RunFilter{Service: "svc"}
 				cursor := ""
 				removed := map[string]bool{}
 				for page := 0; ; page++ {
-					res, err := q.RunQuery(bg, &plait.RunQueryParams{Filter: f, Cursor: cursor, Limit: 2})
+					res, err := q.RunQuery(bg, &store.RunQueryParams{Filter: f, Cursor: cursor, Limit: 2})
 					require.NoError(t, err, rule)
 					require.LessOrEqual(t, len(res.Runs), 2, rule)
 					for _, r := range res.Runs {
@@ -118,7 +117,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					if page == 0 {
 						victim := old[2]
 						cancelRun(t, h, victim.ID)
-						require.NoError(t, q.RunDelete(bg, &plait.RunDeleteParams{ID: victim.ID}), rule)
+						require.NoError(t, q.RunDelete(bg, &store.RunDeleteParams{ID: victim.ID}), rule)
 						removed[victim.ID] = true
 					}
 				}
@@ -135,20 +134,20 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "BadQueriesRefused",
 			rule: "a query with a bad filter, limit or cursor answers ErrInvalidArgument",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
+				q := h.Store.(store.QueryStore)
 				createRun(t, h, nil)
-				for _, p := range []plait.RunQueryParams{
+				for _, p := range []store.RunQueryParams{
 					{Limit: 0},
-					{Limit: plait.QueryLimitMax + 1},
-					{Limit: 1, Filter: plait.RunFilter{Tenant: "t"}},
-					{Limit: 1, Filter: plait.RunFilter{Service: "s", Workflow: "w"}},
-					{Limit: 1, Filter: plait.RunFilter{Service: "a:b"}},
-					{Limit: 1, Filter: plait.RunFilter{Statuses: []plait.RunStatus{"done"}}},
-					{Limit: 1, Filter: plait.RunFilter{CreatedFrom: h.Now(), CreatedTo: h.Now()}},
+					{Limit: store.QueryLimitMax + 1},
+					{Limit: 1, Filter: store.RunFilter{Tenant: "t"}},
+					{Limit: 1, Filter: store.RunFilter{Service: "s", Workflow: "w"}},
+					{Limit: 1, Filter: store.RunFilter{Service: "a:b"}},
+					{Limit: 1, Filter: store.RunFilter{Statuses: []store.RunStatus{"done"}}},
+					{Limit: 1, Filter: store.RunFilter{CreatedFrom: h.Now(), CreatedTo: h.Now()}},
 					{Limit: 1, Cursor: "not a cursor"},
 				} {
 					_, err := q.RunQuery(bg, &p)
-					require.ErrorIs(t, err, plait.ErrInvalidArgument, "%s: %+v", rule, p)
+					require.ErrorIs(t, err, store.ErrInvalidArgument, "%s: %+v", rule, p)
 				}
 			},
 		},
@@ -156,61 +155,61 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "BadNamesRefusedAtCreate",
 			rule: "RunCreate refuses a service or tenant that is not a valid name (it would name an index) with ErrInvalidArgument, and writes nothing",
 			run: func(t *testing.T, h *Harness, rule string) {
-				for _, o := range []plait.RunCreateParams{{Service: "a:b"}, {Service: "svc", Tenant: "t{1}"}} {
-					o.Workflow = spec(plait.StrategyContinue, task("a"))
+				for _, o := range []store.RunCreateParams{{Service: "a:b"}, {Service: "svc", Tenant: "t{1}"}} {
+					o.Workflow = spec(store.StrategyContinue, task("a"))
 					_, err := h.Store.RunCreate(bg, &o)
-					require.ErrorIs(t, err, plait.ErrInvalidArgument, "%s: %+v", rule, o)
+					require.ErrorIs(t, err, store.ErrInvalidArgument, "%s: %+v", rule, o)
 				}
-				require.Empty(t, queryAll(t, h, plait.RunFilter{}, 10, rule), rule)
+				require.Empty(t, queryAll(t, h, store.RunFilter{}, 10, rule), rule)
 			},
 		},
 		{
 			name: "CountsPerStatus",
 			rule: "RunCount counts the runs in each status, in a creation time range when given",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
+				q := h.Store.(store.QueryStore)
 				first := createRun(t, h, nil)
 				h.Advance(time.Millisecond)
 				second := createRun(t, h, nil)
 				createRun(t, h, nil)
 				cancelRun(t, h, first.ID)
 				require.Len(t, claim(t, h, &claimOpts{Limit: 1}).Tasks, 1, rule)
-				res, err := q.RunCount(bg, &plait.RunCountParams{})
+				res, err := q.RunCount(bg, &store.RunCountParams{})
 				require.NoError(t, err, rule)
-				require.Equal(t, int64(1), res.Counts[plait.RunCancelled], rule)
-				require.Equal(t, int64(2), res.Counts[plait.RunPending]+res.Counts[plait.RunRunning], rule)
-				require.Equal(t, int64(1), res.Counts[plait.RunRunning], rule)
-				require.Zero(t, res.Counts[plait.RunCompleted], rule)
-				res, err = q.RunCount(bg, &plait.RunCountParams{CreatedFrom: second.CreatedAt})
+				require.Equal(t, int64(1), res.Counts[store.RunCancelled], rule)
+				require.Equal(t, int64(2), res.Counts[store.RunPending]+res.Counts[store.RunRunning], rule)
+				require.Equal(t, int64(1), res.Counts[store.RunRunning], rule)
+				require.Zero(t, res.Counts[store.RunCompleted], rule)
+				res, err = q.RunCount(bg, &store.RunCountParams{CreatedFrom: second.CreatedAt})
 				require.NoError(t, err, rule)
-				require.Zero(t, res.Counts[plait.RunCancelled], rule)
-				require.Equal(t, int64(2), res.Counts[plait.RunPending]+res.Counts[plait.RunRunning], rule)
+				require.Zero(t, res.Counts[store.RunCancelled], rule)
+				require.Equal(t, int64(2), res.Counts[store.RunPending]+res.Counts[store.RunRunning], rule)
 			},
 		},
 		{
 			name: "DeleteRemovesAFinishedRun",
 			rule: "RunDelete refuses an unfinished run with ErrRunActive, and removes a finished one with its key, indexes and count",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
-				w := spec(plait.StrategyContinue, task("a"), task("b", "a"))
+				q := h.Store.(store.QueryStore)
+				w := spec(store.StrategyContinue, task("a"), task("b", "a"))
 				r := createRun(t, h, &runOpts{Workflow: w, Key: "k1", Service: "svc", Tenant: "t"})
-				err := q.RunDelete(bg, &plait.RunDeleteParams{ID: r.ID})
-				require.ErrorIs(t, err, plait.ErrRunActive, rule)
-				require.Equal(t, plait.RunPending, getRun(t, h, r.ID).Status, rule)
+				err := q.RunDelete(bg, &store.RunDeleteParams{ID: r.ID})
+				require.ErrorIs(t, err, store.ErrRunActive, rule)
+				require.Equal(t, store.RunPending, getRun(t, h, r.ID).Status, rule)
 				ct := claimOne(t, h, "a", rule)
 				failTask(t, h, ct.Lease, "boom", rule)
 				cancelRun(t, h, r.ID)
-				require.NoError(t, q.RunDelete(bg, &plait.RunDeleteParams{ID: r.ID}), rule)
-				_, err = h.Store.RunGet(bg, &plait.RunGetParams{ID: r.ID})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
-				require.Empty(t, queryAll(t, h, plait.RunFilter{Service: "svc", Tenant: "t"}, 10, rule), rule)
-				require.Empty(t, queryAll(t, h, plait.RunFilter{}, 10, rule), rule)
-				res, err := q.RunCount(bg, &plait.RunCountParams{})
+				require.NoError(t, q.RunDelete(bg, &store.RunDeleteParams{ID: r.ID}), rule)
+				_, err = h.Store.RunGet(bg, &store.RunGetParams{ID: r.ID})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
+				require.Empty(t, queryAll(t, h, store.RunFilter{Service: "svc", Tenant: "t"}, 10, rule), rule)
+				require.Empty(t, queryAll(t, h, store.RunFilter{}, 10, rule), rule)
+				res, err := q.RunCount(bg, &store.RunCountParams{})
 				require.NoError(t, err, rule)
-				require.Zero(t, res.Counts[plait.RunFailed]+res.Counts[plait.RunCancelled], rule)
+				require.Zero(t, res.Counts[store.RunFailed]+res.Counts[store.RunCancelled], rule)
 				again := createRun(t, h, &runOpts{Key: "k1"})
 				require.NotEqual(t, r.ID, again.ID, "%s: the key is free again", rule)
-				require.ErrorIs(t, q.RunDelete(bg, &plait.RunDeleteParams{ID: r.ID}), plait.ErrNotFound, rule)
+				require.ErrorIs(t, q.RunDelete(bg, &store.RunDeleteParams{ID: r.ID}), store.ErrNotFound, rule)
 			},
 		},
 		{
@@ -220,63 +219,63 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if !h.Caps.ExpiresKeys || h.Caps.Retention <= 0 {
 					t.Skip("needs Caps.ExpiresKeys and Caps.Retention")
 				}
-				q := h.Store.(plait.QueryStore)
+				q := h.Store.(store.QueryStore)
 				done := createRun(t, h, &runOpts{Service: "svc", Tenant: "t"})
 				cancelRun(t, h, done.ID)
 				h.Advance(time.Millisecond)
 				open := createRun(t, h, &runOpts{Service: "svc", Tenant: "t"})
 				h.Advance(h.Caps.Retention + time.Second)
 				for {
-					res, err := q.RunPrune(bg, &plait.RunPruneParams{Limit: 1})
+					res, err := q.RunPrune(bg, &store.RunPruneParams{Limit: 1})
 					require.NoError(t, err, rule)
 					if !res.More {
 						break
 					}
 				}
-				require.Equal(t, []string{open.ID}, ids(queryAll(t, h, plait.RunFilter{Service: "svc", Tenant: "t"}, 10, rule)), rule)
-				require.Equal(t, []string{open.ID}, ids(queryAll(t, h, plait.RunFilter{}, 10, rule)), rule)
-				res, err := q.RunCount(bg, &plait.RunCountParams{})
+				require.Equal(t, []string{open.ID}, ids(queryAll(t, h, store.RunFilter{Service: "svc", Tenant: "t"}, 10, rule)), rule)
+				require.Equal(t, []string{open.ID}, ids(queryAll(t, h, store.RunFilter{}, 10, rule)), rule)
+				res, err := q.RunCount(bg, &store.RunCountParams{})
 				require.NoError(t, err, rule)
-				require.Zero(t, res.Counts[plait.RunCancelled], rule)
-				require.Equal(t, int64(1), res.Counts[plait.RunPending], rule)
+				require.Zero(t, res.Counts[store.RunCancelled], rule)
+				require.Equal(t, int64(1), res.Counts[store.RunPending], rule)
 			},
 		},
 		{
 			name: "TasksOfARunByStatus",
 			rule: "TaskQuery lists a run's tasks in definition order, only those in the statuses asked when given",
 			run: func(t *testing.T, h *Harness, rule string) {
-				q := h.Store.(plait.QueryStore)
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "c"), task("c", "a"))})
+				q := h.Store.(store.QueryStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "c"), task("c", "a"))})
 				ct := claimOne(t, h, "a", rule)
 				succeed(t, h, ct.Lease, "ok", rule)
-				res, err := q.TaskQuery(bg, &plait.TaskQueryParams{RunID: r.ID})
+				res, err := q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a", "b", "c"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &plait.TaskQueryParams{RunID: r.ID, Statuses: []plait.TaskStatus{plait.TaskReady}})
+				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskReady}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"c"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &plait.TaskQueryParams{RunID: r.ID, Statuses: []plait.TaskStatus{plait.TaskSucceeded}})
+				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskSucceeded}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &plait.TaskQueryParams{RunID: r.ID, Statuses: []plait.TaskStatus{plait.TaskPending, plait.TaskSucceeded}})
+				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskPending, store.TaskSucceeded}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a", "b"}, taskNames(res.Tasks), rule)
-				_, err = q.TaskQuery(bg, &plait.TaskQueryParams{RunID: r.ID + "0"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID + "0"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
 	})
 }
 
 // queryAll reads every page of a query, limit runs per page.
-func queryAll(t *testing.T, h *Harness, f plait.RunFilter, limit int, rule string) []*plait.Run {
+func queryAll(t *testing.T, h *Harness, f store.RunFilter, limit int, rule string) []*store.Run {
 	t.Helper()
-	q := h.Store.(plait.QueryStore)
-	var out []*plait.Run
+	q := h.Store.(store.QueryStore)
+	var out []*store.Run
 	cursor := ""
 	for i := 0; ; i++ {
 		require.Less(t, i, 1000, "%s: a query must end", rule)
-		res, err := q.RunQuery(bg, &plait.RunQueryParams{Filter: f, Cursor: cursor, Limit: limit})
+		res, err := q.RunQuery(bg, &store.RunQueryParams{Filter: f, Cursor: cursor, Limit: limit})
 		require.NoError(t, err, rule)
 		require.LessOrEqual(t, len(res.Runs), limit, rule)
 		out = append(out, res.Runs...)
@@ -290,12 +289,12 @@ func queryAll(t *testing.T, h *Harness, f plait.RunFilter, limit int, rule strin
 // cancelRun cancels a run, which finishes it.
 func cancelRun(t *testing.T, h *Harness, id string) {
 	t.Helper()
-	r, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: id, Reason: "test"})
+	r, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: id, Reason: "test"})
 	require.NoError(t, err)
 	require.True(t, r.Status.Terminal())
 }
 
-func ids(runs []*plait.Run) []string {
+func ids(runs []*store.Run) []string {
 	out := []string{}
 	for _, r := range runs {
 		out = append(out, r.ID)
@@ -303,7 +302,7 @@ func ids(runs []*plait.Run) []string {
 	return out
 }
 
-func taskNames(tasks []plait.TaskInstance) []string {
+func taskNames(tasks []store.TaskInstance) []string {
 	out := []string{}
 	for _, t := range tasks {
 		out = append(out, t.Name)

@@ -4,14 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // leasesOf lists the leases of a claim's answer, by task name.
-func leasesOf(res *plait.TaskClaimResult) map[string]plait.Lease {
-	out := map[string]plait.Lease{}
+func leasesOf(res *store.TaskClaimResult) map[string]store.Lease {
+	out := map[string]store.Lease{}
 	for _, ct := range res.Tasks {
 		out[ct.Lease.Task] = ct.Lease
 	}
@@ -24,7 +23,7 @@ func testRequests(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "ClaimSentAgain",
 			rule: "a claim sent again with the same RequestID answers the tasks the first one claimed, with the same leases and payloads, and claims nothing new",
 			run: func(t *testing.T, h *Harness, rule string) {
-				wf := spec(plait.StrategyContinue, task("a"), task("b"), task("c"))
+				wf := spec(store.StrategyContinue, task("a"), task("b"), task("c"))
 				wf.Tasks[0].Payload = []byte("pa")
 				createRun(t, h, &runOpts{Workflow: wf})
 				first := claim(t, h, &claimOpts{Limit: 2, RequestID: "req-1"})
@@ -46,23 +45,23 @@ func testRequests(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "ClaimSentAgainAfterAFinish",
 			rule: "a claim sent again answers only the tasks its leases still hold",
 			run: func(t *testing.T, h *Harness, rule string) {
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				first := leasesOf(claim(t, h, &claimOpts{RequestID: "req-1"}))
 				require.Len(t, first, 2, rule)
 				succeed(t, h, first["a"], "ok", rule)
 				again := leasesOf(claim(t, h, &claimOpts{RequestID: "req-1"}))
-				require.Equal(t, map[string]plait.Lease{"b": first["b"]}, again, rule)
+				require.Equal(t, map[string]store.Lease{"b": first["b"]}, again, rule)
 			},
 		},
 		{
 			name: "FinishClaimSentAgain",
 			rule: "a TaskFinishClaim sent again with the same RequestID answers its outcomes as first applied, not as stale, and the same claimed tasks",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
 				a := claimOne(t, h, "a", rule)
-				params := &plait.TaskFinishClaimParams{
-					Finish: plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{{Lease: a.Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("ra")}}},
-					Claim:  plait.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: "req-fc"},
+				params := &store.TaskFinishClaimParams{
+					Finish: store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{{Lease: a.Lease, Outcome: store.OutcomeSucceeded, Result: []byte("ra")}}},
+					Claim:  store.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: "req-fc"},
 				}
 				first, err := h.Store.TaskFinishClaim(bg, params)
 				require.NoError(t, err, rule)
@@ -86,8 +85,8 @@ func testRequests(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				createRun(t, h, nil)
 				for _, id := range []string{"has space", "brace{", strings.Repeat("x", 65)} {
-					_, err := h.Store.TaskClaim(bg, &plait.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: id})
-					require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+					_, err := h.Store.TaskClaim(bg, &store.TaskClaimParams{WorkerID: defaultWorker, Limit: 1, LeaseDuration: defaultLease, RequestID: id})
+					require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 				}
 				require.Len(t, claim(t, h, &claimOpts{RequestID: strings.Repeat("x", 64)}).Tasks, 1, rule)
 			},
@@ -104,20 +103,20 @@ func testResultLimit(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if h.Caps.MaxResultBytes <= 0 {
 					t.Skip("needs Caps.MaxResultBytes")
 				}
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), task("c"))})
 				got := claimNames(t, h)
 				require.Len(t, got, 3, rule)
-				res, err := h.Store.TaskFinish(bg, &plait.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []plait.TaskOutcome{
-					{Lease: got["a"].Lease, Outcome: plait.OutcomeSucceeded, Result: []byte("small")},
-					{Lease: got["b"].Lease, Outcome: plait.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes+1)},
-					{Lease: got["c"].Lease, Outcome: plait.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes)},
+				res, err := h.Store.TaskFinish(bg, &store.TaskFinishParams{WorkerID: defaultWorker, Outcomes: []store.TaskOutcome{
+					{Lease: got["a"].Lease, Outcome: store.OutcomeSucceeded, Result: []byte("small")},
+					{Lease: got["b"].Lease, Outcome: store.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes+1)},
+					{Lease: got["c"].Lease, Outcome: store.OutcomeSucceeded, Result: make([]byte, h.Caps.MaxResultBytes)},
 				}})
 				require.NoError(t, err, rule)
 				require.NoError(t, res[0].Err, rule)
-				require.ErrorIs(t, res[1].Err, plait.ErrResultTooLarge, rule)
+				require.ErrorIs(t, res[1].Err, store.ErrResultTooLarge, rule)
 				require.NoError(t, res[2].Err, rule)
-				require.Equal(t, map[string]plait.TaskStatus{"a": plait.TaskSucceeded, "b": plait.TaskRunning, "c": plait.TaskSucceeded}, statuses(t, h, r.ID), rule)
-				ext, err := h.Store.LeaseExtend(bg, &plait.LeaseExtendParams{WorkerID: defaultWorker, Leases: []plait.Lease{got["b"].Lease}, Duration: defaultLease})
+				require.Equal(t, map[string]store.TaskStatus{"a": store.TaskSucceeded, "b": store.TaskRunning, "c": store.TaskSucceeded}, statuses(t, h, r.ID), rule)
+				ext, err := h.Store.LeaseExtend(bg, &store.LeaseExtendParams{WorkerID: defaultWorker, Leases: []store.Lease{got["b"].Lease}, Duration: defaultLease})
 				require.NoError(t, err, rule)
 				require.NoError(t, ext[0].Err, rule)
 				failTask(t, h, got["b"].Lease, "result too large", rule)

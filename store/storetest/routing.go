@@ -5,16 +5,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // routed returns the routed queue of the default queue for caps.
-func routed(caps ...string) string { return plait.RoutedQueue(plait.DefaultQueue, caps) }
+func routed(caps ...string) string { return store.RoutedQueue(store.DefaultQueue, caps) }
 
 // needs returns task name requiring caps.
-func needs(name string, caps ...string) plait.TaskSpec {
+func needs(name string, caps ...string) store.TaskSpec {
 	ts := task(name)
 	ts.Requires = caps
 	return ts
@@ -28,9 +27,9 @@ var routeRows = []struct {
 	queues   []string
 	claimed  bool
 }{
-	{nil, []string{plait.DefaultQueue}, true},
+	{nil, []string{store.DefaultQueue}, true},
 	{nil, []string{routed("gpu")}, false},
-	{[]string{"gpu"}, []string{plait.DefaultQueue}, false},
+	{[]string{"gpu"}, []string{store.DefaultQueue}, false},
 	{[]string{"gpu"}, []string{routed("gpu")}, true},
 	{[]string{"gpu"}, []string{routed("gpu", "ssd")}, false},
 	{[]string{"ssd", "gpu"}, []string{routed("gpu")}, false},
@@ -41,24 +40,24 @@ var routeRows = []struct {
 
 // waitingEvents reads the run's task_waiting events, skipping the case on
 // a store without events.
-func waitingEvents(t *testing.T, h *Harness, runID string) []plait.StoreEvent {
+func waitingEvents(t *testing.T, h *Harness, runID string) []store.StoreEvent {
 	t.Helper()
-	es, ok := h.Store.(plait.EventStore)
+	es, ok := h.Store.(store.EventStore)
 	if !ok {
 		t.Skip("needs EventStore")
 	}
-	res, err := es.EventRead(bg, &plait.EventReadParams{RunID: runID, Limit: 1000})
+	res, err := es.EventRead(bg, &store.EventReadParams{RunID: runID, Limit: 1000})
 	require.NoError(t, err)
-	var out []plait.StoreEvent
+	var out []store.StoreEvent
 	for _, ev := range res.Events {
-		if ev.Type == plait.EventTaskWaiting {
+		if ev.Type == store.EventTaskWaiting {
 			out = append(out, ev)
 		}
 	}
 	return out
 }
 
-// testClaimRouter is the suite of [plait.ClaimRouter].
+// testClaimRouter is the suite of [store.ClaimRouter].
 func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
 		{
@@ -66,14 +65,14 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a task that requires capabilities is claimed only by a claim naming the routed queue of exactly its sorted, distinct capabilities",
 			run: func(t *testing.T, h *Harness, rule string) {
 				for i, row := range routeRows {
-					r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", row.requires...))})
+					r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, needs("a", row.requires...))})
 					res := claim(t, h, &claimOpts{Queues: row.queues})
 					require.Equal(t, row.claimed, len(res.Tasks) == 1, "row %d: %s", i, rule)
 					if !row.claimed {
 						// Clean up for the next row: claim it where it is.
 						claim(t, h, &claimOpts{Queues: []string{routed(row.requires...)}})
 					}
-					require.Equal(t, plait.TaskRunning, taskOf(t, h, r.ID, "a").Status, "row %d: %s", i, rule)
+					require.Equal(t, store.TaskRunning, taskOf(t, h, r.ID, "a").Status, "row %d: %s", i, rule)
 				}
 			},
 		},
@@ -81,7 +80,7 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "WaitingForCapability",
 			rule: "a ready task that requires capabilities says it waits for them; a running one, or one that requires nothing, waits for nothing",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", "ssd", "gpu"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, needs("a", "ssd", "gpu"), task("b"))})
 				require.Equal(t, "capability gpu,ssd", taskOf(t, h, r.ID, "a").WaitingFor, rule)
 				require.Empty(t, taskOf(t, h, r.ID, "b").WaitingFor, rule)
 				claim(t, h, &claimOpts{Queues: []string{routed("gpu", "ssd")}})
@@ -94,7 +93,7 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				a := needs("a", "gpu")
 				a.Delay = time.Second
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a)})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a)})
 				gpu := &claimOpts{Queues: []string{routed("gpu")}}
 				res := claim(t, h, gpu)
 				require.Empty(t, res.Tasks, rule)
@@ -103,17 +102,17 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				h.Advance(time.Second)
 				claimNone(t, h, rule)
 				ct := claim(t, h, gpu).Tasks[0]
-				finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry, Error: "again", RetryDelay: time.Second})
+				finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry, Error: "again", RetryDelay: time.Second})
 				h.Advance(time.Second)
 				claimNone(t, h, rule)
-				for _, o := range []plait.Outcome{plait.OutcomeReleased, plait.OutcomeReturned} {
+				for _, o := range []store.Outcome{store.OutcomeReleased, store.OutcomeReturned} {
 					ct = claim(t, h, gpu).Tasks[0]
-					finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: o})
+					finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: o})
 					claimNone(t, h, rule)
 				}
 				claim(t, h, &claimOpts{Queues: gpu.Queues, Lease: time.Second})
 				h.Advance(2 * time.Second)
-				sw, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				sw, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 				require.NoError(t, err, rule)
 				require.Len(t, sw.Requeued, 1, rule)
 				claimNone(t, h, rule)
@@ -126,13 +125,13 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a child that requires capabilities is released to its routed queue, also by a finish that claims",
 			run: func(t *testing.T, h *Harness, rule string) {
 				b := needs("b", "gpu")
-				b.Deps = []plait.Dep{{Task: "a", On: plait.OnSuccess}}
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), b)})
+				b.Deps = []store.Dep{{Task: "a", On: store.OnSuccess}}
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), b)})
 				ct := claimOne(t, h, "a", rule)
-				res := finishClaim(t, h, []plait.TaskOutcome{{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}},
-					plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+				res := finishClaim(t, h, []store.TaskOutcome{{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}},
+					store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 				require.Empty(t, res.Claimed.Tasks, rule)
-				got := claim(t, h, &claimOpts{Queues: []string{plait.DefaultQueue, routed("gpu")}})
+				got := claim(t, h, &claimOpts{Queues: []string{store.DefaultQueue, routed("gpu")}})
 				require.Len(t, got.Tasks, 1, rule)
 				require.Equal(t, "b", got.Tasks[0].Lease.Task, rule)
 			},
@@ -145,7 +144,7 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				ctx, cancel := context.WithCancel(bg)
 				defer cancel()
 				done := readyWait(h, ctx, []string{routed("gpu")}, time.Minute)
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, needs("a", "gpu"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, needs("a", "gpu"))})
 				require.NoError(t, returned(t, done, rule), rule)
 			},
 		},
@@ -153,7 +152,7 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "ReadyWaitForHandlersSetAside",
 			rule: "ReadyWait naming handlers returns when another claim set a task aside for one of them, though no task is ready",
 			run: func(t *testing.T, h *Harness, rule string) {
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"))})
 				// Take the queue's wake-up, as an idle process would.
 				require.NoError(t, returned(t, readyWait(h, bg, nil, time.Minute), rule), rule)
 				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
@@ -161,7 +160,7 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				defer cancel()
 				done := make(chan error, 1)
 				go func() {
-					done <- h.Store.ReadyWait(ctx, &plait.ReadyWaitParams{Timeout: time.Minute, Handlers: []string{"h-a"}})
+					done <- h.Store.ReadyWait(ctx, &store.ReadyWaitParams{Timeout: time.Minute, Handlers: []string{"h-a"}})
 				}()
 				require.NoError(t, returned(t, done, rule), rule)
 				require.Len(t, claim(t, h, &claimOpts{Handlers: []string{"h-a"}}).Tasks, 1, rule)
@@ -171,13 +170,13 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "HandlerSetAsideEvent",
 			rule: "a task set aside for want of its handler makes one task_waiting event naming the handler, with the task still ready (stores with events)",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"))})
 				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
 				evs := waitingEvents(t, h, r.ID)
 				require.Len(t, evs, 1, rule)
 				ev := evs[0]
 				require.Equal(t, "a", ev.Task, rule)
-				require.Equal(t, plait.TaskReady, ev.TaskStatus, rule)
+				require.Equal(t, store.TaskReady, ev.TaskStatus, rule)
 				require.Equal(t, "handler h-a", ev.WaitingFor, rule)
 				require.Equal(t, "h-a", ev.Handler, rule)
 				sameTime(t, h.Now(), ev.At, rule)
@@ -188,19 +187,19 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a claim listing its handlers never takes a task whose handler it lacks: the task stays ready, says which handler it waits for, and the next claim listing that handler takes it first",
 			run: func(t *testing.T, h *Harness, rule string) {
 				urgent := task("u")
-				urgent.Priority = plait.PriorityUrgent
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), urgent)})
+				urgent.Priority = store.PriorityUrgent
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), urgent)})
 				res := claim(t, h, &claimOpts{Handlers: []string{"h-b"}})
 				require.Len(t, res.Tasks, 1, rule)
 				require.Equal(t, "b", res.Tasks[0].Lease.Task, rule)
 				ta := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskReady, ta.Status, rule)
+				require.Equal(t, store.TaskReady, ta.Status, rule)
 				require.Equal(t, "handler h-a", ta.WaitingFor, rule)
 				require.Equal(t, "handler h-u", taskOf(t, h, r.ID, "u").WaitingFor, rule)
 				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-b"}}).Tasks, rule)
 				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{}}).Tasks, rule)
 				// Set aside first, then the queues.
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("c"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("c"))})
 				res = claim(t, h, &claimOpts{Handlers: []string{"h-a", "h-c"}, Limit: 1})
 				require.Len(t, res.Tasks, 1, rule)
 				require.Equal(t, "a", res.Tasks[0].Lease.Task, rule)
@@ -217,16 +216,16 @@ func testClaimRouter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "HandlerSetAsideByFinishClaim",
 			rule: "a finish that claims sets aside the tasks whose handler it lacks, and a cancelled run's task set aside is never claimed",
 			run: func(t *testing.T, h *Harness, rule string) {
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), task("c", "a"))})
 				ct := claimOne(t, h, "a", rule)
-				res := finishClaim(t, h, []plait.TaskOutcome{{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}},
-					plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute, Handlers: []string{"h-c"}})
+				res := finishClaim(t, h, []store.TaskOutcome{{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}},
+					store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute, Handlers: []string{"h-c"}})
 				require.Len(t, res.Claimed.Tasks, 1, rule)
 				require.Equal(t, "c", res.Claimed.Tasks[0].Lease.Task, rule)
 
-				r2 := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("x"))})
+				r2 := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("x"))})
 				require.Empty(t, claim(t, h, &claimOpts{Handlers: []string{"h-c"}}).Tasks, rule)
-				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r2.ID, Reason: "stop"})
+				_, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r2.ID, Reason: "stop"})
 				require.NoError(t, err, rule)
 				require.Empty(t, taskOf(t, h, r2.ID, "x").WaitingFor, rule)
 				got := claim(t, h, &claimOpts{Handlers: []string{"h-b", "h-x"}})

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -16,13 +15,13 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "CreateFields",
 			rule: "a new run is pending with zero counters, Total equal to its task count, CreatedAt now, and every field as given",
 			run: func(t *testing.T, h *Harness, rule string) {
-				wf := spec(plait.StrategySkip, task("a"), task("b", "a"))
+				wf := spec(store.StrategySkip, task("a"), task("b", "a"))
 				wf.Name = "orders"
 				r := createRun(t, h, &runOpts{Workflow: wf, Tenant: "acme", Service: "billing", Metadata: map[string]string{"k": "v"}})
 				require.NotEmpty(t, r.ID, rule)
 				require.Equal(t, "orders", r.Workflow, rule)
-				require.Equal(t, plait.StrategySkip, r.Strategy, rule)
-				require.Equal(t, plait.RunPending, r.Status, rule)
+				require.Equal(t, store.StrategySkip, r.Strategy, rule)
+				require.Equal(t, store.RunPending, r.Status, rule)
 				require.Equal(t, "acme", r.Tenant, rule)
 				require.Equal(t, "billing", r.Service, rule)
 				require.Equal(t, map[string]string{"k": "v"}, r.Metadata, rule)
@@ -33,7 +32,7 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 
 				got := getRun(t, h, r.ID)
 				require.Equal(t, r.ID, got.ID, rule)
-				require.Equal(t, plait.RunPending, got.Status, rule)
+				require.Equal(t, store.RunPending, got.Status, rule)
 				require.Equal(t, map[string]string{"k": "v"}, got.Metadata, rule)
 				sameTime(t, h.Now(), got.CreatedAt, rule)
 			},
@@ -42,13 +41,13 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "TasksInDefinitionOrder",
 			rule: "a new run lists every task in definition order with attempt 0 and epoch 0; roots are ready and the others pending",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("c"), task("a", "c"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("c"), task("a", "c"), task("b"))})
 				got := getRun(t, h, r.ID)
 				require.Len(t, got.Tasks, 3, rule)
 				want := []struct {
 					name   string
-					status plait.TaskStatus
-				}{{"c", plait.TaskReady}, {"a", plait.TaskPending}, {"b", plait.TaskReady}}
+					status store.TaskStatus
+				}{{"c", store.TaskReady}, {"a", store.TaskPending}, {"b", store.TaskReady}}
 				for i, w := range want {
 					ti := got.Tasks[i]
 					require.Equal(t, w.name, ti.Name, rule)
@@ -66,12 +65,12 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "RunGet, RunCancel and RunWait of an unknown id return ErrNotFound",
 			run: func(t *testing.T, h *Harness, rule string) {
 				createRun(t, h, nil)
-				_, err := h.Store.RunGet(bg, &plait.RunGetParams{ID: "no-such-run"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
-				_, err = h.Store.RunCancel(bg, &plait.RunCancelParams{ID: "no-such-run"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
-				_, err = h.Store.RunWait(bg, &plait.RunWaitParams{ID: "no-such-run"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err := h.Store.RunGet(bg, &store.RunGetParams{ID: "no-such-run"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
+				_, err = h.Store.RunCancel(bg, &store.RunCancelParams{ID: "no-such-run"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
+				_, err = h.Store.RunWait(bg, &store.RunWaitParams{ID: "no-such-run"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
 		{
@@ -80,7 +79,7 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				first := createRun(t, h, &runOpts{Key: "order-42"})
 				h.Advance(time.Second)
-				again := createRunResult(t, h, &runOpts{Key: "order-42", Workflow: spec(plait.StrategyContinue, task("x"), task("y"))})
+				again := createRunResult(t, h, &runOpts{Key: "order-42", Workflow: spec(store.StrategyContinue, task("x"), task("y"))})
 				require.True(t, again.Existing, rule)
 				require.Equal(t, first.ID, again.Run.ID, rule)
 				require.Equal(t, 1, again.Run.Total, rule)
@@ -118,8 +117,8 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				a := task("a")
 				a.Delay = 10 * time.Second
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a, task("b"))})
-				require.Equal(t, plait.TaskPending, taskOf(t, h, r.ID, "a").Status, rule)
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a, task("b"))})
+				require.Equal(t, store.TaskPending, taskOf(t, h, r.ID, "a").Status, rule)
 				claimOne(t, h, "b", rule)
 				res := claimNone(t, h, rule)
 				sameTime(t, r.CreatedAt.Add(10*time.Second), res.NextDueAt, rule)
@@ -143,7 +142,7 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				b.Delay = 40 * time.Second
 				c := task("c")
 				c.RunAt = now.Add(-time.Hour)
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a, b, c)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a, b, c)})
 				claimOne(t, h, "c", rule)
 				res := claimNone(t, h, rule)
 				sameTime(t, now.Add(40*time.Second), res.NextDueAt, rule)
@@ -161,19 +160,19 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				a := task("a")
 				a.Payload = []byte("payload")
-				wf := spec(plait.StrategyContinue, a, task("b", "a"))
+				wf := spec(store.StrategyContinue, a, task("b", "a"))
 				meta := map[string]string{"k": "v"}
 				r := createRun(t, h, &runOpts{Workflow: wf, Metadata: meta})
 				wf.Tasks[0].Payload[0] = 'X'
 				wf.Tasks[1].Deps[0].Task = "zzz"
 				meta["k"] = "changed"
 				r.Metadata["k"] = "changed"
-				r.Tasks[0].Status = plait.TaskFailed
+				r.Tasks[0].Status = store.TaskFailed
 
 				got := getRun(t, h, r.ID)
 				require.Equal(t, "v", got.Metadata["k"], rule)
-				require.Equal(t, plait.TaskReady, got.Tasks[0].Status, rule)
-				got.Tasks[0].Attempts = append(got.Tasks[0].Attempts, plait.Attempt{Outcome: "bogus"})
+				require.Equal(t, store.TaskReady, got.Tasks[0].Status, rule)
+				got.Tasks[0].Attempts = append(got.Tasks[0].Attempts, store.Attempt{Outcome: "bogus"})
 
 				ct := claimOne(t, h, "a", rule)
 				require.Equal(t, []byte("payload"), ct.Spec.Payload, rule)
@@ -193,8 +192,8 @@ func testRuns(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "RejectsNilWorkflow",
 			rule: "RunCreate without a workflow returns ErrInvalidArgument",
 			run: func(t *testing.T, h *Harness, rule string) {
-				_, err := h.Store.RunCreate(bg, &plait.RunCreateParams{})
-				require.True(t, errors.Is(err, plait.ErrInvalidArgument), rule)
+				_, err := h.Store.RunCreate(bg, &store.RunCreateParams{})
+				require.True(t, errors.Is(err, store.ErrInvalidArgument), rule)
 			},
 		},
 	})

@@ -10,9 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
-// testSchedules is the suite of [plait.ScheduleStore]: the records and the
+// testSchedules is the suite of [store.ScheduleStore]: the records and the
 // leader lease as the store keeps them, then the Scheduler's schedules on
 // top of the store, driven one leader pass at a time on the harness clock.
 func testSchedules(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -149,9 +150,9 @@ func ceil(t time.Time, d time.Duration) time.Time {
 	return t.Truncate(d).Add(d)
 }
 
-func scheduleStore(t *testing.T, h *Harness) plait.ScheduleStore {
+func scheduleStore(t *testing.T, h *Harness) store.ScheduleStore {
 	t.Helper()
-	ss, ok := h.Store.(plait.ScheduleStore)
+	ss, ok := h.Store.(store.ScheduleStore)
 	require.True(t, ok)
 	return ss
 }

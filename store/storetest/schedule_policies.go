@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 func testCatchUpSkip(t *testing.T, h *Harness, rule string) {
@@ -84,7 +85,7 @@ func testOverlapCancel(t *testing.T, h *Harness, rule string) {
 	requireInstants(t, rule, []time.Time{first.Add(time.Minute)}, r.to(t, first.Add(time.Minute)))
 	run, err := r.s.Get(bg, prev)
 	require.NoError(t, err, rule)
-	require.Equal(t, plait.RunCancelled, run.Status, rule)
+	require.Equal(t, store.RunCancelled, run.Status, rule)
 }
 
 func testScheduleBackfill(t *testing.T, h *Harness, rule string) {
@@ -141,7 +142,7 @@ func testScheduleTwoLeaders(t *testing.T, h *Harness, rule string) {
 	rb, err = b.s.ScheduleFireDue(bg)
 	require.NoError(t, err, rule)
 	require.True(t, rb.Leader, "%s: a released lease is taken at once", rule)
-	if errors.Is(err, plait.ErrStaleEpoch) {
+	if errors.Is(err, store.ErrStaleEpoch) {
 		t.Fatal(rule)
 	}
 }
@@ -191,9 +192,9 @@ func testScheduleTriggerListDelete(t *testing.T, h *Harness, rule string) {
 
 	require.NoError(t, r.s.ScheduleDelete(bg, "b-hourly"), rule)
 	_, err = r.s.ScheduleGet(bg, "b-hourly")
-	require.ErrorIs(t, err, plait.ErrNotFound, rule)
-	require.ErrorIs(t, r.s.ScheduleDelete(bg, "b-hourly"), plait.ErrNotFound, rule)
+	require.ErrorIs(t, err, store.ErrNotFound, rule)
+	require.ErrorIs(t, r.s.ScheduleDelete(bg, "b-hourly"), store.ErrNotFound, rule)
 	requireInstants(t, rule, nil, r.to(t, before.NextFire.Add(time.Hour)))
 	_, err = r.s.ScheduleTrigger(bg, "b-hourly")
-	require.ErrorIs(t, err, plait.ErrNotFound, rule)
+	require.ErrorIs(t, err, store.ErrNotFound, rule)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 func testScheduleCron(t *testing.T, h *Harness, rule string) {
@@ -30,7 +31,7 @@ func testScheduleCron(t *testing.T, h *Harness, rule string) {
 	require.True(t, info.LastFire.Equal(first.Add(5*time.Minute)), rule)
 	require.True(t, info.NextFire.Equal(first.Add(10*time.Minute)), rule)
 	require.NotEmpty(t, info.LastRunID, rule)
-	require.Equal(t, plait.RunPending, info.LastRunStatus, rule)
+	require.Equal(t, store.RunPending, info.LastRunStatus, rule)
 }
 
 func testScheduleSeconds(t *testing.T, h *Harness, rule string) {

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // watcher reads a run after each step and checks that every status change
@@ -18,13 +17,13 @@ type watcher struct {
 	t     *testing.T
 	h     *Harness
 	id    string
-	run   plait.RunStatus
-	tasks map[string]plait.TaskStatus
+	run   store.RunStatus
+	tasks map[string]store.TaskStatus
 	rule  string
 }
 
 func watch(t *testing.T, h *Harness, id, rule string) *watcher {
-	w := &watcher{t: t, h: h, id: id, run: "", tasks: map[string]plait.TaskStatus{}, rule: rule}
+	w := &watcher{t: t, h: h, id: id, run: "", tasks: map[string]store.TaskStatus{}, rule: rule}
 	w.step("create")
 	return w
 }
@@ -49,7 +48,7 @@ func (w *watcher) step(what string) {
 
 // reachable reports whether a task can go from one status to another in
 // one or two allowed moves.
-func reachable(from, to plait.TaskStatus) bool {
+func reachable(from, to store.TaskStatus) bool {
 	if from.CanBecome(to) {
 		return true
 	}
@@ -68,8 +67,8 @@ func testStatuses(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "SuccessRetryAndFailure",
 			rule: rule,
 			run: func(t *testing.T, h *Harness, rule string) {
-				wf := spec(plait.StrategyContinue, task("a"), task("b", "a"), task("c", "b"))
-				wf.Tasks[2].Deps[0].On = plait.OnFailure
+				wf := spec(store.StrategyContinue, task("a"), task("b", "a"), task("c", "b"))
+				wf.Tasks[2].Deps[0].On = store.OnFailure
 				delayed := task("d")
 				delayed.Delay = time.Second
 				wf.Tasks = append(wf.Tasks, delayed)
@@ -80,14 +79,14 @@ func testStatuses(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				w.step("succeed a")
 				b := claimOne(t, h, "b", rule)
 				w.step("claim b")
-				finish(t, h, plait.TaskOutcome{Lease: b.Lease, Outcome: plait.OutcomeRetry, Error: "again", RetryDelay: time.Second})
+				finish(t, h, store.TaskOutcome{Lease: b.Lease, Outcome: store.OutcomeRetry, Error: "again", RetryDelay: time.Second})
 				w.step("retry b later")
 				h.Advance(time.Second)
 				names := claimNames(t, h)
 				w.step("claim after the delays")
 				require.Contains(t, names, "b", rule)
 				require.Contains(t, names, "d", rule)
-				finish(t, h, plait.TaskOutcome{Lease: names["b"].Lease, Outcome: plait.OutcomeRetry, Error: "again"})
+				finish(t, h, store.TaskOutcome{Lease: names["b"].Lease, Outcome: store.OutcomeRetry, Error: "again"})
 				w.step("retry b at once")
 				succeed(t, h, names["d"].Lease, "ok", rule)
 				w.step("succeed d")
@@ -97,43 +96,43 @@ func testStatuses(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				w.step("fail b")
 				c := claimOne(t, h, "c", rule)
 				w.step("claim c")
-				finish(t, h, plait.TaskOutcome{Lease: c.Lease, Outcome: plait.OutcomeReleased})
+				finish(t, h, store.TaskOutcome{Lease: c.Lease, Outcome: store.OutcomeReleased})
 				w.step("release c")
 				c = claimOne(t, h, "c", rule)
 				w.step("claim c again")
-				finish(t, h, plait.TaskOutcome{Lease: c.Lease, Outcome: plait.OutcomeReturned})
+				finish(t, h, store.TaskOutcome{Lease: c.Lease, Outcome: store.OutcomeReturned})
 				w.step("return c")
 				c = claimOne(t, h, "c", rule)
 				w.step("claim c a third time")
 				succeed(t, h, c.Lease, "cleaned", rule)
 				w.step("succeed c")
-				require.Equal(t, plait.RunFailed, w.run, rule)
+				require.Equal(t, store.RunFailed, w.run, rule)
 			},
 		},
 		{
 			name: "SkipCancelAndDead",
 			rule: rule,
 			run: func(t *testing.T, h *Harness, rule string) {
-				w := watch(t, h, createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), task("x"))}).ID, rule)
+				w := watch(t, h, createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), task("x"))}).ID, rule)
 				claimNames(t, h)
 				w.step("claim a and x")
 				h.Advance(defaultLease + time.Millisecond)
-				_, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 0})
+				_, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 0})
 				require.NoError(t, err, rule)
 				w.step("sweep past the crash limit")
-				require.Equal(t, plait.TaskDead, w.tasks["a"], rule)
-				require.Equal(t, plait.TaskSkipped, w.tasks["b"], rule)
+				require.Equal(t, store.TaskDead, w.tasks["a"], rule)
+				require.Equal(t, store.TaskSkipped, w.tasks["b"], rule)
 
-				other := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("p"), task("q", "p"))})
+				other := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("p"), task("q", "p"))})
 				w2 := watch(t, h, other.ID, rule)
 				claimOne(t, h, "p", rule)
 				w2.step("claim p")
-				_, err = h.Store.RunCancel(bg, &plait.RunCancelParams{ID: other.ID, Reason: "stop"})
+				_, err = h.Store.RunCancel(bg, &store.RunCancelParams{ID: other.ID, Reason: "stop"})
 				require.NoError(t, err, rule)
 				w2.step("cancel")
-				require.Equal(t, plait.RunCancelled, w2.run, rule)
-				require.Equal(t, plait.TaskCancelled, w2.tasks["p"], rule)
-				require.Equal(t, plait.TaskCancelled, w2.tasks["q"], rule)
+				require.Equal(t, store.RunCancelled, w2.run, rule)
+				require.Equal(t, store.TaskCancelled, w2.tasks["p"], rule)
+				require.Equal(t, store.TaskCancelled, w2.tasks["q"], rule)
 			},
 		},
 	})
@@ -152,10 +151,10 @@ func testRetention(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				ct := claimOne(t, h, "a", rule)
 				succeed(t, h, ct.Lease, "ok", rule)
 				h.Advance(h.Caps.Retention - time.Second)
-				require.Equal(t, plait.RunCompleted, getRun(t, h, r.ID).Status, rule)
+				require.Equal(t, store.RunCompleted, getRun(t, h, r.ID).Status, rule)
 				h.Advance(2 * time.Second)
-				_, err := h.Store.RunGet(bg, &plait.RunGetParams{ID: r.ID})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err := h.Store.RunGet(bg, &store.RunGetParams{ID: r.ID})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 				again := createRun(t, h, &runOpts{Key: "once"})
 				require.NotEqual(t, r.ID, again.ID, rule)
 			},
@@ -169,7 +168,7 @@ func testRetention(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				}
 				r := createRun(t, h, nil)
 				h.Advance(2 * h.Caps.Retention)
-				require.Equal(t, plait.RunPending, getRun(t, h, r.ID).Status, rule)
+				require.Equal(t, store.RunPending, getRun(t, h, r.ID).Status, rule)
 			},
 		},
 	})

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite of [plait.Store]: the
+// Package storetest is the conformance suite of [store.Store]: the
 // executable form of the contract in docs/store-contract.md. plait's own
 // stores (memstore, redisstore) run it, and so should any third-party Store.
 //
@@ -32,8 +32,8 @@
 //
 // # Capabilities
 //
-// [plait.Store] is the core every store implements, and [Run] always runs
-// its suite. Each optional capability of plait (such as [plait.Pinger]) has
+// [store.Store] is the core every store implements, and [Run] always runs
+// its suite. Each optional capability of plait (such as [store.Pinger]) has
 // a suite of its own, which Run adds when the store under test implements
 // that capability, so a store is tested on exactly what it claims. Run asks
 // one extra harness which capabilities the store has.
@@ -43,13 +43,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // Harness is one store under test with its clock.
 type Harness struct {
 	// Store is the store under test, empty and used by one case only.
-	Store plait.Store
+	Store store.Store
 	// Now returns the store's current time.
 	Now func() time.Time
 	// Advance moves the store's clock, and any native expiry, forward by d.
@@ -83,7 +83,7 @@ type Caps struct {
 	// most a few hundred).
 	EventCap int
 	// TaskLogLines and TaskLogBytes are the store's cap on one task's log
-	// lines, as it was built (see [plait.TaskLogStore]); the case about
+	// lines, as it was built (see [store.TaskLogStore]); the case about
 	// the cap needs both.
 	TaskLogLines int
 	TaskLogBytes int
@@ -132,12 +132,12 @@ type group struct {
 // whether a store implements it.
 type suite struct {
 	group
-	has func(plait.Store) bool
+	has func(store.Store) bool
 }
 
 // Capabilities returns the names of the optional capabilities store
 // implements, each with a suite of its own in [Run].
-func Capabilities(store plait.Store) []string {
+func Capabilities(store store.Store) []string {
 	var names []string
 	for _, c := range capabilities() {
 		if c.has(store) {
@@ -151,22 +151,22 @@ func Capabilities(store plait.Store) []string {
 // of plait.
 func capabilities() []suite {
 	return []suite{
-		{group{"ClaimRouter", testClaimRouter}, func(s plait.Store) bool { _, ok := s.(plait.ClaimRouter); return ok }},
-		{group{"FairClaimer", testFairClaimer}, func(s plait.Store) bool { _, ok := s.(plait.FairClaimer); return ok }},
-		{group{"Limiter", testLimiter}, func(s plait.Store) bool { _, ok := s.(plait.Limiter); return ok }},
-		{group{"Pinger", testPinger}, func(s plait.Store) bool { _, ok := s.(plait.Pinger); return ok }},
-		{group{"QueueDepther", testQueueDepther}, func(s plait.Store) bool { _, ok := s.(plait.QueueDepther); return ok }},
-		{group{"EventStore", testEvents}, func(s plait.Store) bool { _, ok := s.(plait.EventStore); return ok }},
-		{group{"StatsStore", testStats}, func(s plait.Store) bool { _, ok := s.(plait.StatsStore); return ok }},
-		{group{"ScheduleStore", testSchedules}, func(s plait.Store) bool { _, ok := s.(plait.ScheduleStore); return ok }},
-		{group{"NodeStore", testNodes}, func(s plait.Store) bool { _, ok := s.(plait.NodeStore); return ok }},
-		{group{"QueryStore", testQueries}, func(s plait.Store) bool { _, ok := s.(plait.QueryStore); return ok }},
-		{group{"HistoryStore", testHistory}, func(s plait.Store) bool { _, ok := s.(plait.HistoryStore); return ok }},
-		{group{"TaskLogStore", testTaskLogs}, func(s plait.Store) bool { _, ok := s.(plait.TaskLogStore); return ok }},
-		{group{"DeadLetterStore", testDeadLetters}, func(s plait.Store) bool { _, ok := s.(plait.DeadLetterStore); return ok }},
-		{group{"ReplayStore", testReplays}, func(s plait.Store) bool { _, ok := s.(plait.ReplayStore); return ok }},
-		{group{"ResultStore", testResults}, func(s plait.Store) bool { _, ok := s.(plait.ResultStore); return ok }},
-		{group{"PayloadStore", testPayloads}, func(s plait.Store) bool { _, ok := s.(plait.PayloadStore); return ok }},
+		{group{"ClaimRouter", testClaimRouter}, func(s store.Store) bool { _, ok := s.(store.ClaimRouter); return ok }},
+		{group{"FairClaimer", testFairClaimer}, func(s store.Store) bool { _, ok := s.(store.FairClaimer); return ok }},
+		{group{"Limiter", testLimiter}, func(s store.Store) bool { _, ok := s.(store.Limiter); return ok }},
+		{group{"Pinger", testPinger}, func(s store.Store) bool { _, ok := s.(store.Pinger); return ok }},
+		{group{"QueueDepther", testQueueDepther}, func(s store.Store) bool { _, ok := s.(store.QueueDepther); return ok }},
+		{group{"EventStore", testEvents}, func(s store.Store) bool { _, ok := s.(store.EventStore); return ok }},
+		{group{"StatsStore", testStats}, func(s store.Store) bool { _, ok := s.(store.StatsStore); return ok }},
+		{group{"ScheduleStore", testSchedules}, func(s store.Store) bool { _, ok := s.(store.ScheduleStore); return ok }},
+		{group{"NodeStore", testNodes}, func(s store.Store) bool { _, ok := s.(store.NodeStore); return ok }},
+		{group{"QueryStore", testQueries}, func(s store.Store) bool { _, ok := s.(store.QueryStore); return ok }},
+		{group{"HistoryStore", testHistory}, func(s store.Store) bool { _, ok := s.(store.HistoryStore); return ok }},
+		{group{"TaskLogStore", testTaskLogs}, func(s store.Store) bool { _, ok := s.(store.TaskLogStore); return ok }},
+		{group{"DeadLetterStore", testDeadLetters}, func(s store.Store) bool { _, ok := s.(store.DeadLetterStore); return ok }},
+		{group{"ReplayStore", testReplays}, func(s store.Store) bool { _, ok := s.(store.ReplayStore); return ok }},
+		{group{"ResultStore", testResults}, func(s store.Store) bool { _, ok := s.(store.ResultStore); return ok }},
+		{group{"PayloadStore", testPayloads}, func(s store.Store) bool { _, ok := s.(store.PayloadStore); return ok }},
 	}
 }
 

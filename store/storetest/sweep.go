@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
@@ -22,12 +21,12 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				ct := claimOne(t, h, "a", rule)
 				h.Advance(defaultLease + time.Millisecond)
 				res := sweep(t, h, 10, 3)
-				require.Equal(t, []plait.Lease{ct.Lease}, res.Requeued, rule)
+				require.Equal(t, []store.Lease{ct.Lease}, res.Requeued, rule)
 				require.Empty(t, res.Dead, rule)
 				require.False(t, res.More, rule)
 
 				ti := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskReady, ti.Status, rule)
+				require.Equal(t, store.TaskReady, ti.Status, rule)
 				require.Equal(t, 1, ti.Crashes, rule)
 				require.Equal(t, int64(2), ti.Epoch, rule)
 				require.Equal(t, 1, ti.Attempt, rule)
@@ -36,7 +35,7 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, int64(1), ti.Attempts[0].Epoch, rule)
 				sameTime(t, claimedAt, ti.Attempts[0].StartedAt, rule)
 
-				require.ErrorIs(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}).Err, plait.ErrStaleEpoch, rule)
+				require.ErrorIs(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded}).Err, store.ErrStaleEpoch, rule)
 				again := claimOne(t, h, "a", rule)
 				require.Equal(t, 1, again.Attempt, rule)
 				require.Equal(t, int64(3), again.Lease.Epoch, rule)
@@ -55,7 +54,7 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Empty(t, res.Requeued, rule)
 				require.Empty(t, res.Dead, rule)
 				ti := taskOf(t, h, r.ID, "a")
-				require.Equal(t, plait.TaskRunning, ti.Status, rule)
+				require.Equal(t, store.TaskRunning, ti.Status, rule)
 				require.Equal(t, int64(1), ti.Epoch, rule)
 				require.Zero(t, ti.Crashes, rule)
 				succeed(t, h, ct.Lease, "ok", rule)
@@ -65,15 +64,15 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "FinishedNotSwept",
 			rule: "a task that finished is never swept, whatever its old lease deadline",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				got := claimNames(t, h)
 				succeed(t, h, got["a"].Lease, "", rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: got["b"].Lease, Outcome: plait.OutcomeRetry, RetryDelay: time.Hour}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: got["b"].Lease, Outcome: store.OutcomeRetry, RetryDelay: time.Hour}).Err, rule)
 				h.Advance(2 * defaultLease)
 				res := sweep(t, h, 10, 0)
 				require.Empty(t, res.Requeued, rule)
 				require.Empty(t, res.Dead, rule)
-				require.Equal(t, map[string]plait.TaskStatus{"a": plait.TaskSucceeded, "b": plait.TaskRetrying}, statuses(t, h, r.ID), rule)
+				require.Equal(t, map[string]store.TaskStatus{"a": store.TaskSucceeded, "b": store.TaskRetrying}, statuses(t, h, r.ID), rule)
 			},
 		},
 		{
@@ -81,48 +80,48 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "a task whose crash count exceeds the crash limit becomes dead, counts as failed and the failure is applied",
 			run: func(t *testing.T, h *Harness, rule string) {
 				cleanup := task("cleanup")
-				cleanup.Deps = []plait.Dep{{Task: "a", On: plait.OnFailure}}
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"), cleanup)})
+				cleanup.Deps = []store.Dep{{Task: "a", On: store.OnFailure}}
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), cleanup)})
 				for i := 1; i <= 2; i++ {
 					ct := claimOne(t, h, "a", rule)
 					h.Advance(defaultLease + time.Millisecond)
 					res := sweep(t, h, 10, 1)
 					if i == 1 {
-						require.Equal(t, []plait.Lease{ct.Lease}, res.Requeued, rule)
+						require.Equal(t, []store.Lease{ct.Lease}, res.Requeued, rule)
 						require.Empty(t, res.Dead, rule)
 						continue
 					}
 					require.Empty(t, res.Requeued, rule)
-					require.Equal(t, []plait.Lease{ct.Lease}, res.Dead, rule)
+					require.Equal(t, []store.Lease{ct.Lease}, res.Dead, rule)
 				}
 				run := getRun(t, h, r.ID)
 				ti := run.Task("a")
-				require.Equal(t, plait.TaskDead, ti.Status, rule)
+				require.Equal(t, store.TaskDead, ti.Status, rule)
 				require.Equal(t, 2, ti.Crashes, rule)
 				require.Equal(t, 1, ti.Attempt, rule)
 				require.Equal(t, "lease lost too many times", ti.Error, rule)
 				sameTime(t, h.Now(), ti.EndedAt, rule)
 				require.Len(t, ti.Attempts, 2, rule)
 				require.Equal(t, 1, run.Failed, rule)
-				require.Equal(t, plait.TaskSkipped, run.Task("b").Status, rule)
-				require.Equal(t, plait.TaskReady, run.Task("cleanup").Status, rule)
-				require.Equal(t, plait.RunFailed, succeed(t, h, claimOne(t, h, "cleanup", rule).Lease, "", rule).RunStatus, rule)
+				require.Equal(t, store.TaskSkipped, run.Task("b").Status, rule)
+				require.Equal(t, store.TaskReady, run.Task("cleanup").Status, rule)
+				require.Equal(t, store.RunFailed, succeed(t, h, claimOne(t, h, "cleanup", rule).Lease, "", rule).RunStatus, rule)
 			},
 		},
 		{
 			name: "CrashLimitStop",
 			rule: "a dead task under stop fails the run at once",
 			run: func(t *testing.T, h *Harness, rule string) {
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyStop, task("a"), task("b"))})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyStop, task("a"), task("b"))})
 				got := claim(t, h, &claimOpts{Limit: 1}).Tasks
 				require.Len(t, got, 1, rule)
 				h.Advance(defaultLease + time.Millisecond)
 				res := sweep(t, h, 10, 0)
 				require.Len(t, res.Dead, 1, rule)
 				run := getRun(t, h, r.ID)
-				require.Equal(t, plait.RunFailed, run.Status, rule)
-				require.Equal(t, plait.TaskDead, run.Task("a").Status, rule)
-				require.Equal(t, plait.TaskCancelled, run.Task("b").Status, rule)
+				require.Equal(t, store.RunFailed, run.Status, rule)
+				require.Equal(t, store.TaskDead, run.Task("a").Status, rule)
+				require.Equal(t, store.TaskCancelled, run.Task("b").Status, rule)
 				claimNone(t, h, rule)
 			},
 		},
@@ -130,12 +129,12 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "Limit",
 			rule: "a sweep recovers at most Limit leases, earliest deadline first, and sets More when it stopped short",
 			run: func(t *testing.T, h *Harness, rule string) {
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"), task("c"))})
-				var order []plait.Lease
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"), task("c"))})
+				var order []store.Lease
 				for i := 0; i < 3; i++ {
 					res := claim(t, h, &claimOpts{Limit: 1, Lease: time.Duration(3-i) * time.Second})
 					require.Len(t, res.Tasks, 1, rule)
-					order = append([]plait.Lease{res.Tasks[0].Lease}, order...)
+					order = append([]store.Lease{res.Tasks[0].Lease}, order...)
 				}
 				h.Advance(time.Minute)
 				res := sweep(t, h, 2, 3)
@@ -151,11 +150,11 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "many sweepers at once recover each expired lease exactly once",
 			run: func(t *testing.T, h *Harness, rule string) {
 				const n = 40
-				var tasks []plait.TaskSpec
+				var tasks []store.TaskSpec
 				for i := 0; i < n; i++ {
 					tasks = append(tasks, task("t"+strconv.Itoa(i)))
 				}
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, tasks...)})
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, tasks...)})
 				require.Len(t, claim(t, h, nil).Tasks, n, rule)
 				h.Advance(defaultLease + time.Millisecond)
 
@@ -168,7 +167,7 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					go func() {
 						defer wg.Done()
 						for {
-							res, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 3, CrashLimit: 3})
+							res, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 3, CrashLimit: 3})
 							if err != nil {
 								errs <- err
 								return
@@ -203,10 +202,10 @@ func testSweep(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "InvalidArguments",
 			rule: "a sweep with a limit below 1 or a negative crash limit returns ErrInvalidArgument",
 			run: func(t *testing.T, h *Harness, rule string) {
-				_, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 0, CrashLimit: 3})
-				require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
-				_, err = h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 1, CrashLimit: -1})
-				require.ErrorIs(t, err, plait.ErrInvalidArgument, rule)
+				_, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 0, CrashLimit: 3})
+				require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
+				_, err = h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 1, CrashLimit: -1})
+				require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 			},
 		},
 	})

@@ -6,26 +6,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
-// testTaskLogs is the suite of [plait.TaskLogStore].
+// testTaskLogs is the suite of [store.TaskLogStore].
 func testTaskLogs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 	runCases(t, newHarness, []testCase{
 		{
 			name: "LinesKeptWithTheirAttempt",
 			rule: "appended lines are kept in order with their time (ms), level, text, attempt and epoch, readable per task and per attempt number",
 			run: func(t *testing.T, h *Harness, rule string) {
-				ls := h.Store.(plait.TaskLogStore)
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				ls := h.Store.(store.TaskLogStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				got := claimNames(t, h)
 				a := got["a"]
 				t0 := h.Now()
 				res := appendLines(t, ls, a.Lease, a.Attempt, 1, rule, line(t0, slog.LevelInfo, "fetching url=x"), line(t0.Add(time.Millisecond), slog.LevelWarn, "slow, é ü; 中"))
-				require.Equal(t, plait.TaskLogAppendResult{Stored: 2}, *res, rule)
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: a.Lease, Outcome: plait.OutcomeRetry, Error: "x"}).Err, rule)
+				require.Equal(t, store.TaskLogAppendResult{Stored: 2}, *res, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: a.Lease, Outcome: store.OutcomeRetry, Error: "x"}).Err, rule)
 				second := claimOne(t, h, "a", rule)
 				appendLines(t, ls, second.Lease, second.Attempt, 1, rule, line(t0.Add(time.Second), slog.LevelError, "again"))
 
@@ -54,39 +53,39 @@ func testTaskLogs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				two := readLogs(t, ls, r.ID, "a", 2, rule)
 				require.Equal(t, all.Lines[2:], two.Lines, rule)
 				require.Empty(t, readLogs(t, ls, r.ID, "b", 0, rule).Lines, rule+": a task that logged nothing has no line")
-				_, err := ls.TaskLogRead(bg, &plait.TaskLogReadParams{RunID: r.ID, Task: "zz"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
-				_, err = ls.TaskLogRead(bg, &plait.TaskLogReadParams{RunID: "no-such-run", Task: "a"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err := ls.TaskLogRead(bg, &store.TaskLogReadParams{RunID: r.ID, Task: "zz"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
+				_, err = ls.TaskLogRead(bg, &store.TaskLogReadParams{RunID: "no-such-run", Task: "a"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
 		{
 			name: "StaleAttemptRefused",
 			rule: "lines of an attempt whose epoch is no longer the task's are refused with ErrStaleEpoch and never mixed into the current attempt",
 			run: func(t *testing.T, h *Harness, rule string) {
-				ls := h.Store.(plait.TaskLogStore)
+				ls := h.Store.(store.TaskLogStore)
 				r := createRun(t, h, nil)
 				old := claim(t, h, &claimOpts{Lease: time.Second}).Tasks[0]
 				h.Advance(2 * time.Second)
-				_, err := h.Store.LeaseSweep(bg, &plait.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+				_, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
 				require.NoError(t, err, rule)
 				cur := claimOne(t, h, "a", rule)
-				_, err = ls.TaskLogAppend(bg, &plait.TaskLogAppendParams{Lease: old.Lease, Attempt: old.Attempt, Seq: 1, Lines: []plait.LogLine{line(h.Now(), slog.LevelInfo, "late")}})
-				require.ErrorIs(t, err, plait.ErrStaleEpoch, rule)
+				_, err = ls.TaskLogAppend(bg, &store.TaskLogAppendParams{Lease: old.Lease, Attempt: old.Attempt, Seq: 1, Lines: []store.LogLine{line(h.Now(), slog.LevelInfo, "late")}})
+				require.ErrorIs(t, err, store.ErrStaleEpoch, rule)
 				appendLines(t, ls, cur.Lease, cur.Attempt, 1, rule, line(h.Now(), slog.LevelInfo, "current"))
 				got := readLogs(t, ls, r.ID, "a", 0, rule)
 				require.Len(t, got.Lines, 1, rule)
 				require.Equal(t, "current", got.Lines[0].Text, rule)
 				require.Equal(t, cur.Lease.Epoch, got.Lines[0].Epoch, rule)
-				_, err = ls.TaskLogAppend(bg, &plait.TaskLogAppendParams{Lease: plait.Lease{RunID: r.ID, Task: "zz", Epoch: 1}, Seq: 1, Lines: []plait.LogLine{line(h.Now(), slog.LevelInfo, "x")}})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err = ls.TaskLogAppend(bg, &store.TaskLogAppendParams{Lease: store.Lease{RunID: r.ID, Task: "zz", Epoch: 1}, Seq: 1, Lines: []store.LogLine{line(h.Now(), slog.LevelInfo, "x")}})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
 		{
 			name: "ResendStoresOnce",
 			rule: "an append sent again with the same epoch and Seq stores nothing twice and answers what the first one did",
 			run: func(t *testing.T, h *Harness, rule string) {
-				ls := h.Store.(plait.TaskLogStore)
+				ls := h.Store.(store.TaskLogStore)
 				r := createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
 				first := appendLines(t, ls, ct.Lease, ct.Attempt, 1, rule, line(h.Now(), slog.LevelInfo, "one"), line(h.Now(), slog.LevelInfo, "two"))
@@ -104,26 +103,26 @@ func testTaskLogs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if h.Caps.TaskLogLines < 3 || h.Caps.TaskLogBytes < 8 {
 					t.Skip("needs Caps.TaskLogLines (at least 3) and Caps.TaskLogBytes")
 				}
-				ls := h.Store.(plait.TaskLogStore)
-				r := createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b"))})
+				ls := h.Store.(store.TaskLogStore)
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b"))})
 				got := claimNames(t, h)
 				a, b := got["a"], got["b"]
 				n := h.Caps.TaskLogLines
-				var lines []plait.LogLine
+				var lines []store.LogLine
 				for i := 0; i < n+2; i++ {
 					lines = append(lines, line(h.Now(), slog.LevelInfo, "x"))
 				}
 				res := appendLines(t, ls, a.Lease, a.Attempt, 1, rule, lines...)
-				require.Equal(t, plait.TaskLogAppendResult{Stored: n, Dropped: 2}, *res, rule)
+				require.Equal(t, store.TaskLogAppendResult{Stored: n, Dropped: 2}, *res, rule)
 				res = appendLines(t, ls, a.Lease, a.Attempt, 2, rule, line(h.Now(), slog.LevelInfo, "y"))
-				require.Equal(t, plait.TaskLogAppendResult{Dropped: 1}, *res, rule)
+				require.Equal(t, store.TaskLogAppendResult{Dropped: 1}, *res, rule)
 				ra := readLogs(t, ls, r.ID, "a", 0, rule)
 				require.Len(t, ra.Lines, n, rule)
 				require.Equal(t, 3, ra.Dropped, rule)
 
 				big := strings.Repeat("b", h.Caps.TaskLogBytes-2)
 				res = appendLines(t, ls, b.Lease, b.Attempt, 1, rule, line(h.Now(), slog.LevelInfo, "ok"), line(h.Now(), slog.LevelInfo, big), line(h.Now(), slog.LevelInfo, "z"))
-				require.Equal(t, plait.TaskLogAppendResult{Stored: 2, Dropped: 1}, *res, rule+": the bytes cap counts every attempt's text")
+				require.Equal(t, store.TaskLogAppendResult{Stored: 2, Dropped: 1}, *res, rule+": the bytes cap counts every attempt's text")
 				rb := readLogs(t, ls, r.ID, "b", 0, rule)
 				require.Equal(t, []string{"ok", big}, texts(rb.Lines), rule)
 				require.Equal(t, 1, rb.Dropped, rule)
@@ -136,7 +135,7 @@ func testTaskLogs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if !h.Caps.ExpiresKeys || h.Caps.Retention <= 0 {
 					t.Skip("needs Caps.ExpiresKeys and Caps.Retention")
 				}
-				ls := h.Store.(plait.TaskLogStore)
+				ls := h.Store.(store.TaskLogStore)
 				r := createRun(t, h, nil)
 				ct := claimOne(t, h, "a", rule)
 				appendLines(t, ls, ct.Lease, ct.Attempt, 1, rule, line(h.Now(), slog.LevelInfo, "before"))
@@ -145,32 +144,32 @@ func testTaskLogs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				h.Advance(h.Caps.Retention - time.Second)
 				require.Equal(t, []string{"before", "after the end"}, texts(readLogs(t, ls, r.ID, "a", 0, rule).Lines), rule)
 				h.Advance(2 * time.Second)
-				_, err := ls.TaskLogRead(bg, &plait.TaskLogReadParams{RunID: r.ID, Task: "a"})
-				require.ErrorIs(t, err, plait.ErrNotFound, rule)
+				_, err := ls.TaskLogRead(bg, &store.TaskLogReadParams{RunID: r.ID, Task: "a"})
+				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
 	})
 }
 
-func line(at time.Time, level slog.Level, text string) plait.LogLine {
-	return plait.LogLine{Time: at, Level: level, Text: text}
+func line(at time.Time, level slog.Level, text string) store.LogLine {
+	return store.LogLine{Time: at, Level: level, Text: text}
 }
 
-func appendLines(t *testing.T, ls plait.TaskLogStore, l plait.Lease, attempt, seq int, rule string, lines ...plait.LogLine) *plait.TaskLogAppendResult {
+func appendLines(t *testing.T, ls store.TaskLogStore, l store.Lease, attempt, seq int, rule string, lines ...store.LogLine) *store.TaskLogAppendResult {
 	t.Helper()
-	res, err := ls.TaskLogAppend(bg, &plait.TaskLogAppendParams{Lease: l, Attempt: attempt, Seq: seq, Lines: lines})
+	res, err := ls.TaskLogAppend(bg, &store.TaskLogAppendParams{Lease: l, Attempt: attempt, Seq: seq, Lines: lines})
 	require.NoError(t, err, rule)
 	return res
 }
 
-func readLogs(t *testing.T, ls plait.TaskLogStore, runID, task string, attempt int, rule string) *plait.TaskLogReadResult {
+func readLogs(t *testing.T, ls store.TaskLogStore, runID, task string, attempt int, rule string) *store.TaskLogReadResult {
 	t.Helper()
-	res, err := ls.TaskLogRead(bg, &plait.TaskLogReadParams{RunID: runID, Task: task, Attempt: attempt})
+	res, err := ls.TaskLogRead(bg, &store.TaskLogReadParams{RunID: runID, Task: task, Attempt: attempt})
 	require.NoError(t, err, rule)
 	return res
 }
 
-func texts(lines []plait.LogLine) []string {
+func texts(lines []store.LogLine) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
 		out[i] = l.Text

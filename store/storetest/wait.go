@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
-
-	"github.com/plaitdag/plait"
 )
 
 // watchdog bounds how long a case waits for a call that must return; it is
@@ -33,20 +32,20 @@ func returned[T any](t *testing.T, done <-chan T, rule string) T {
 func readyWait(h *Harness, ctx context.Context, queues []string, timeout time.Duration) <-chan error {
 	done := make(chan error, 1)
 	go func() {
-		done <- h.Store.ReadyWait(ctx, &plait.ReadyWaitParams{Queues: queues, Timeout: timeout})
+		done <- h.Store.ReadyWait(ctx, &store.ReadyWaitParams{Queues: queues, Timeout: timeout})
 	}()
 	return done
 }
 
 type runWaitAnswer struct {
-	run *plait.Run
+	run *store.Run
 	err error
 }
 
 func runWait(h *Harness, ctx context.Context, id string) <-chan runWaitAnswer {
 	done := make(chan runWaitAnswer, 1)
 	go func() {
-		r, err := h.Store.RunWait(ctx, &plait.RunWaitParams{ID: id})
+		r, err := h.Store.RunWait(ctx, &store.RunWaitParams{ID: id})
 		done <- runWaitAnswer{r, err}
 	}()
 	return done
@@ -61,7 +60,7 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			return func() { createRun(t, h, nil) }
 		}},
 		{"ChildReleased", func(t *testing.T, h *Harness, rule string) func() {
-			createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, task("a"), task("b", "a"))})
+			createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 			ct := claimOne(t, h, "a", rule)
 			return func() { succeed(t, h, ct.Lease, "", rule) }
 		}},
@@ -69,14 +68,14 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			createRun(t, h, nil)
 			ct := claimOne(t, h, "a", rule)
 			return func() {
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeReleased}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReleased}).Err, rule)
 			}
 		}},
 		{"RetryNow", func(t *testing.T, h *Harness, rule string) func() {
 			createRun(t, h, nil)
 			ct := claimOne(t, h, "a", rule)
 			return func() {
-				require.NoError(t, finish(t, h, plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeRetry}).Err, rule)
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeRetry}).Err, rule)
 			}
 		}},
 		{"Swept", func(t *testing.T, h *Harness, rule string) func() {
@@ -110,7 +109,7 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				q := task("a")
 				q.Queue = "other"
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, q)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, q)})
 				ctx, cancel := context.WithCancel(bg)
 				defer cancel()
 				require.NoError(t, returned(t, readyWait(h, ctx, []string{"x", "other"}, time.Hour), rule), rule)
@@ -122,7 +121,7 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				a := task("a")
 				a.Delay = time.Second
-				createRun(t, h, &runOpts{Workflow: spec(plait.StrategyContinue, a)})
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, a)})
 				claimNone(t, h, rule)
 				h.Advance(time.Second)
 				ctx, cancel := context.WithCancel(bg)
@@ -158,7 +157,7 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				succeed(t, h, ct.Lease, "A", rule)
 				ans := returned(t, done, rule)
 				require.NoError(t, ans.err, rule)
-				require.Equal(t, plait.RunCompleted, ans.run.Status, rule)
+				require.Equal(t, store.RunCompleted, ans.run.Status, rule)
 				require.Equal(t, []byte("A"), ans.run.Task("a").Result, rule)
 			},
 		},
@@ -168,11 +167,11 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, nil)
 				done := runWait(h, bg, r.ID)
-				_, err := h.Store.RunCancel(bg, &plait.RunCancelParams{ID: r.ID})
+				_, err := h.Store.RunCancel(bg, &store.RunCancelParams{ID: r.ID})
 				require.NoError(t, err, rule)
 				ans := returned(t, done, rule)
 				require.NoError(t, ans.err, rule)
-				require.Equal(t, plait.RunCancelled, ans.run.Status, rule)
+				require.Equal(t, store.RunCancelled, ans.run.Status, rule)
 			},
 		},
 		{
@@ -183,7 +182,7 @@ func testWait(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				failTask(t, h, claimOne(t, h, "a", rule).Lease, "x", rule)
 				ans := returned(t, runWait(h, bg, r.ID), rule)
 				require.NoError(t, ans.err, rule)
-				require.Equal(t, plait.RunFailed, ans.run.Status, rule)
+				require.Equal(t, store.RunFailed, ans.run.Status, rule)
 			},
 		},
 		{

@@ -1,4 +1,4 @@
-package plait
+package store
 
 // The records a store answers about runs: their statuses, their tasks and
 // the attempts of each task.
@@ -171,4 +171,23 @@ type Attempt struct {
 	// RetryDelay is the backoff chosen before the next attempt, for a
 	// "retry" record; zero otherwise.
 	RetryDelay time.Duration
+}
+
+// Valid reports whether s is one of plait's run statuses.
+func (s RunStatus) Valid() bool {
+	switch s {
+	case RunPending, RunRunning, RunCompleted, RunFailed, RunCancelled:
+		return true
+	}
+	return false
+}
+
+// Replayable reports whether a replay restarts a task in status s when it is
+// asked for by name or chosen by default: failed, dead, cancelled, skipped.
+func (s TaskStatus) Replayable() bool {
+	switch s {
+	case TaskFailed, TaskDead, TaskCancelled, TaskSkipped:
+		return true
+	}
+	return false
 }

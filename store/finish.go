@@ -1,4 +1,4 @@
-package plait
+package store
 
 // The arguments and answers of a finish: the outcome of each attempt.
 

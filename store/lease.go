@@ -1,4 +1,4 @@
-package plait
+package store
 
 // The arguments and answers of lease upkeep: extension, the sweep of
 // expired leases, and the wait for ready work.

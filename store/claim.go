@@ -1,4 +1,4 @@
-package plait
+package store
 
 // The arguments and answers of a claim: what a worker asks for and the
 // leased tasks it gets back.
