@@ -12,19 +12,20 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
 // benchStore builds a fresh store on the real clock.
 type benchStore struct {
 	name string
-	new  func(b *testing.B) plait.Store
+	new  func(b *testing.B) store.Store
 }
 
 func benchStores() []benchStore {
 	return []benchStore{
-		{"memstore", func(b *testing.B) plait.Store { return memstore.New() }},
-		{"redis", func(b *testing.B) plait.Store {
+		{"memstore", func(b *testing.B) store.Store { return memstore.New() }},
+		{"redis", func(b *testing.B) store.Store {
 			srv, err := sharedRedis()
 			if err != nil {
 				b.Skipf("redis-server: %v", err)
@@ -34,7 +35,7 @@ func benchStores() []benchStore {
 	}
 }
 
-func benchScheduler(b *testing.B, store plait.Store, concurrency int, observer func(plait.Event), extra ...plait.Option) *plait.Scheduler {
+func benchScheduler(b *testing.B, store store.Store, concurrency int, observer func(plait.Event), extra ...plait.Option) *plait.Scheduler {
 	b.Helper()
 	opts := append([]plait.Option{
 		plait.WithConcurrency(concurrency),
@@ -151,7 +152,7 @@ func (r *timings) end(n string) time.Time   { r.mu.Lock(); defer r.mu.Unlock(); 
 
 // benchWorkflow submits wf b.N times, one after the other, times each from
 // submit to the run's end, and collects samples from each run's timings.
-func benchWorkflow(b *testing.B, store plait.Store, wf *plait.Workflow, tasks int, sample func(*timings) []time.Duration) []time.Duration {
+func benchWorkflow(b *testing.B, store store.Store, wf *plait.Workflow, tasks int, sample func(*timings) []time.Duration) []time.Duration {
 	s := benchScheduler(b, store, 10, nil)
 	var cur atomic.Pointer[timings]
 	if err := s.Handle("rec", func(ctx context.Context, t *plait.Task) (any, error) {
@@ -182,7 +183,7 @@ func benchWorkflow(b *testing.B, store plait.Store, wf *plait.Workflow, tasks in
 		if err != nil {
 			b.Fatal(err)
 		}
-		final, err := s.Wait(ctx, run.ID)
+		final, err := s.RunWait(ctx, run.ID)
 		if err != nil || final.Status != plait.RunCompleted {
 			b.Fatalf("run ended %v: %v", final, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // callCounter is a Store that counts the calls in flight through it, the
@@ -22,7 +23,7 @@ import (
 // FairClaimer, Limiter); a test that wants one wraps callCounter in a type
 // that adds it, counted the same way (nodeCounter, routedCalls).
 type callCounter struct {
-	plait.Store
+	store.Store
 	mu   sync.Mutex
 	n    int
 	idle chan struct{} // closed when n drops to zero
@@ -48,13 +49,13 @@ func (c *callCounter) leave() {
 
 // The capabilities callCounter passes through, counted.
 var _ interface {
-	plait.Store
-	plait.Pinger
-	plait.QueueDepther
-	plait.QueryStore
-	plait.HistoryStore
-	plait.TaskLogStore
-	plait.DeadLetterStore
+	store.Store
+	store.Pinger
+	store.QueueDepther
+	store.QueryStore
+	store.HistoryStore
+	store.TaskLogStore
+	store.DeadLetterStore
 } = (*callCounter)(nil)
 
 // waitIdle blocks until no call is in flight.
@@ -80,63 +81,63 @@ func (c *callCounter) waitIdle(t *testing.T) {
 	}
 }
 
-func (c *callCounter) RunCreate(ctx context.Context, p *plait.RunCreateParams) (*plait.RunCreateResult, error) {
+func (c *callCounter) RunCreate(ctx context.Context, p *store.RunCreateParams) (*store.RunCreateResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.RunCreate(ctx, p)
 }
 
-func (c *callCounter) RunCreateMany(ctx context.Context, p []*plait.RunCreateParams) ([]plait.RunCreateOutcome, error) {
+func (c *callCounter) RunCreateMany(ctx context.Context, p []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.RunCreateMany(ctx, p)
 }
 
-func (c *callCounter) RunGet(ctx context.Context, p *plait.RunGetParams) (*plait.Run, error) {
+func (c *callCounter) RunGet(ctx context.Context, p *store.RunGetParams) (*plait.Run, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.RunGet(ctx, p)
 }
 
-func (c *callCounter) RunCancel(ctx context.Context, p *plait.RunCancelParams) (*plait.Run, error) {
+func (c *callCounter) RunCancel(ctx context.Context, p *store.RunCancelParams) (*plait.Run, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.RunCancel(ctx, p)
 }
 
-func (c *callCounter) TaskClaim(ctx context.Context, p *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+func (c *callCounter) TaskClaim(ctx context.Context, p *store.TaskClaimParams) (*store.TaskClaimResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.TaskClaim(ctx, p)
 }
 
-func (c *callCounter) TaskFinish(ctx context.Context, p *plait.TaskFinishParams) ([]plait.TaskFinishResult, error) {
+func (c *callCounter) TaskFinish(ctx context.Context, p *store.TaskFinishParams) ([]store.TaskFinishResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.TaskFinish(ctx, p)
 }
 
-func (c *callCounter) TaskFinishClaim(ctx context.Context, p *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+func (c *callCounter) TaskFinishClaim(ctx context.Context, p *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.TaskFinishClaim(ctx, p)
 }
 
-func (c *callCounter) LeaseExtend(ctx context.Context, p *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+func (c *callCounter) LeaseExtend(ctx context.Context, p *store.LeaseExtendParams) ([]store.LeaseExtendResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.LeaseExtend(ctx, p)
 }
 
-func (c *callCounter) LeaseSweep(ctx context.Context, p *plait.LeaseSweepParams) (*plait.LeaseSweepResult, error) {
+func (c *callCounter) LeaseSweep(ctx context.Context, p *store.LeaseSweepParams) (*store.LeaseSweepResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.Store.LeaseSweep(ctx, p)
 }
 
 // StorePing forwards the Pinger capability of the store under it.
-func (c *callCounter) StorePing(ctx context.Context, p *plait.StorePingParams) (*plait.StorePingResult, error) {
-	pinger, ok := c.Store.(plait.Pinger)
+func (c *callCounter) StorePing(ctx context.Context, p *store.StorePingParams) (*store.StorePingResult, error) {
+	pinger, ok := c.Store.(store.Pinger)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "Pinger"}
 	}
@@ -146,8 +147,8 @@ func (c *callCounter) StorePing(ctx context.Context, p *plait.StorePingParams) (
 }
 
 // QueueDepth forwards the QueueDepther capability of the store under it.
-func (c *callCounter) QueueDepth(ctx context.Context, p *plait.QueueDepthParams) (*plait.QueueDepthResult, error) {
-	qd, ok := c.Store.(plait.QueueDepther)
+func (c *callCounter) QueueDepth(ctx context.Context, p *store.QueueDepthParams) (*store.QueueDepthResult, error) {
+	qd, ok := c.Store.(store.QueueDepther)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "QueueDepther"}
 	}
@@ -157,8 +158,8 @@ func (c *callCounter) QueueDepth(ctx context.Context, p *plait.QueueDepthParams)
 }
 
 // queryStore returns the QueryStore capability of the store under c.
-func (c *callCounter) queryStore() (plait.QueryStore, error) {
-	qs, ok := c.Store.(plait.QueryStore)
+func (c *callCounter) queryStore() (store.QueryStore, error) {
+	qs, ok := c.Store.(store.QueryStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "QueryStore"}
 	}
@@ -166,7 +167,7 @@ func (c *callCounter) queryStore() (plait.QueryStore, error) {
 }
 
 // forwardQuery runs one QueryStore call on the store under c, counted.
-func forwardQuery[R any](c *callCounter, call func(plait.QueryStore) (R, error)) (R, error) {
+func forwardQuery[R any](c *callCounter, call func(store.QueryStore) (R, error)) (R, error) {
 	qs, err := c.queryStore()
 	if err != nil {
 		var zero R
@@ -177,36 +178,36 @@ func forwardQuery[R any](c *callCounter, call func(plait.QueryStore) (R, error))
 	return call(qs)
 }
 
-// RunQuery and the rest forward the QueryStore capability of the store
+// RunList and the rest forward the QueryStore capability of the store
 // under c.
-func (c *callCounter) RunQuery(ctx context.Context, p *plait.RunQueryParams) (*plait.RunQueryResult, error) {
-	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunQueryResult, error) { return q.RunQuery(ctx, p) })
+func (c *callCounter) RunList(ctx context.Context, p *plait.RunListParams) (*plait.RunListResult, error) {
+	return forwardQuery(c, func(q store.QueryStore) (*plait.RunListResult, error) { return q.RunList(ctx, p) })
 }
 
-func (c *callCounter) RunGetMany(ctx context.Context, p *plait.RunGetManyParams) (*plait.RunGetManyResult, error) {
-	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunGetManyResult, error) { return q.RunGetMany(ctx, p) })
+func (c *callCounter) RunGetMany(ctx context.Context, p *store.RunGetManyParams) (*store.RunGetManyResult, error) {
+	return forwardQuery(c, func(q store.QueryStore) (*store.RunGetManyResult, error) { return q.RunGetMany(ctx, p) })
 }
 
-func (c *callCounter) RunCount(ctx context.Context, p *plait.RunCountParams) (*plait.RunCountResult, error) {
-	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunCountResult, error) { return q.RunCount(ctx, p) })
+func (c *callCounter) RunCount(ctx context.Context, p *store.RunCountParams) (*store.RunCountResult, error) {
+	return forwardQuery(c, func(q store.QueryStore) (*store.RunCountResult, error) { return q.RunCount(ctx, p) })
 }
 
-func (c *callCounter) RunDelete(ctx context.Context, p *plait.RunDeleteParams) error {
-	_, err := forwardQuery(c, func(q plait.QueryStore) (struct{}, error) { return struct{}{}, q.RunDelete(ctx, p) })
+func (c *callCounter) RunDelete(ctx context.Context, p *store.RunDeleteParams) error {
+	_, err := forwardQuery(c, func(q store.QueryStore) (struct{}, error) { return struct{}{}, q.RunDelete(ctx, p) })
 	return err
 }
 
-func (c *callCounter) RunPrune(ctx context.Context, p *plait.RunPruneParams) (*plait.RunPruneResult, error) {
-	return forwardQuery(c, func(q plait.QueryStore) (*plait.RunPruneResult, error) { return q.RunPrune(ctx, p) })
+func (c *callCounter) RunPrune(ctx context.Context, p *store.RunPruneParams) (*store.RunPruneResult, error) {
+	return forwardQuery(c, func(q store.QueryStore) (*store.RunPruneResult, error) { return q.RunPrune(ctx, p) })
 }
 
-func (c *callCounter) TaskQuery(ctx context.Context, p *plait.TaskQueryParams) (*plait.TaskQueryResult, error) {
-	return forwardQuery(c, func(q plait.QueryStore) (*plait.TaskQueryResult, error) { return q.TaskQuery(ctx, p) })
+func (c *callCounter) TaskList(ctx context.Context, p *store.TaskListParams) (*store.TaskListResult, error) {
+	return forwardQuery(c, func(q store.QueryStore) (*store.TaskListResult, error) { return q.TaskList(ctx, p) })
 }
 
 // AttemptHistory forwards the HistoryStore capability of the store under it.
-func (c *callCounter) AttemptHistory(ctx context.Context, p *plait.AttemptHistoryParams) (*plait.AttemptHistoryResult, error) {
-	hs, ok := c.Store.(plait.HistoryStore)
+func (c *callCounter) AttemptHistory(ctx context.Context, p *store.AttemptHistoryParams) (*store.AttemptHistoryResult, error) {
+	hs, ok := c.Store.(store.HistoryStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "HistoryStore"}
 	}
@@ -216,8 +217,8 @@ func (c *callCounter) AttemptHistory(ctx context.Context, p *plait.AttemptHistor
 }
 
 // TaskLogAppend forwards the TaskLogStore capability of the store under it.
-func (c *callCounter) TaskLogAppend(ctx context.Context, p *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
-	ls, ok := c.Store.(plait.TaskLogStore)
+func (c *callCounter) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams) (*store.TaskLogAppendResult, error) {
+	ls, ok := c.Store.(store.TaskLogStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "TaskLogStore"}
 	}
@@ -227,8 +228,8 @@ func (c *callCounter) TaskLogAppend(ctx context.Context, p *plait.TaskLogAppendP
 }
 
 // TaskLogRead forwards the TaskLogStore capability of the store under it.
-func (c *callCounter) TaskLogRead(ctx context.Context, p *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
-	ls, ok := c.Store.(plait.TaskLogStore)
+func (c *callCounter) TaskLogRead(ctx context.Context, p *store.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+	ls, ok := c.Store.(store.TaskLogStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "TaskLogStore"}
 	}
@@ -239,7 +240,7 @@ func (c *callCounter) TaskLogRead(ctx context.Context, p *plait.TaskLogReadParam
 
 // DeadLetterList forwards the DeadLetterStore capability of the store under it.
 func (c *callCounter) DeadLetterList(ctx context.Context, p *plait.DeadLetterListParams) (*plait.DeadLetterListResult, error) {
-	d, ok := c.Store.(plait.DeadLetterStore)
+	d, ok := c.Store.(store.DeadLetterStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "DeadLetterStore"}
 	}
@@ -249,8 +250,8 @@ func (c *callCounter) DeadLetterList(ctx context.Context, p *plait.DeadLetterLis
 }
 
 // DeadLetterPurge forwards the DeadLetterStore capability of the store under it.
-func (c *callCounter) DeadLetterPurge(ctx context.Context, p *plait.DeadLetterPurgeParams) (*plait.DeadLetterPurgeResult, error) {
-	d, ok := c.Store.(plait.DeadLetterStore)
+func (c *callCounter) DeadLetterPurge(ctx context.Context, p *store.DeadLetterPurgeParams) (*store.DeadLetterPurgeResult, error) {
+	d, ok := c.Store.(store.DeadLetterStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "DeadLetterStore"}
 	}
@@ -261,8 +262,8 @@ func (c *callCounter) DeadLetterPurge(ctx context.Context, p *plait.DeadLetterPu
 
 // TaskResults forwards the ResultStore capability of the store under it and
 // counts its calls: the parents' results read after a claim left them out.
-func (c *callCounter) TaskResults(ctx context.Context, p *plait.TaskResultsParams) (*plait.TaskResultsResult, error) {
-	rs, ok := c.Store.(plait.ResultStore)
+func (c *callCounter) TaskResults(ctx context.Context, p *store.TaskResultsParams) (*store.TaskResultsResult, error) {
+	rs, ok := c.Store.(store.ResultStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "ResultStore"}
 	}
@@ -273,8 +274,8 @@ func (c *callCounter) TaskResults(ctx context.Context, p *plait.TaskResultsParam
 }
 
 // TaskPayloads forwards the PayloadStore capability of the store under it.
-func (c *callCounter) TaskPayloads(ctx context.Context, p *plait.TaskPayloadsParams) (*plait.TaskPayloadsResult, error) {
-	ps, ok := c.Store.(plait.PayloadStore)
+func (c *callCounter) TaskPayloads(ctx context.Context, p *store.TaskPayloadsParams) (*store.TaskPayloadsResult, error) {
+	ps, ok := c.Store.(store.PayloadStore)
 	if !ok {
 		return nil, &plait.UnsupportedError{Capability: "PayloadStore"}
 	}

@@ -3,6 +3,8 @@ package plait
 import (
 	"context"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // A [Store] is the execution core and nothing more. Everything else a store
@@ -15,7 +17,7 @@ import (
 
 // capability returns the store as the capability C, or an
 // [*UnsupportedError] naming it.
-func capability[C any](store Store, name string) (C, error) {
+func capability[C any](store store.Store, name string) (C, error) {
 	c, ok := store.(C)
 	if !ok {
 		return c, &UnsupportedError{Capability: name}
@@ -27,12 +29,12 @@ func capability[C any](store Store, name string) (C, error) {
 // took and the store's clock, for health checks. It returns an
 // [*UnsupportedError] when the store does not implement [Pinger].
 func (s *Scheduler) Ping(ctx context.Context) (*PingReport, error) {
-	p, err := capability[Pinger](s.store, "Pinger")
+	p, err := capability[store.Pinger](s.store, "Pinger")
 	if err != nil {
 		return nil, err
 	}
 	start := s.cfg.clock.Now()
-	res, err := p.StorePing(ctx, &StorePingParams{})
+	res, err := p.StorePing(ctx, &store.StorePingParams{})
 	if err != nil {
 		return nil, err
 	}

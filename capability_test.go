@@ -10,6 +10,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/storetest"
 )
@@ -17,7 +18,7 @@ import (
 // coreOnly hides every optional capability of the store it wraps: it is a
 // Store and nothing more, like a third-party store that implements only the
 // execution core.
-type coreOnly struct{ plait.Store }
+type coreOnly struct{ store.Store }
 
 func TestSchedulerAnswersUnsupportedForAMissingCapability(t *testing.T) {
 	t.Parallel()

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // requestIDs hands out the RequestIDs of one process's claims: a random
@@ -41,7 +43,7 @@ const claimRetryMin = 10 * time.Millisecond
 // it they would wait out their lease and be charged a crash). Once the
 // lease has passed the store has forgotten the call and a resend claims
 // afresh, which is as good. The pauses double up to the idle wait.
-func (p *pool) claim(ctx context.Context, params *TaskClaimParams) (*TaskClaimResult, error) {
+func (p *pool) claim(ctx context.Context, params *store.TaskClaimParams) (*store.TaskClaimResult, error) {
 	delay := claimRetryMin
 	for failures := 0; ; failures++ {
 		res, err := p.store.TaskClaim(ctx, params)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Workflow is a DAG definition under construction. Build one with
@@ -173,8 +174,8 @@ func ValidateSpec(spec *WorkflowSpec, limits Limits) error {
 		if err := checkLimits(t.Limits); err != nil {
 			bad(name, "limits", ErrInvalidTaskOption, err.Error())
 		}
-		if n := len(normalCaps(t.Requires)); n > MaxCapabilities {
-			bad(name, "requires", ErrInvalidTaskOption, fmt.Sprintf("%d capabilities, at most %d", n, MaxCapabilities))
+		if n := len(normalCaps(t.Requires)); n > store.MaxCapabilities {
+			bad(name, "requires", ErrInvalidTaskOption, fmt.Sprintf("%d capabilities, at most %d", n, store.MaxCapabilities))
 		}
 		if len(t.Payload) > limits.MaxPayloadBytes {
 			bad(name, "payload", ErrPayloadTooLarge, fmt.Sprintf("%d bytes, limit %d", len(t.Payload), limits.MaxPayloadBytes))
@@ -318,3 +319,33 @@ func cycleText(cycle []string) string {
 	head := strings.Join(cycle[:cycleMaxShown-1], " -> ")
 	return fmt.Sprintf("%s -> … -> %s (%d tasks)", head, cycle[len(cycle)-1], len(cycle)-1)
 }
+
+// A workflow as data, as it is stored with its run, re-exported from
+// package store.
+type (
+	// WorkflowSpec is a validated workflow: see [store.WorkflowSpec].
+	WorkflowSpec = store.WorkflowSpec
+	// TaskSpec is one task of a WorkflowSpec: see [store.TaskSpec].
+	TaskSpec = store.TaskSpec
+	// Dep is one dependency edge of a task: see [store.Dep].
+	Dep = store.Dep
+	// Condition says which outcome of a parent satisfies an edge.
+	Condition = store.Condition
+	// Join says how a task combines its edges.
+	Join = store.Join
+	// ErrorStrategy says what a run does when a task fails for good.
+	ErrorStrategy = store.ErrorStrategy
+)
+
+// Dependency conditions, joins and error strategies; [store.Condition],
+// [store.Join] and [store.ErrorStrategy] say what each means.
+const (
+	OnSuccess        = store.OnSuccess
+	OnCompletion     = store.OnCompletion
+	OnFailure        = store.OnFailure
+	JoinAll          = store.JoinAll
+	JoinAny          = store.JoinAny
+	StrategyContinue = store.StrategyContinue
+	StrategyStop     = store.StrategyStop
+	StrategySkip     = store.StrategySkip
+)

@@ -3,13 +3,15 @@ package plait
 import (
 	"context"
 	"fmt"
+
+	"github.com/plaitdag/plait/store"
 )
 
-// DeadLetters answers one page of dead letters, newest first. It returns
+// DeadLetterList answers one page of dead letters, newest first. It returns
 // an [*UnsupportedError] when the store does not implement
 // [DeadLetterStore]; a Limit of 0 takes 100.
-func (s *Scheduler) DeadLetters(ctx context.Context, params DeadLetterListParams) (*DeadLetterListResult, error) {
-	d, err := capability[DeadLetterStore](s.store, "DeadLetterStore")
+func (s *Scheduler) DeadLetterList(ctx context.Context, params DeadLetterListParams) (*DeadLetterListResult, error) {
+	d, err := capability[store.DeadLetterStore](s.store, "DeadLetterStore")
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +24,7 @@ func (s *Scheduler) DeadLetters(ctx context.Context, params DeadLetterListParams
 	return d.DeadLetterList(ctx, &params)
 }
 
-// DeadLetterDetail is what [Scheduler.InspectDeadLetter] answers: the
+// DeadLetterDetail is what [Scheduler.DeadLetterGet] answers: the
 // task as RunGet has it (its last error, status and every attempt record)
 // and the payload it was submitted with.
 type DeadLetterDetail struct {
@@ -33,15 +35,15 @@ type DeadLetterDetail struct {
 	Payload []byte
 }
 
-// InspectDeadLetter answers a dead letter's task: its last error, its
+// DeadLetterGet answers a dead letter's task: its last error, its
 // status, every attempt record and its payload. ErrNotFound when the run
 // or task is gone, or the task is not dead-lettered. Two store calls: the
 // run, then the payload from a store with [PayloadStore].
-func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (*DeadLetterDetail, error) {
-	if _, err := capability[DeadLetterStore](s.store, "DeadLetterStore"); err != nil {
+func (s *Scheduler) DeadLetterGet(ctx context.Context, runID, task string) (*DeadLetterDetail, error) {
+	if _, err := capability[store.DeadLetterStore](s.store, "DeadLetterStore"); err != nil {
 		return nil, err
 	}
-	run, err := s.store.RunGet(ctx, &RunGetParams{ID: runID})
+	run, err := s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +52,8 @@ func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (
 		return nil, fmt.Errorf("plait: run %s task %s is not dead-lettered: %w", runID, quote(task), ErrNotFound)
 	}
 	out := &DeadLetterDetail{TaskInstance: *ti}
-	if ps, err := capability[PayloadStore](s.store, "PayloadStore"); err == nil {
-		res, err := ps.TaskPayloads(ctx, &TaskPayloadsParams{RunID: runID, Tasks: []string{task}})
+	if ps, err := capability[store.PayloadStore](s.store, "PayloadStore"); err == nil {
+		res, err := ps.TaskPayloads(ctx, &store.TaskPayloadsParams{RunID: runID, Tasks: []string{task}})
 		if err != nil {
 			return nil, err
 		}
@@ -60,17 +62,29 @@ func (s *Scheduler) InspectDeadLetter(ctx context.Context, runID, task string) (
 	return out, nil
 }
 
-// PurgeDeadLetters removes the named letters from the dead-letter lists
+// DeadLetterPurge removes the named letters from the dead-letter lists
 // and answers how many it removed. It returns an [*UnsupportedError] when
 // the store does not implement [DeadLetterStore].
-func (s *Scheduler) PurgeDeadLetters(ctx context.Context, letters ...DeadLetterRef) (int, error) {
-	d, err := capability[DeadLetterStore](s.store, "DeadLetterStore")
+func (s *Scheduler) DeadLetterPurge(ctx context.Context, letters ...DeadLetterRef) (int, error) {
+	d, err := capability[store.DeadLetterStore](s.store, "DeadLetterStore")
 	if err != nil {
 		return 0, err
 	}
-	res, err := d.DeadLetterPurge(ctx, &DeadLetterPurgeParams{Letters: letters})
+	res, err := d.DeadLetterPurge(ctx, &store.DeadLetterPurgeParams{Letters: letters})
 	if err != nil {
 		return 0, err
 	}
 	return res.Purged, nil
 }
+
+// Dead letters as a store lists them, re-exported from package store.
+type (
+	// DeadLetter is one dead task: see [store.DeadLetter].
+	DeadLetter = store.DeadLetter
+	// DeadLetterRef names one dead letter (run and task).
+	DeadLetterRef = store.DeadLetterRef
+	// DeadLetterListParams select a page of dead letters.
+	DeadLetterListParams = store.DeadLetterListParams
+	// DeadLetterListResult is a page of dead letters.
+	DeadLetterListResult = store.DeadLetterListResult
+)

@@ -16,13 +16,13 @@ func TestSchedulerAnswersUnsupportedDeadLetters(t *testing.T) {
 	t.Parallel()
 	s, err := plait.New(coreOnly{memstore.New()})
 	require.NoError(t, err)
-	_, err = s.DeadLetters(context.Background(), plait.DeadLetterListParams{})
+	_, err = s.DeadLetterList(context.Background(), plait.DeadLetterListParams{})
 	var ue *plait.UnsupportedError
 	require.True(t, errors.As(err, &ue))
 	require.Equal(t, "DeadLetterStore", ue.Capability)
-	_, err = s.PurgeDeadLetters(context.Background(), plait.DeadLetterRef{RunID: "1", Task: "a"})
+	_, err = s.DeadLetterPurge(context.Background(), plait.DeadLetterRef{RunID: "1", Task: "a"})
 	require.ErrorIs(t, err, plait.ErrUnsupported)
-	_, err = s.InspectDeadLetter(context.Background(), "1", "a")
+	_, err = s.DeadLetterGet(context.Background(), "1", "a")
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 }
 
@@ -39,27 +39,27 @@ func TestSchedulerListsInspectsAndPurgesDeadLetters(t *testing.T) {
 		b.start(t)
 		b.wait(t, run.ID)
 
-		page, err := b.s.DeadLetters(context.Background(), plait.DeadLetterListParams{Workflow: "dl"})
+		page, err := b.s.DeadLetterList(context.Background(), plait.DeadLetterListParams{Workflow: "dl"})
 		require.NoError(t, err)
 		require.Len(t, page.Letters, 1)
 		l := page.Letters[0]
 		require.Equal(t, [...]any{run.ID, "b", "dl", plait.TaskFailed}, [...]any{l.RunID, l.Task, l.Workflow, l.Status})
 		require.Contains(t, l.Error, "broken input")
 
-		ti, err := b.s.InspectDeadLetter(context.Background(), run.ID, "b")
+		ti, err := b.s.DeadLetterGet(context.Background(), run.ID, "b")
 		require.NoError(t, err)
 		require.Len(t, ti.Attempts, 1)
 		require.Equal(t, "failed", ti.Attempts[0].Outcome)
 		var payload string
 		require.NoError(t, plait.JSONCodec{}.Unmarshal(ti.Payload, &payload))
 		require.Equal(t, long, payload, "inspect shows the payload the task was submitted with")
-		_, err = b.s.InspectDeadLetter(context.Background(), run.ID, "a")
+		_, err = b.s.DeadLetterGet(context.Background(), run.ID, "a")
 		require.ErrorIs(t, err, plait.ErrNotFound, "a task that succeeded is no dead letter")
 
-		n, err := b.s.PurgeDeadLetters(context.Background(), plait.DeadLetterRef{RunID: run.ID, Task: "b"})
+		n, err := b.s.DeadLetterPurge(context.Background(), plait.DeadLetterRef{RunID: run.ID, Task: "b"})
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
-		page, err = b.s.DeadLetters(context.Background(), plait.DeadLetterListParams{})
+		page, err = b.s.DeadLetterList(context.Background(), plait.DeadLetterListParams{})
 		require.NoError(t, err)
 		require.Empty(t, page.Letters)
 	})

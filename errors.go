@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Scheduler sentinels.
@@ -143,3 +144,40 @@ func (p *PanicError) Error() string {
 
 // Unwrap returns ErrPanic.
 func (p *PanicError) Unwrap() error { return ErrPanic }
+
+// Sentinels a store returns, re-exported from package store: test for them
+// with errors.Is, whatever the backend.
+var (
+	// ErrNotFound: no run with that id (or it expired by retention).
+	ErrNotFound = store.ErrNotFound
+	// ErrStaleEpoch: a write carried a lease whose epoch has moved on.
+	ErrStaleEpoch = store.ErrStaleEpoch
+	// ErrStoreFull: the backend refused a write for lack of memory.
+	ErrStoreFull = store.ErrStoreFull
+	// ErrInvalidArgument: a call got arguments it cannot act on.
+	ErrInvalidArgument = store.ErrInvalidArgument
+	// ErrUnsupported: the store does not implement a capability the call
+	// needs; the error is an [*UnsupportedError] naming it.
+	ErrUnsupported = store.ErrUnsupported
+	// ErrInvalidOption: an option is out of range (each one an
+	// [*OptionError]), New got a nil store, or Handle a nil handler.
+	ErrInvalidOption = store.ErrInvalidOption
+	// ErrResultTooLarge: a handler's result is over the store's limit.
+	ErrResultTooLarge = store.ErrResultTooLarge
+	// ErrRunActive: a run that has not finished cannot be deleted.
+	ErrRunActive = store.ErrRunActive
+	// ErrReplayConflict: a replay named a generation that has moved on.
+	ErrReplayConflict = store.ErrReplayConflict
+	// ErrIllegalTransition: a status change the transition table forbids.
+	ErrIllegalTransition = store.ErrIllegalTransition
+)
+
+// Errors with details, re-exported from package store.
+type (
+	// UnsupportedError names the capability a store lacks.
+	UnsupportedError = store.UnsupportedError
+	// OptionError names an option given out of range and why.
+	OptionError = store.OptionError
+	// ReplayError says why a run cannot be replayed.
+	ReplayError = store.ReplayError
+)

@@ -65,7 +65,8 @@ type Event struct {
 	// events.
 	Schedule string
 	Instant  time.Time
-	// Node is this process's node id, for node events.
+	// Node is this process's node id, for node events, and the holder of
+	// the schedule leader lease, for leader events.
 	Node string
 	// At is the scheduler's clock when the event happened.
 	At time.Time

@@ -2,6 +2,8 @@ package plait
 
 import (
 	"errors"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // ErrFellBehind is the category of [*FellBehindError]: a reader of events
@@ -25,3 +27,24 @@ func (e *FellBehindError) Error() string {
 
 // Is matches [ErrFellBehind].
 func (e *FellBehindError) Is(target error) bool { return target == ErrFellBehind }
+
+// The events a store records, as a [Subscription] answers them,
+// re-exported from package store.
+type (
+	// StoreEvent is one recorded event: see [store.StoreEvent].
+	StoreEvent = store.StoreEvent
+	// StoreEventType names what a StoreEvent records.
+	StoreEventType = store.StoreEventType
+	// EventCursor is a position in an event stream.
+	EventCursor = store.EventCursor
+)
+
+// EventTaskWaiting records that a ready task waits for something no live
+// process gives (a handler, a capability, a limit).
+const EventTaskWaiting = store.EventTaskWaiting
+
+// RunEventType is the type of the event a run's move to st records.
+func RunEventType(st RunStatus) StoreEventType { return store.RunEventType(st) }
+
+// TaskEventType is the type of the event a task's move to st records.
+func TaskEventType(st TaskStatus) StoreEventType { return store.TaskEventType(st) }

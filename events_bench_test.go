@@ -6,22 +6,23 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
 // fillRuns creates n single-task runs in batches of 1,000.
-func fillRuns(b *testing.B, store plait.Store, n int) {
+func fillRuns(b *testing.B, st store.Store, n int) {
 	b.Helper()
 	wf := &plait.WorkflowSpec{Name: "one", Tasks: []plait.TaskSpec{{Name: "t", Handler: "noop", Queue: plait.DefaultQueue}}}
 	ctx := context.Background()
 	for done := 0; done < n; {
 		k := min(1000, n-done)
-		ps := make([]*plait.RunCreateParams, k)
+		ps := make([]*store.RunCreateParams, k)
 		for i := range ps {
-			ps[i] = &plait.RunCreateParams{Workflow: wf}
+			ps[i] = &store.RunCreateParams{Workflow: wf}
 		}
-		out, err := store.RunCreateMany(ctx, ps)
+		out, err := st.RunCreateMany(ctx, ps)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,8 +40,8 @@ func fillRuns(b *testing.B, store plait.Store, n int) {
 // stats on.
 func eventBenchStores() []benchStore {
 	return []benchStore{
-		{"memstore", func(b *testing.B) plait.Store { return memstore.New(memstore.WithEventCap(200_000)) }},
-		{"redis", func(b *testing.B) plait.Store {
+		{"memstore", func(b *testing.B) store.Store { return memstore.New(memstore.WithEventCap(200_000)) }},
+		{"redis", func(b *testing.B) store.Store {
 			srv, err := sharedRedis()
 			if err != nil {
 				b.Skipf("redis-server: %v", err)
@@ -83,24 +84,24 @@ func BenchmarkSubscribe(b *testing.B) {
 func BenchmarkStats(b *testing.B) {
 	for _, st := range eventBenchStores() {
 		b.Run(st.name, func(b *testing.B) {
-			store := st.new(b)
-			fillRuns(b, store, 100_000)
+			st := st.new(b)
+			fillRuns(b, st, 100_000)
 			ctx := context.Background()
 			for done := 0; done < 1000; {
-				res, err := store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
+				res, err := st.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 100, LeaseDuration: time.Minute})
 				if err != nil {
 					b.Fatal(err)
 				}
-				outs := make([]plait.TaskOutcome, len(res.Tasks))
+				outs := make([]store.TaskOutcome, len(res.Tasks))
 				for i, ct := range res.Tasks {
-					outs[i] = plait.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
+					outs[i] = store.TaskOutcome{Lease: ct.Lease, Outcome: plait.OutcomeSucceeded}
 				}
-				if _, err := store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: outs}); err != nil {
+				if _, err := st.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: outs}); err != nil {
 					b.Fatal(err)
 				}
 				done += len(res.Tasks)
 			}
-			s := benchScheduler(b, store, 1, nil)
+			s := benchScheduler(b, st, 1, nil)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				stats, err := s.Stats(ctx)

@@ -24,7 +24,7 @@ func runToEnd(s *plait.Scheduler, wf *plait.Workflow, opts ...plait.SubmitOption
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	final, err := s.Wait(ctx, run.ID)
+	final, err := s.RunWait(ctx, run.ID)
 	if err != nil {
 		panic(err)
 	}
@@ -132,7 +132,7 @@ func ExampleScheduler_SubmitMany() {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	for _, run := range runs {
-		final, err := s.Wait(ctx, run.ID)
+		final, err := s.RunWait(ctx, run.ID)
 		if err != nil {
 			panic(err)
 		}

@@ -7,11 +7,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // execution is one claimed attempt running in this process.
 type execution struct {
-	ct   *ClaimedTask
+	ct   *store.ClaimedTask
 	pool *pool
 	// claimedAt is the store's clock at the claim.
 	claimedAt time.Time
@@ -92,7 +94,7 @@ func (e *execution) end() {
 // time the claim was sent, the conservative start of the lease. Tasks whose
 // claim returned after Run began stopping go straight back to their queues,
 // written by the calling driver itself: the finisher may be closing.
-func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Time, seq uint64) {
+func (p *pool) startAll(ctx context.Context, res *store.TaskClaimResult, sent time.Time, seq uint64) {
 	var late []finishReq
 	now := p.cfg.clock.Now()
 	// A claim that took half the lease to come back leaves less than the
@@ -114,7 +116,7 @@ func (p *pool) startAll(ctx context.Context, res *TaskClaimResult, sent time.Tim
 			e.begun.Store(true)
 			e.settle()
 			cancel(ErrShutdown)
-			late = append(late, finishReq{e: e, o: TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned}})
+			late = append(late, finishReq{e: e, o: store.TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned}})
 			continue
 		}
 		p.handlers.Add(1)
@@ -247,13 +249,13 @@ func (p *pool) skip(e *execution) {
 		return
 	}
 	p.slots.add(1)
-	p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
+	p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
 }
 
 // outcome turns a handler's return into what the store records.
-func (p *pool) outcome(e *execution, started time.Time, result any, err error) TaskOutcome {
+func (p *pool) outcome(e *execution, started time.Time, result any, err error) store.TaskOutcome {
 	ct := e.ct
-	o := TaskOutcome{Lease: ct.Lease}
+	o := store.TaskOutcome{Lease: ct.Lease}
 	if err == nil {
 		b, encErr := encodeValue(p.cfg.codec, result)
 		if encErr == nil {

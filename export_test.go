@@ -1,8 +1,13 @@
 package plait
 
+import "github.com/plaitdag/plait/store"
+
 // HoldMax lets the tests wait exactly as long as a task claimed ahead may.
 const HoldMax = holdMax
 
 // ShutdownWriteWindow lets the tests bound how long a stopping Run may
 // take.
 const ShutdownWriteWindow = shutdownWriteWindow
+
+// ApplySubmit applies a submit option to params, as Submit does.
+func ApplySubmit(o SubmitOption, p *store.RunCreateParams) { o.applySubmit(p) }

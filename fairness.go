@@ -3,6 +3,8 @@ package plait
 import (
 	"fmt"
 	"sync"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // Fair priorities. By default a claim is strict: every ready urgent task
@@ -120,13 +122,13 @@ func (f *fairness) rotate(groups [][]string) []string {
 func queueGroups(queues []string) [][]string {
 	var groups [][]string
 	for _, q := range queues {
-		base, caps, _ := SplitRoutedQueue(q)
+		base, caps, _ := store.SplitRoutedQueue(q)
 		if len(caps) == 0 || len(groups) == 0 {
 			groups = append(groups, []string{q})
 			continue
 		}
 		last := groups[len(groups)-1]
-		if b, _, _ := SplitRoutedQueue(last[0]); b == base {
+		if b, _, _ := store.SplitRoutedQueue(last[0]); b == base {
 			groups[len(groups)-1] = append(last, q)
 		} else {
 			groups = append(groups, []string{q})

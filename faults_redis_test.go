@@ -17,6 +17,7 @@ import (
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/faultproxy"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -30,8 +31,8 @@ import (
 // for healthy processes.
 type netFault struct {
 	proxy   *faultproxy.Proxy
-	through plait.Store
-	direct  plait.Store
+	through store.Store
+	direct  store.Store
 	// refusing makes every new connection through the proxy fail at once;
 	// with proxy.Cut it takes Redis away until it is cleared.
 	refusing atomic.Bool
@@ -101,7 +102,7 @@ type worker struct {
 	done   chan error
 }
 
-func newWorker(t *testing.T, store plait.Store, id string, opts ...plait.Option) *worker {
+func newWorker(t *testing.T, store store.Store, id string, opts ...plait.Option) *worker {
 	t.Helper()
 	w := &worker{events: &recorder{}, done: make(chan error, 1)}
 	base := []plait.Option{
@@ -142,16 +143,16 @@ func (w *worker) stop(t *testing.T) time.Duration {
 	return time.Since(begin)
 }
 
-func waitRun(t *testing.T, store plait.Store, runID string) *plait.Run {
+func waitRun(t *testing.T, st store.Store, runID string) *plait.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
-	run, err := store.RunWait(ctx, &plait.RunWaitParams{ID: runID})
+	run, err := st.RunWait(ctx, &store.RunWaitParams{ID: runID})
 	require.NoError(t, err, "run %s did not finish", runID)
 	return run
 }
 
-func submitTo(t *testing.T, store plait.Store, wf *plait.Workflow) *plait.Run {
+func submitTo(t *testing.T, store store.Store, wf *plait.Workflow) *plait.Run {
 	t.Helper()
 	s, err := plait.New(store, plait.WithRemoteHandlers())
 	require.NoError(t, err)
@@ -262,11 +263,11 @@ func TestShutdownReturnsInTimeWhileRedisHangs(t *testing.T) {
 
 // failCounter counts the finish calls that failed.
 type failCounter struct {
-	plait.Store
+	store.Store
 	failed atomic.Int32
 }
 
-func (c *failCounter) TaskFinishClaim(ctx context.Context, p *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+func (c *failCounter) TaskFinishClaim(ctx context.Context, p *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	res, err := c.Store.TaskFinishClaim(ctx, p)
 	if err != nil {
 		c.failed.Add(1)

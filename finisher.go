@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // finishBatchMax bounds how many outcomes go to the store in one call.
@@ -26,7 +28,7 @@ const (
 
 type finishReq struct {
 	e *execution
-	o TaskOutcome
+	o store.TaskOutcome
 }
 
 // finisher queues attempt outcomes for the driver, which writes whatever has
@@ -42,7 +44,7 @@ type finisher struct {
 
 func newFinisher(p *pool) *finisher { return &finisher{p: p, done: make(chan struct{})} }
 
-func (f *finisher) submit(e *execution, o TaskOutcome) {
+func (f *finisher) submit(e *execution, o store.TaskOutcome) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -98,9 +100,9 @@ func (f *finisher) drained() bool {
 // finishRetryMin) or, with a claim attached, until the claim's lease has
 // passed: the claim's RequestID makes the resend answer the tasks a lost
 // first call took, instead of leaving them held by nobody.
-func (f *finisher) write(ctx context.Context, batch []finishReq, claim *TaskClaimParams) *TaskClaimResult {
+func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams) *store.TaskClaimResult {
 	p := f.p
-	params := &TaskFinishClaimParams{Finish: TaskFinishParams{WorkerID: p.s.nodeID, Outcomes: outcomesOf(batch)}}
+	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.s.nodeID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
@@ -183,12 +185,12 @@ func pending(batch []finishReq, given []bool) []finishReq {
 // into a failure of the attempt, queued at once: the store changed nothing
 // for it, so its lease still holds and stays extended meanwhile. The result
 // would be as large on every attempt, so the failure is for good.
-func (f *finisher) tooLarge(r finishReq, res TaskFinishResult) bool {
+func (f *finisher) tooLarge(r finishReq, res store.TaskFinishResult) bool {
 	if r.o.Outcome != OutcomeSucceeded || !errors.Is(res.Err, ErrResultTooLarge) {
 		return false
 	}
 	f.p.cfg.logger.Warn("plait: result too large for the store; the attempt fails", "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", res.Err)
-	failed := TaskOutcome{Lease: r.o.Lease, Outcome: OutcomeFailed, Error: res.Err.Error()}
+	failed := store.TaskOutcome{Lease: r.o.Lease, Outcome: OutcomeFailed, Error: res.Err.Error()}
 	f.mu.Lock()
 	// Queued even when the finisher is closing: the driver calling write
 	// drains the queue before it stops.
@@ -198,8 +200,8 @@ func (f *finisher) tooLarge(r finishReq, res TaskFinishResult) bool {
 	return true
 }
 
-func outcomesOf(batch []finishReq) []TaskOutcome {
-	out := make([]TaskOutcome, len(batch))
+func outcomesOf(batch []finishReq) []store.TaskOutcome {
+	out := make([]store.TaskOutcome, len(batch))
 	for i, r := range batch {
 		out[i] = r.o
 	}
@@ -242,7 +244,7 @@ func (p *pool) retryWait(d time.Duration) bool {
 	return !p.pastDeadline()
 }
 
-func (f *finisher) report(r finishReq, res TaskFinishResult) {
+func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 	p := f.p
 	ct := r.e.ct
 	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus}

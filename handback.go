@@ -1,5 +1,7 @@
 package plait
 
+import "github.com/plaitdag/plait/store"
+
 // A process that has no handler for a task it claimed hands the task back
 // at once, unstarted: in a rolling deploy the process that lacks a new
 // handler is an old one, and another process (or this one, upgraded) can
@@ -26,7 +28,7 @@ func (p *pool) handBack(e *execution) {
 	// the task straight back in the same call.
 	p.pauseClaims()
 	p.slots.add(1)
-	p.fin.submit(e, TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned})
+	p.fin.submit(e, store.TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned})
 }
 
 // pauseClaims stops the drivers claiming for the idle wait; outcomes are

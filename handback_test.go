@@ -59,7 +59,7 @@ func TestRollingDeployHandsTaskToTheProcessWithItsHandler(t *testing.T) {
 		run := old.submit(t, plait.NewWorkflow("deploy").Task("x", "v2", nil, plait.Retry(0)))
 		ev := old.events.waitFor(t, 1, is(plait.EventTaskReleased, "x"))
 		require.NoError(t, ev.Err, "a task handed back unstarted carries no error")
-		got, err := old.s.Get(context.Background(), run.ID)
+		got, err := old.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		x := got.Task("x")
 		require.Equal(t, plait.TaskReady, x.Status, "a task without its handler here must go back to ready")
@@ -103,7 +103,7 @@ func TestTaskNoProcessCanRunStaysReady(t *testing.T) {
 			b.advanceAfterArmed(t, plait.IdleWaitDefault)
 		}
 		b.events.waitFor(t, rounds+1, is(plait.EventTaskReleased, "x"))
-		got, err := b.s.Get(context.Background(), run.ID)
+		got, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		x := got.Task("x")
 		// Ready, or for a moment held by a claim that crossed the pause and

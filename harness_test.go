@@ -14,6 +14,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -26,14 +27,14 @@ var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // storeFactory builds a fresh store driven by clk.
 type storeFactory struct {
 	name string
-	new  func(t *testing.T, clk *fakeclock.Clock) plait.Store
+	new  func(t *testing.T, clk *fakeclock.Clock) store.Store
 }
 
 // storeFactories lists the backends the scheduler-level tests run on.
 func storeFactories() []storeFactory {
 	return append([]storeFactory{{
 		name: "memstore",
-		new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+		new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 			return memstore.New(memstore.WithClock(clk))
 		},
 	}}, extraStoreFactories...)
@@ -45,7 +46,7 @@ var extraStoreFactories []storeFactory
 // bundle is one test's scheduler, store, clock and event recorder.
 type bundle struct {
 	clock  *fakeclock.Clock
-	store  plait.Store
+	store  store.Store
 	s      *plait.Scheduler
 	events *recorder
 	stop   func() // stops Run and waits for it to return
@@ -120,9 +121,9 @@ func (b *bundle) wait(t *testing.T, runID string) *plait.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
-	run, err := b.s.Wait(ctx, runID)
+	run, err := b.s.RunWait(ctx, runID)
 	if err != nil {
-		now, _ := b.s.Get(context.Background(), runID)
+		now, _ := b.s.RunGet(context.Background(), runID)
 		state := ""
 		if now != nil {
 			for _, ti := range now.Tasks {

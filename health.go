@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // ErrUnhealthy is the category of [*HealthError]: [Scheduler.Health] found
@@ -90,10 +92,10 @@ func (s *Scheduler) Health(ctx context.Context) (*HealthReport, error) {
 	rep := &HealthReport{Concurrency: s.cfg.concurrency}
 	var problems []string
 	var storeErr error
-	if p, ok := s.store.(Pinger); ok {
+	if p, ok := s.store.(store.Pinger); ok {
 		rep.StoreChecked = true
 		start := s.cfg.clock.Now()
-		_, err := p.StorePing(ctx, &StorePingParams{})
+		_, err := p.StorePing(ctx, &store.StorePingParams{})
 		rep.StoreRoundTrip = s.cfg.clock.Now().Sub(start)
 		if err != nil {
 			storeErr = err

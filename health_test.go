@@ -14,6 +14,7 @@ import (
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -109,7 +110,7 @@ func waitHealthy(t *testing.T, s *plait.Scheduler) *plait.HealthReport {
 // refusingExtend is a store whose lease extensions all fail.
 type refusingExtend struct{ *callCounter }
 
-func (refusingExtend) LeaseExtend(context.Context, *plait.LeaseExtendParams) ([]plait.LeaseExtendResult, error) {
+func (refusingExtend) LeaseExtend(context.Context, *store.LeaseExtendParams) ([]store.LeaseExtendResult, error) {
 	return nil, errors.New("extension refused")
 }
 

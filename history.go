@@ -3,17 +3,19 @@ package plait
 import (
 	"context"
 	"fmt"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // RunHistory answers the attempt history of every task of a run, in
 // definition order. It returns an [*UnsupportedError] when the store does
 // not implement [HistoryStore], and ErrNotFound for an unknown run.
 func (s *Scheduler) RunHistory(ctx context.Context, runID string) ([]TaskHistory, error) {
-	h, err := capability[HistoryStore](s.store, "HistoryStore")
+	h, err := capability[store.HistoryStore](s.store, "HistoryStore")
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.AttemptHistory(ctx, &AttemptHistoryParams{RunID: runID})
+	res, err := h.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: runID})
 	if err != nil {
 		return nil, err
 	}
@@ -24,14 +26,14 @@ func (s *Scheduler) RunHistory(ctx context.Context, runID string) ([]TaskHistory
 // first. It returns an [*UnsupportedError] when the store does not
 // implement [HistoryStore], and ErrNotFound for an unknown run or task.
 func (s *Scheduler) TaskHistory(ctx context.Context, runID, task string) ([]Attempt, error) {
-	h, err := capability[HistoryStore](s.store, "HistoryStore")
+	h, err := capability[store.HistoryStore](s.store, "HistoryStore")
 	if err != nil {
 		return nil, err
 	}
 	if task == "" {
 		return nil, fmt.Errorf("plait: task history needs a task name: %w", ErrInvalidArgument)
 	}
-	res, err := h.AttemptHistory(ctx, &AttemptHistoryParams{RunID: runID, Task: task})
+	res, err := h.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: runID, Task: task})
 	if err != nil {
 		return nil, err
 	}

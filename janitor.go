@@ -3,6 +3,8 @@ package plait
 import (
 	"context"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // Janitor defaults. README, tests and code cite these names.
@@ -39,7 +41,7 @@ func WithJanitorInterval(d time.Duration) Option {
 
 // janitor prunes the index entries of expired runs every janitor interval,
 // until Run stops.
-func (p *pool) janitor(ctx context.Context, qs QueryStore) {
+func (p *pool) janitor(ctx context.Context, qs store.QueryStore) {
 	for {
 		p.pause(ctx, p.cfg.janitorInterval)
 		if ctx.Err() != nil {
@@ -52,10 +54,10 @@ func (p *pool) janitor(ctx context.Context, qs QueryStore) {
 // pruneOnce is one pass of the janitor: prune calls until the store has
 // nothing due or the pass has removed JanitorPassMax runs. It reports the
 // count as EventRunsPruned.
-func (p *pool) pruneOnce(ctx context.Context, qs QueryStore) {
+func (p *pool) pruneOnce(ctx context.Context, qs store.QueryStore) {
 	total := 0
 	for total < JanitorPassMax {
-		res, err := qs.RunPrune(ctx, &RunPruneParams{Limit: JanitorBatch})
+		res, err := qs.RunPrune(ctx, &store.RunPruneParams{Limit: JanitorBatch})
 		if err != nil {
 			if ctx.Err() == nil {
 				p.cfg.logger.Warn("plait: pruning expired runs failed", "err", err)

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // The schedule leader. Every process running Run competes for the store's
@@ -26,7 +28,7 @@ import (
 // goroutine at a time (mu).
 type leader struct {
 	s      *Scheduler
-	ss     ScheduleStore
+	ss     store.ScheduleStore
 	holder string
 
 	mu sync.Mutex
@@ -52,7 +54,7 @@ type ScheduleFireReport struct {
 	NextDue time.Time
 }
 
-func (s *Scheduler) leaderFor(ss ScheduleStore) *leader {
+func (s *Scheduler) leaderFor(ss store.ScheduleStore) *leader {
 	s.sched.mu.Lock()
 	defer s.sched.mu.Unlock()
 	if s.sched.lead == nil {
@@ -76,10 +78,10 @@ func (s *Scheduler) ScheduleFireDue(ctx context.Context) (*ScheduleFireReport, e
 	return s.leaderFor(ss).pass(ctx)
 }
 
-// ScheduleLeaderRelease gives the leader lease up when this process holds
+// scheduleLeaderRelease gives the leader lease up when this process holds
 // it, so another process takes over at once instead of after the lease.
 // Run does this when it stops.
-func (s *Scheduler) ScheduleLeaderRelease(ctx context.Context) error {
+func (s *Scheduler) scheduleLeaderRelease(ctx context.Context) error {
 	ss, err := s.scheduleStore()
 	if err != nil {
 		return err
@@ -186,13 +188,13 @@ func (l *leader) release(ctx context.Context) error {
 	}
 	epoch := l.epoch
 	l.lost()
-	return l.ss.LeaderRelease(ctx, &LeaderReleaseParams{Holder: l.holder, Epoch: epoch})
+	return l.ss.LeaderRelease(ctx, &store.LeaderReleaseParams{Holder: l.holder, Epoch: epoch})
 }
 
 // lost forgets the lease; called with mu held.
 func (l *leader) lost() {
 	if l.epoch != 0 {
-		l.s.emit(Event{Type: EventLeaderLost, Epoch: l.epoch})
+		l.s.emit(Event{Type: EventLeaderLost, Epoch: l.epoch, Node: l.holder})
 	}
 	l.epoch = 0
 	l.validUntil = time.Time{}
@@ -211,7 +213,7 @@ func (l *leader) ensure(ctx context.Context) (bool, error) {
 		return true, nil
 	}
 	ttl := l.s.cfg.sched.leaseOrDefault()
-	res, err := l.ss.LeaderAcquire(ctx, &LeaderAcquireParams{Holder: l.holder, Epoch: l.epoch, TTL: ttl})
+	res, err := l.ss.LeaderAcquire(ctx, &store.LeaderAcquireParams{Holder: l.holder, Epoch: l.epoch, TTL: ttl})
 	if err != nil {
 		if !l.valid() {
 			l.lost()
@@ -225,7 +227,7 @@ func (l *leader) ensure(ctx context.Context) (bool, error) {
 	if res.Lease.Epoch != l.epoch {
 		l.lost()
 		l.epoch = res.Lease.Epoch
-		l.s.emit(Event{Type: EventLeaderAcquired, Epoch: l.epoch})
+		l.s.emit(Event{Type: EventLeaderAcquired, Epoch: l.epoch, Node: l.holder})
 	}
 	l.validUntil = sent.Add(ttl * 4 / 5)
 	tick := l.s.cfg.sched.tickOrDefault()
@@ -247,7 +249,7 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 	}
 	rep.Leader = true
 	now := l.s.cfg.clock.Now()
-	res, err := l.ss.ScheduleList(ctx, &ScheduleListParams{DueBy: now, Limit: passLimit})
+	res, err := l.ss.ScheduleList(ctx, &store.ScheduleListParams{DueBy: now, Limit: passLimit})
 	if err != nil {
 		return rep, err
 	}
@@ -258,7 +260,7 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 	// only then is each schedule's state recorded.
 	var errs []error
 	var plans []*firePlan
-	var params []*RunCreateParams
+	var params []*store.RunCreateParams
 	for _, rec := range res.Schedules {
 		if !l.valid() {
 			break
@@ -274,7 +276,7 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 		params = append(params, p.params...)
 		plans = append(plans, p)
 	}
-	var out []RunCreateOutcome
+	var out []store.RunCreateOutcome
 	if len(params) > 0 && l.valid() {
 		out, err = l.s.createRuns(ctx, params)
 		if err != nil {
@@ -297,7 +299,7 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 		rep.NextDue = now
 		return rep, errors.Join(errs...)
 	}
-	ahead, err := l.ss.ScheduleList(ctx, &ScheduleListParams{DueBy: now.Add(l.s.cfg.sched.tickOrDefault()), Limit: 1})
+	ahead, err := l.ss.ScheduleList(ctx, &store.ScheduleListParams{DueBy: now.Add(l.s.cfg.sched.tickOrDefault()), Limit: 1})
 	if err == nil && len(ahead.Schedules) > 0 {
 		rep.NextDue = ahead.Schedules[0].NextFire
 		if !rep.NextDue.After(now) {
@@ -322,12 +324,12 @@ func jitterOf(name string, instant time.Time, jitter time.Duration) time.Duratio
 
 // firePlan is what one pass does with one due schedule.
 type firePlan struct {
-	rec *ScheduleRecord
+	rec *store.ScheduleRecord
 	// due are the instants due, instants those of them to fire, and
 	// params their creates, which start at first in the pass's batch.
 	due      []time.Time
 	instants []time.Time
-	params   []*RunCreateParams
+	params   []*store.RunCreateParams
 	first    int
 	// next is the schedule's next instant once the pass is done.
 	next time.Time
@@ -339,7 +341,7 @@ type firePlan struct {
 // plan applies a due schedule's policies at now. It answers nil when the
 // schedule is to be left as it is (paused, held by jitter or by the buffer
 // policy, or without a workflow in this process).
-func (l *leader) plan(ctx context.Context, rec *ScheduleRecord, now time.Time, rep *ScheduleFireReport) (*firePlan, error) {
+func (l *leader) plan(ctx context.Context, rec *store.ScheduleRecord, now time.Time, rep *ScheduleFireReport) (*firePlan, error) {
 	s := l.s
 	var d scheduleDef
 	if err := json.Unmarshal(rec.Definition, &d); err != nil {
@@ -388,7 +390,7 @@ func (l *leader) plan(ctx context.Context, rec *ScheduleRecord, now time.Time, r
 		}
 	}
 	if d.Overlap != OverlapAllow && rec.LastRunID != "" {
-		prev, err := s.store.RunGet(ctx, &RunGetParams{ID: rec.LastRunID})
+		prev, err := s.store.RunGet(ctx, &store.RunGetParams{ID: rec.LastRunID})
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return nil, err
 		}
@@ -401,7 +403,7 @@ func (l *leader) plan(ctx context.Context, rec *ScheduleRecord, now time.Time, r
 			// previous run ends fires it.
 			return nil, nil
 		case busy && d.Overlap == OverlapCancel && len(p.instants) > 0:
-			if _, err := s.Cancel(ctx, rec.LastRunID); err != nil && !errors.Is(err, ErrNotFound) {
+			if _, err := s.RunCancel(ctx, rec.LastRunID); err != nil && !errors.Is(err, ErrNotFound) {
 				return nil, err
 			}
 		case !busy && d.Overlap == OverlapBuffer && len(p.instants) == 0 && err == nil && prev.EndedAt.After(p.due[0]):
@@ -428,9 +430,9 @@ func (l *leader) plan(ctx context.Context, rec *ScheduleRecord, now time.Time, r
 
 // record writes what the pass did with one schedule, given the outcomes of
 // the pass's batch.
-func (l *leader) record(ctx context.Context, p *firePlan, out []RunCreateOutcome, rep *ScheduleFireReport) error {
+func (l *leader) record(ctx context.Context, p *firePlan, out []store.RunCreateOutcome, rep *ScheduleFireReport) error {
 	rec := p.rec
-	params := &ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: p.next}
+	params := &store.ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: p.next}
 	var failed error
 	fired := 0
 	for i, t := range p.instants {

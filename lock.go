@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // keepLeases extends the leases of every running attempt of this process
@@ -65,7 +67,7 @@ func (p *pool) extendLeases(ctx context.Context, execs []*execution) {
 	// by then is given up. Handlers do not depend on it returning; see
 	// watchLease.
 	cctx, cancel := context.WithTimeout(ctx, p.cfg.leaseDuration/3)
-	res, err := p.store.LeaseExtend(cctx, &LeaseExtendParams{WorkerID: p.s.nodeID, Leases: leases, Duration: p.cfg.leaseDuration})
+	res, err := p.store.LeaseExtend(cctx, &store.LeaseExtendParams{WorkerID: p.s.nodeID, Leases: leases, Duration: p.cfg.leaseDuration})
 	cancel()
 	if err != nil || len(res) != len(execs) {
 		if ctx.Err() == nil {
@@ -148,3 +150,7 @@ func (p *pool) checkLease(e *execution) {
 func (p *pool) vouched(e *execution, now time.Time) bool {
 	return now.Before(e.leaseDeadline().Add(-p.leaseMargin()))
 }
+
+// Lease is a claim's lease: the task it holds, its fencing epoch and its
+// deadline. See [store.Lease].
+type Lease = store.Lease

@@ -85,7 +85,7 @@ func TestOversizeResultFailsOnlyItsTask(t *testing.T) {
 	close(gate)
 	wctx, wcancel := context.WithTimeout(context.Background(), failAfter)
 	defer wcancel()
-	final, err := s.Wait(wctx, run.ID)
+	final, err := s.RunWait(wctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, plait.TaskSucceeded, final.Task("small").Status)
 	big := final.Task("big")

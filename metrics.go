@@ -3,6 +3,8 @@ package plait
 import (
 	"context"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // Metrics receives the scheduler's metrics hooks, set with [WithMetrics]:
@@ -80,7 +82,7 @@ func WithMetrics(m Metrics) Option {
 }
 
 // labelsOf names a claimed task for metrics.
-func labelsOf(ct *ClaimedTask) TaskLabels {
+func labelsOf(ct *store.ClaimedTask) TaskLabels {
 	q := ct.Spec.Queue
 	if q == "" {
 		q = DefaultQueue
@@ -95,11 +97,11 @@ func (p *pool) sampleDepth(ctx context.Context) {
 	if m == nil {
 		return
 	}
-	qd, ok := p.store.(QueueDepther)
+	qd, ok := p.store.(store.QueueDepther)
 	if !ok {
 		return
 	}
-	res, err := qd.QueueDepth(ctx, &QueueDepthParams{Queues: p.cfg.queues})
+	res, err := qd.QueueDepth(ctx, &store.QueueDepthParams{Queues: p.cfg.queues})
 	if err != nil {
 		if ctx.Err() == nil {
 			p.cfg.logger.Warn("plait: queue depth sample failed", "err", err)
@@ -110,3 +112,15 @@ func (p *pool) sampleDepth(ctx context.Context) {
 		m.QueueDepth(q.Queue, q.Ready, q.Delayed)
 	}
 }
+
+// Outcome says how an attempt ended: see [store.Outcome].
+type Outcome = store.Outcome
+
+// Outcomes of an attempt, as [Metrics.TaskFinished] gets them.
+const (
+	OutcomeSucceeded = store.OutcomeSucceeded
+	OutcomeRetry     = store.OutcomeRetry
+	OutcomeFailed    = store.OutcomeFailed
+	OutcomeReleased  = store.OutcomeReleased
+	OutcomeReturned  = store.OutcomeReturned
+)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // hookLog records every metrics hook call as a line, and lets a test wait
@@ -148,7 +149,7 @@ func TestMetricsLeaseLost(t *testing.T) {
 		run := b.submit(t, plait.NewWorkflow("m").Task("x", "block", nil))
 		b.start(t)
 		recv(t, entered)
-		_, err := b.s.Cancel(context.Background(), run.ID)
+		_, err := b.s.RunCancel(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.ErrorIs(t, recv(t, causes), plait.ErrRunCancelled)
 		hooks.waitFor(t, "lease lost m/x")
@@ -167,7 +168,7 @@ func TestMetricsDeadAndQueueDepth(t *testing.T) {
 		b.handle(t, "work", noop)
 		b.submit(t, plait.NewWorkflow("crash").Task("x", "work", nil))
 		// A worker that claims and then dies.
-		claimed, err := b.store.TaskClaim(context.Background(), &plait.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
+		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
 		require.NoError(t, err)
 		require.Len(t, claimed.Tasks, 1)
 		b.submit(t, plait.NewWorkflow("later").Task("y", "work", nil, plait.Delay(time.Hour)))

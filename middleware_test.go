@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // trail records the order middleware and handlers run in.
@@ -256,12 +257,12 @@ func TestWithTraceContextDropsMalformed(t *testing.T) {
 		"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",    // separator
 		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01xyz", // later version, no dash
 	} {
-		p := &plait.RunCreateParams{Metadata: map[string]string{"k": "v"}}
-		plait.WithTraceContext(tp, "a=b")(p)
+		p := &store.RunCreateParams{Metadata: map[string]string{"k": "v"}}
+		plait.ApplySubmit(plait.WithTraceContext(tp, "a=b"), p)
 		require.Equal(t, map[string]string{"k": "v"}, p.Metadata, "traceparent %q", tp)
 	}
-	p := &plait.RunCreateParams{}
-	plait.WithTraceContext("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", "")(p)
+	p := &store.RunCreateParams{}
+	plait.ApplySubmit(plait.WithTraceContext("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later", ""), p)
 	require.Equal(t, map[string]string{plait.TraceParentKey: "01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-later"}, p.Metadata,
 		"a later version may carry more fields")
 	info := plait.RunInfo{Metadata: map[string]string{plait.TraceParentKey: "junk", plait.TraceStateKey: "a=b"}}

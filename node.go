@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // The node service. Every process running Run is one node of the fleet: a
@@ -54,68 +55,68 @@ var libraryVersion = sync.OnceValue(func() string {
 })
 
 // NodeID returns the id this scheduler's node has in the store's registry
-// while Run runs, as [Scheduler.Nodes] lists it and [Scheduler.Drain]
+// while Run runs, as [Scheduler.NodeList] lists it and [Scheduler.NodeDrain]
 // takes it. It is the worker id with a random part, fixed by New.
 func (s *Scheduler) NodeID() string { return s.nodeID }
 
-func (s *Scheduler) nodeStore() (NodeStore, error) {
-	return capability[NodeStore](s.store, "NodeStore")
+func (s *Scheduler) nodeStore() (store.NodeStore, error) {
+	return capability[store.NodeStore](s.store, "NodeStore")
 }
 
-// Nodes lists the live nodes of the fleet, ordered by id. It returns an
+// NodeList lists the live nodes of the fleet, ordered by id. It returns an
 // [*UnsupportedError] when the store does not implement [NodeStore].
-func (s *Scheduler) Nodes(ctx context.Context) ([]*NodeRecord, error) {
-	return s.NodesWithCapability(ctx, "")
+func (s *Scheduler) NodeList(ctx context.Context) ([]*NodeRecord, error) {
+	return s.NodeListByCapability(ctx, "")
 }
 
-// NodesWithCapability lists the live nodes that declared capability (see
+// NodeListByCapability lists the live nodes that declared capability (see
 // [WithCapabilities]), ordered by id; an empty capability lists them all.
 // It reads the store's index by capability, not every node.
-func (s *Scheduler) NodesWithCapability(ctx context.Context, capability string) ([]*NodeRecord, error) {
+func (s *Scheduler) NodeListByCapability(ctx context.Context, capability string) ([]*NodeRecord, error) {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return nil, err
 	}
-	res, err := ns.NodeList(ctx, &NodeListParams{Capability: capability})
+	res, err := ns.NodeList(ctx, &store.NodeListParams{Capability: capability})
 	if err != nil {
 		return nil, err
 	}
 	return res.Nodes, nil
 }
 
-// Node returns one live node, or an error matching [ErrNotFound].
-func (s *Scheduler) Node(ctx context.Context, id string) (*NodeRecord, error) {
+// NodeGet returns one live node, or an error matching [ErrNotFound].
+func (s *Scheduler) NodeGet(ctx context.Context, id string) (*NodeRecord, error) {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return nil, err
 	}
-	return ns.NodeGet(ctx, &NodeGetParams{ID: id})
+	return ns.NodeGet(ctx, &store.NodeGetParams{ID: id})
 }
 
-// Drain tells the node id, in this process or any other on the same store,
+// NodeDrain tells the node id, in this process or any other on the same store,
 // to stop taking work, finish what it holds (within its shutdown timeout,
 // as when its context ends) and leave Run, which then returns nil. The
 // node learns it at its next heartbeat. It returns an error matching
 // [ErrNotFound] when there is no such live node.
-func (s *Scheduler) Drain(ctx context.Context, id string) error {
+func (s *Scheduler) NodeDrain(ctx context.Context, id string) error {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return err
 	}
-	return ns.NodeDrain(ctx, &NodeDrainParams{ID: id})
+	return ns.NodeDrain(ctx, &store.NodeDrainParams{ID: id})
 }
 
-// Pause stops every node of the fleet taking tasks from queue until
-// [Scheduler.Resume]; tasks already claimed run on, and new tasks wait in
+// QueuePause stops every node of the fleet taking tasks from queue until
+// [Scheduler.QueueResume]; tasks already claimed run on, and new tasks wait in
 // the queue. Each node learns it at its next heartbeat. Pausing a paused
 // queue changes nothing.
-func (s *Scheduler) Pause(ctx context.Context, queue string) error {
+func (s *Scheduler) QueuePause(ctx context.Context, queue string) error {
 	return s.queuePause(ctx, queue, false)
 }
 
-// Resume lets every node take tasks from queue again; each node learns it
+// QueueResume lets every node take tasks from queue again; each node learns it
 // at its next heartbeat and claims at once.
-func (s *Scheduler) Resume(ctx context.Context, queue string) error {
+func (s *Scheduler) QueueResume(ctx context.Context, queue string) error {
 	return s.queuePause(ctx, queue, true)
 }
 
@@ -127,17 +128,17 @@ func (s *Scheduler) queuePause(ctx context.Context, queue string, resume bool) e
 	if err := ids.Check(queue); err != nil {
 		return fmt.Errorf("plait: queue %s: %w: %v", quote(queue), ErrInvalidID, err)
 	}
-	_, err = ns.QueuePause(ctx, &QueuePauseParams{Queue: queue, Resume: resume})
+	_, err = ns.QueuePause(ctx, &store.QueuePauseParams{Queue: queue, Resume: resume})
 	return err
 }
 
-// PausedQueues lists the queues paused for the fleet, sorted.
-func (s *Scheduler) PausedQueues(ctx context.Context) ([]string, error) {
+// QueueListPaused lists the queues paused for the fleet, sorted.
+func (s *Scheduler) QueueListPaused(ctx context.Context) ([]string, error) {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return nil, err
 	}
-	res, err := ns.QueuesPaused(ctx, &QueuesPausedParams{})
+	res, err := ns.QueueListPaused(ctx, &store.QueueListPausedParams{})
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +148,7 @@ func (s *Scheduler) PausedQueues(ctx context.Context) ([]string, error) {
 // node is the node service of one Run.
 type node struct {
 	s    *Scheduler
-	ns   NodeStore
+	ns   store.NodeStore
 	pool *pool
 	// drain ends Run's claiming, as its context ending would.
 	drain context.CancelFunc
@@ -155,7 +156,7 @@ type node struct {
 	mu sync.Mutex
 	// pending are attempts ended since the last heartbeat the store
 	// answered, oldest first, at most the history limit.
-	pending []NodeTask
+	pending []store.NodeTask
 	seq     int64
 	// completed and failed count the attempts ended here.
 	completed, failed int64
@@ -212,7 +213,7 @@ func (n *node) loop(ctx context.Context) {
 			// The record is removed under a short deadline of its own; if
 			// the store does not answer, it expires by itself.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWriteWindow)
-			err := n.ns.NodeRemove(rctx, &NodeRemoveParams{ID: n.s.nodeID})
+			err := n.ns.NodeRemove(rctx, &store.NodeRemoveParams{ID: n.s.nodeID})
 			cancel()
 			if err != nil {
 				n.s.cfg.logger.Warn("plait: node record not removed; it expires by itself", "node", n.s.nodeID, "err", err)
@@ -238,7 +239,7 @@ func (n *node) finished(e *execution, o Outcome) {
 		n.failed++
 	}
 	n.seq++
-	n.pending = append(n.pending, NodeTask{Seq: n.seq, RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt,
+	n.pending = append(n.pending, store.NodeTask{Seq: n.seq, RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt,
 		Outcome: o, StartedAt: e.heldSince, EndedAt: end})
 	// The oldest beyond the cap go in one copy once twice the cap has
 	// piled up: the buffer is reused instead of regrown at every attempt.
@@ -249,15 +250,15 @@ func (n *node) finished(e *execution, o Outcome) {
 
 // recent returns the pending attempts the record may hold: the last
 // history of them.
-func (n *node) recent() []NodeTask {
+func (n *node) recent() []store.NodeTask {
 	return n.pending[max(0, len(n.pending)-n.s.cfg.node.history):]
 }
 
 // info is what the node reports now.
-func (n *node) info() (NodeInfo, []NodeTask, int64) {
+func (n *node) info() (store.NodeInfo, []store.NodeTask, int64) {
 	s := n.s
 	host, _ := os.Hostname()
-	info := NodeInfo{
+	info := store.NodeInfo{
 		ID: s.nodeID, Name: s.cfg.workerID, Host: host, PID: os.Getpid(), Version: libraryVersion(),
 		Capabilities: s.cfg.capabilities, Queues: s.cfg.queues, Capacity: s.cfg.concurrency,
 		Draining: n.draining.Load() || n.pool.stopping.Load(),
@@ -269,14 +270,14 @@ func (n *node) info() (NodeInfo, []NodeTask, int64) {
 	s.mu.RUnlock()
 	sort.Strings(info.Handlers)
 	for _, e := range n.pool.snapshot() {
-		info.Tasks = append(info.Tasks, NodeTask{RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt, StartedAt: e.heldSince})
+		info.Tasks = append(info.Tasks, store.NodeTask{RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt, StartedAt: e.heldSince})
 	}
 	sort.Slice(info.Tasks, func(i, j int) bool { return info.Tasks[i].StartedAt.Before(info.Tasks[j].StartedAt) })
 	info.Load = len(info.Tasks)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	info.Completed, info.Failed = n.completed, n.failed
-	return info, append([]NodeTask(nil), n.recent()...), n.version
+	return info, append([]store.NodeTask(nil), n.recent()...), n.version
 }
 
 // beat sends one heartbeat and acts on its answer.
@@ -284,7 +285,7 @@ func (n *node) beat(ctx context.Context) {
 	info, hist, version := n.info()
 	// A heartbeat cannot usefully outlast the record it refreshes.
 	bctx, cancel := context.WithTimeout(ctx, n.s.cfg.node.ttl)
-	res, err := n.ns.NodeHeartbeat(bctx, &NodeHeartbeatParams{Node: info, TTL: n.s.cfg.node.ttl, History: hist,
+	res, err := n.ns.NodeHeartbeat(bctx, &store.NodeHeartbeatParams{Node: info, TTL: n.s.cfg.node.ttl, History: hist,
 		HistoryLimit: n.s.cfg.node.history, ControlVersion: version})
 	cancel()
 	if err != nil {
@@ -338,7 +339,7 @@ func (p *pool) setPaused(paused []string) {
 	}
 	active := make([]string, 0, len(p.queues))
 	for _, q := range p.queues {
-		base, _, _ := SplitRoutedQueue(q)
+		base, _, _ := store.SplitRoutedQueue(q)
 		if !off[q] && !off[base] {
 			active = append(active, q)
 		}
@@ -349,3 +350,11 @@ func (p *pool) setPaused(paused []string) {
 		p.wake()
 	}
 }
+
+// NodeRecord is what the store keeps of one process: see
+// [store.NodeRecord].
+type NodeRecord = store.NodeRecord
+
+// SplitWorker splits a worker as records carry it into the worker and the
+// node id: see [store.SplitWorker].
+func SplitWorker(recorded string) (worker, node string) { return store.SplitWorker(recorded) }

@@ -72,7 +72,7 @@ func WithNodeHeartbeat(d time.Duration) Option {
 
 // WithNodeTTL sets how long this process's node record lives after its
 // last heartbeat: how soon a process that died drops out of
-// [Scheduler.Nodes]. Defaults to NodeTTLHeartbeats heartbeat intervals. It
+// [Scheduler.NodeList]. Defaults to NodeTTLHeartbeats heartbeat intervals. It
 // must be longer than the heartbeat interval; below IntervalMin, zero and
 // negative included, is an error.
 func WithNodeTTL(d time.Duration) Option {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // nodeCounter is a callCounter that passes the NodeStore and ClaimRouter
@@ -22,7 +23,7 @@ import (
 // as a process that lost its store would see them.
 type nodeCounter struct {
 	*callCounter
-	ns  plait.NodeStore
+	ns  store.NodeStore
 	cut atomic.Bool
 }
 
@@ -34,7 +35,7 @@ func (c *nodeCounter) ClaimsByShares() {}
 
 var errCutOff = &plait.UnsupportedError{Capability: "a store cut off by the test"}
 
-func (c *nodeCounter) NodeHeartbeat(ctx context.Context, p *plait.NodeHeartbeatParams) (*plait.NodeHeartbeatResult, error) {
+func (c *nodeCounter) NodeHeartbeat(ctx context.Context, p *store.NodeHeartbeatParams) (*store.NodeHeartbeatResult, error) {
 	c.enter()
 	defer c.leave()
 	if c.cut.Load() {
@@ -43,40 +44,40 @@ func (c *nodeCounter) NodeHeartbeat(ctx context.Context, p *plait.NodeHeartbeatP
 	return c.ns.NodeHeartbeat(ctx, p)
 }
 
-func (c *nodeCounter) NodeRemove(ctx context.Context, p *plait.NodeRemoveParams) error {
+func (c *nodeCounter) NodeRemove(ctx context.Context, p *store.NodeRemoveParams) error {
 	c.enter()
 	defer c.leave()
 	return c.ns.NodeRemove(ctx, p)
 }
 
-func (c *nodeCounter) NodeGet(ctx context.Context, p *plait.NodeGetParams) (*plait.NodeRecord, error) {
+func (c *nodeCounter) NodeGet(ctx context.Context, p *store.NodeGetParams) (*plait.NodeRecord, error) {
 	c.enter()
 	defer c.leave()
 	return c.ns.NodeGet(ctx, p)
 }
 
-func (c *nodeCounter) NodeList(ctx context.Context, p *plait.NodeListParams) (*plait.NodeListResult, error) {
+func (c *nodeCounter) NodeList(ctx context.Context, p *store.NodeListParams) (*store.NodeListResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.ns.NodeList(ctx, p)
 }
 
-func (c *nodeCounter) NodeDrain(ctx context.Context, p *plait.NodeDrainParams) error {
+func (c *nodeCounter) NodeDrain(ctx context.Context, p *store.NodeDrainParams) error {
 	c.enter()
 	defer c.leave()
 	return c.ns.NodeDrain(ctx, p)
 }
 
-func (c *nodeCounter) QueuePause(ctx context.Context, p *plait.QueuePauseParams) (*plait.QueuePauseResult, error) {
+func (c *nodeCounter) QueuePause(ctx context.Context, p *store.QueuePauseParams) (*store.QueuePauseResult, error) {
 	c.enter()
 	defer c.leave()
 	return c.ns.QueuePause(ctx, p)
 }
 
-func (c *nodeCounter) QueuesPaused(ctx context.Context, p *plait.QueuesPausedParams) (*plait.QueuesPausedResult, error) {
+func (c *nodeCounter) QueueListPaused(ctx context.Context, p *store.QueueListPausedParams) (*store.QueueListPausedResult, error) {
 	c.enter()
 	defer c.leave()
-	return c.ns.QueuesPaused(ctx, p)
+	return c.ns.QueueListPaused(ctx, p)
 }
 
 // testBeat is the heartbeat interval of these tests: no other timer of
@@ -98,18 +99,18 @@ type nodeBundle struct {
 func setupNodes(t *testing.T, f storeFactory, opts ...plait.Option) *nodeBundle {
 	t.Helper()
 	clk := fakeclock.New(epoch)
-	store := f.new(t, clk)
-	ns, ok := store.(plait.NodeStore)
+	st := f.new(t, clk)
+	ns, ok := st.(store.NodeStore)
 	require.True(t, ok, "%s keeps nodes", f.name)
 	rec := &recorder{}
 	quiet := plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
-	calls := &nodeCounter{callCounter: &callCounter{Store: store}, ns: ns}
+	calls := &nodeCounter{callCounter: &callCounter{Store: st}, ns: ns}
 	base := []plait.Option{plait.WithClock(clk), plait.WithObserver(rec.add), quiet, plait.WithWorkerID("w1"), plait.WithNodeHeartbeat(testBeat)}
 	s, err := plait.New(calls, append(base, opts...)...)
 	require.NoError(t, err)
-	other, err := plait.New(store, plait.WithClock(clk), quiet, plait.WithWorkerID("admin"))
+	other, err := plait.New(st, plait.WithClock(clk), quiet, plait.WithWorkerID("admin"))
 	require.NoError(t, err)
-	return &nodeBundle{bundle: &bundle{clock: clk, store: store, s: s, events: rec, calls: calls.callCounter}, nodes: calls, other: other}
+	return &nodeBundle{bundle: &bundle{clock: clk, store: st, s: s, events: rec, calls: calls.callCounter}, nodes: calls, other: other}
 }
 
 // run starts Run; the test's cleanup stops it and checks it returned nil.
@@ -155,7 +156,7 @@ func TestNodeRegistersReportsAndLeaves(t *testing.T) {
 		b.run(t)
 		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
 
-		nodes, err := b.other.Nodes(ctx)
+		nodes, err := b.other.NodeList(ctx)
 		require.NoError(t, err)
 		require.Len(t, nodes, 1, "a running scheduler registers one node")
 		n := nodes[0]
@@ -169,10 +170,10 @@ func TestNodeRegistersReportsAndLeaves(t *testing.T) {
 		require.Equal(t, 2, n.Capacity)
 		require.True(t, n.StartedAt.Equal(epoch), "started on the store's clock")
 		require.True(t, n.ExpiresAt.Equal(epoch.Add(plait.NodeTTLHeartbeats*testBeat)), "expires %d heartbeats later", plait.NodeTTLHeartbeats)
-		gpu, err := b.other.NodesWithCapability(ctx, "gpu")
+		gpu, err := b.other.NodeListByCapability(ctx, "gpu")
 		require.NoError(t, err)
 		require.Len(t, gpu, 1)
-		tpu, err := b.other.NodesWithCapability(ctx, "tpu")
+		tpu, err := b.other.NodeListByCapability(ctx, "tpu")
 		require.NoError(t, err)
 		require.Empty(t, tpu)
 
@@ -180,7 +181,7 @@ func TestNodeRegistersReportsAndLeaves(t *testing.T) {
 		b.wait(t, run.ID)
 		b.events.waitFor(t, 1, is(plait.EventRunFinished, ""))
 		b.beat(t, 2)
-		n, err = b.other.Node(ctx, b.s.NodeID())
+		n, err = b.other.NodeGet(ctx, b.s.NodeID())
 		require.NoError(t, err)
 		require.EqualValues(t, 1, n.Completed)
 		require.Zero(t, n.Load)
@@ -192,7 +193,7 @@ func TestNodeRegistersReportsAndLeaves(t *testing.T) {
 
 		b.stop()
 		require.NoError(t, b.returned(t))
-		nodes, err = b.other.Nodes(ctx)
+		nodes, err = b.other.NodeList(ctx)
 		require.NoError(t, err)
 		require.Empty(t, nodes, "a graceful stop removes the node")
 	})
@@ -209,11 +210,11 @@ func TestNodeExpiresWhenHeartbeatsStop(t *testing.T) {
 		for i := 0; i < plait.NodeTTLHeartbeats-1; i++ {
 			b.advanceAfterArmed(t, testBeat)
 		}
-		nodes, err := b.other.Nodes(ctx)
+		nodes, err := b.other.NodeList(ctx)
 		require.NoError(t, err)
 		require.Len(t, nodes, 1, "a node lives its TTL past its last heartbeat")
 		b.advanceAfterArmed(t, testBeat)
-		nodes, err = b.other.Nodes(ctx)
+		nodes, err = b.other.NodeList(ctx)
 		require.NoError(t, err)
 		require.Empty(t, nodes, "a node whose heartbeats stopped expires after its TTL")
 
@@ -221,7 +222,7 @@ func TestNodeExpiresWhenHeartbeatsStop(t *testing.T) {
 		b.waitArmed(t, b.clock.Now().Add(testBeat))
 		b.nodes.cut.Store(false)
 		b.beat(t, 2)
-		n, err := b.other.Node(ctx, b.s.NodeID())
+		n, err := b.other.NodeGet(ctx, b.s.NodeID())
 		require.NoError(t, err, "the next heartbeat that gets through registers the node again")
 		require.Equal(t, epoch.Add(4*testBeat), n.StartedAt, "as a new life")
 	})
@@ -244,21 +245,21 @@ func TestNodeDrainFromAnotherProcess(t *testing.T) {
 		held := b.submit(t, plait.NewWorkflow("held").Task("hold", "hold", nil))
 		recv(t, entered)
 
-		require.ErrorIs(t, b.other.Drain(ctx, "nobody"), plait.ErrNotFound)
-		require.NoError(t, b.other.Drain(ctx, b.s.NodeID()))
+		require.ErrorIs(t, b.other.NodeDrain(ctx, "nobody"), plait.ErrNotFound)
+		require.NoError(t, b.other.NodeDrain(ctx, b.s.NodeID()))
 		b.beat(t, 2)
 		b.events.waitFor(t, 1, is(plait.EventNodeDraining, ""))
 		later := b.submit(t, plait.NewWorkflow("later").Task("later", "later", nil))
 
 		close(release)
 		require.NoError(t, b.returned(t), "a drained node leaves Run with nil")
-		got, err := b.s.Get(ctx, held.ID)
+		got, err := b.s.RunGet(ctx, held.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.RunCompleted, got.Status, "a draining node finishes what it holds")
-		got, err = b.s.Get(ctx, later.ID)
+		got, err = b.s.RunGet(ctx, later.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, got.Tasks[0].Status, "a draining node takes no new work")
-		nodes, err := b.other.Nodes(ctx)
+		nodes, err := b.other.NodeList(ctx)
 		require.NoError(t, err)
 		require.Empty(t, nodes, "a drained node removes its record")
 	})
@@ -283,9 +284,9 @@ func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 		b.handle(t, "work", noop)
 		b.run(t)
 		b.events.waitFor(t, 1, is(plait.EventNodeHeartbeat, ""))
-		require.NoError(t, b.other.Pause(ctx, "mail"))
-		require.NoError(t, b.other.Pause(ctx, "mail"), "pausing a paused queue changes nothing")
-		paused, err := b.other.PausedQueues(ctx)
+		require.NoError(t, b.other.QueuePause(ctx, "mail"))
+		require.NoError(t, b.other.QueuePause(ctx, "mail"), "pausing a paused queue changes nothing")
+		paused, err := b.other.QueueListPaused(ctx)
 		require.NoError(t, err)
 		require.Equal(t, []string{"mail"}, paused)
 		b.beat(t, 2)
@@ -298,19 +299,19 @@ func queuePauseAndResume(t *testing.T, opts ...plait.Option) {
 		other := b.submit(t, plait.NewWorkflow("other").Task("d", "work", nil))
 		b.wait(t, other.ID)
 		b.beat(t, 3)
-		got, err := b.s.Get(ctx, mail.ID)
+		got, err := b.s.RunGet(ctx, mail.ID)
 		require.NoError(t, err)
 		for _, task := range got.Tasks {
 			require.Equal(t, plait.TaskReady, task.Status, "a paused queue (task %s; its routed tasks too) is not claimed from, while the others are", task.Name)
 		}
 
-		require.NoError(t, b.other.Resume(ctx, "mail"))
+		require.NoError(t, b.other.QueueResume(ctx, "mail"))
 		b.beat(t, 4)
 		b.wait(t, mail.ID)
-		paused, err = b.other.PausedQueues(ctx)
+		paused, err = b.other.QueueListPaused(ctx)
 		require.NoError(t, err)
 		require.Empty(t, paused)
-		require.ErrorIs(t, b.other.Pause(ctx, "bad:queue"), plait.ErrInvalidID)
+		require.ErrorIs(t, b.other.QueuePause(ctx, "bad:queue"), plait.ErrInvalidID)
 	})
 }
 
@@ -335,12 +336,12 @@ func TestNodeMethodsNeedTheCapability(t *testing.T) {
 	s, err := plait.New(coreOnly{})
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, err = s.Nodes(ctx)
+	_, err = s.NodeList(ctx)
 	require.ErrorIs(t, err, plait.ErrUnsupported)
-	require.ErrorIs(t, s.Drain(ctx, "n"), plait.ErrUnsupported)
-	require.ErrorIs(t, s.Pause(ctx, "q"), plait.ErrUnsupported)
-	require.ErrorIs(t, s.Resume(ctx, "q"), plait.ErrUnsupported)
-	_, err = s.PausedQueues(ctx)
+	require.ErrorIs(t, s.NodeDrain(ctx, "n"), plait.ErrUnsupported)
+	require.ErrorIs(t, s.QueuePause(ctx, "q"), plait.ErrUnsupported)
+	require.ErrorIs(t, s.QueueResume(ctx, "q"), plait.ErrUnsupported)
+	_, err = s.QueueListPaused(ctx)
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 }
 
@@ -398,7 +399,7 @@ func TestNodeHistoryKeepsTheLastAttempts(t *testing.T) {
 			tasks = append(tasks, name)
 		}
 		b.beat(t, 2)
-		n, err := b.other.Node(ctx, b.s.NodeID())
+		n, err := b.other.NodeGet(ctx, b.s.NodeID())
 		require.NoError(t, err)
 		require.EqualValues(t, 8, n.Completed)
 		var got []string

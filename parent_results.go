@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // InlineResultsDefault is how many parents a task may have and still get
@@ -37,7 +39,7 @@ func WithInlineResults(n int) Option {
 // task's parents (TaskResultsParams.ParentsOf), so the worker never holds
 // their names. What was read is kept on the Task.
 type lazyParents struct {
-	store   ResultStore
+	store   store.ResultStore
 	mu      sync.Mutex
 	absent  map[string]bool // read, and not a parent with a result
 	fetched bool            // every parent has been read
@@ -102,7 +104,7 @@ func (t *Task) fetchParents(ctx context.Context, names []string) error {
 		return nil
 	}
 	if len(names) == 0 {
-		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, ParentsOf: t.Name})
+		res, err := lp.store.TaskResults(ctx, &store.TaskResultsParams{RunID: t.RunID, ParentsOf: t.Name})
 		if err != nil {
 			return fmt.Errorf("plait: task %s: read its parents' results: %w", quote(t.Name), err)
 		}
@@ -122,9 +124,9 @@ func (t *Task) fetchParents(ctx context.Context, names []string) error {
 		}
 	}
 	for len(want) > 0 {
-		batch := want[:min(len(want), TaskResultsMax)]
+		batch := want[:min(len(want), store.TaskResultsMax)]
 		want = want[len(batch):]
-		res, err := lp.store.TaskResults(ctx, &TaskResultsParams{RunID: t.RunID, Tasks: batch, ParentsOf: t.Name})
+		res, err := lp.store.TaskResults(ctx, &store.TaskResultsParams{RunID: t.RunID, Tasks: batch, ParentsOf: t.Name})
 		if err != nil {
 			return fmt.Errorf("plait: task %s: read its parents' results: %w", quote(t.Name), err)
 		}
@@ -150,7 +152,7 @@ func (t *Task) keepParents(rs map[string][]byte) {
 
 // newLazyParents answers what a task claimed without its parents needs to
 // read their results, or nil when the claim carried them.
-func newLazyParents(ct *ClaimedTask, store ResultStore) *lazyParents {
+func newLazyParents(ct *store.ClaimedTask, store store.ResultStore) *lazyParents {
 	if !ct.ParentResultsDeferred || store == nil {
 		return nil
 	}

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // pool is the state of one Scheduler.Run: the drivers that finish and
@@ -12,7 +14,7 @@ import (
 // sweeper.
 type pool struct {
 	s     *Scheduler
-	store Store
+	store store.Store
 	cfg   *config
 
 	slots *slots
@@ -46,7 +48,7 @@ type pool struct {
 	cancelled *cancelledRuns
 	// results reads the parents' results a claim left out (a wide join);
 	// nil for a store without ResultStore, whose claims carry them all.
-	results ResultStore
+	results store.ResultStore
 	// held wakes watchHeld: a claim handed tasks to the workers.
 	held chan struct{}
 	// kick wakes the driver: an outcome was queued, a slot came free, the
@@ -93,7 +95,7 @@ func newPool(s *Scheduler) *pool {
 	p.requests = newRequestIDs()
 	p.queues = claimQueues(s.cfg.queues, s.cfg.capabilities)
 	p.routes = s.routes()
-	if rs, err := capability[ResultStore](s.store, "ResultStore"); err == nil && s.cfg.inlineResults > 0 {
+	if rs, err := capability[store.ResultStore](s.store, "ResultStore"); err == nil && s.cfg.inlineResults > 0 {
 		p.results = rs
 	}
 	if s.cfg.weights != nil {
@@ -129,7 +131,7 @@ func (p *pool) run(ctx context.Context) error {
 	go func() { defer wg.Done(); p.watchHeld(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
-	if qs, err := capability[QueryStore](p.store, "QueryStore"); err == nil {
+	if qs, err := capability[store.QueryStore](p.store, "QueryStore"); err == nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.janitor(loops, qs) }()
 	}

@@ -3,6 +3,8 @@ package plait
 import (
 	"context"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // driverCount is how many drive loops run at once. Two let the store work
@@ -51,7 +53,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 			continue
 		}
 		sent, seq := p.cfg.clock.Now(), p.cancelled.claimSent()
-		var claimed *TaskClaimResult
+		var claimed *store.TaskClaimResult
 		if len(batch) > 0 {
 			claimed = p.fin.write(bg, batch, p.claimParams(free))
 		} else {
@@ -82,8 +84,8 @@ func (p *pool) drive(ctx, bg context.Context) {
 	}
 }
 
-func (p *pool) claimParams(free int) *TaskClaimParams {
-	params := &TaskClaimParams{
+func (p *pool) claimParams(free int) *store.TaskClaimParams {
+	params := &store.TaskClaimParams{
 		WorkerID:      p.s.nodeID, // the records name the node and its worker id (SplitWorker)
 		Queues:        p.activeQueues(),
 		Limit:         free,
@@ -110,7 +112,7 @@ func (p *pool) claimParams(free int) *TaskClaimParams {
 // work, the next delayed task is due on the scheduler's clock, or ctx is
 // done. The store wait itself runs on the waiter goroutine, so a kick never
 // has to abandon a blocked store call.
-func (p *pool) idle(ctx context.Context, res *TaskClaimResult) {
+func (p *pool) idle(ctx context.Context, res *store.TaskClaimResult) {
 	if !res.NextDueAt.IsZero() {
 		t := p.cfg.clock.AfterFunc(res.NextDueAt.Sub(res.Now), p.wake)
 		defer t.Stop()
@@ -135,7 +137,7 @@ func (p *pool) waitForStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		wait := &ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait}
+		wait := &store.ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait}
 		if p.routes {
 			if names := p.s.handlerNames.Load(); names != nil {
 				wait.Handlers = *names

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // shutdownWriteWindow is how long, past the shutdown timeout, the last
@@ -91,7 +93,7 @@ func (p *pool) withdrawHeld(cutoff time.Time) (out []*execution, waiting int) {
 // the finisher; they never started, so no attempt is recorded.
 func (p *pool) sendBack(es []*execution) {
 	for _, e := range es {
-		p.fin.submit(e, TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
+		p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
 	}
 }
 
@@ -119,8 +121,8 @@ func (p *pool) drain() {
 // attempt record carries an error naming [ErrShutdown], so whoever reads
 // the task's history sees that the attempt did not fail but was cut short,
 // and by what.
-func (p *pool) shutdownOutcome(e *execution) TaskOutcome {
-	return TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased, Error: p.shutdownErr().Error()}
+func (p *pool) shutdownOutcome(e *execution) store.TaskOutcome {
+	return store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased, Error: p.shutdownErr().Error()}
 }
 
 // shutdownErr is the error of an attempt released by shutdown.

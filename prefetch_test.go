@@ -12,25 +12,26 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 )
 
 // claimSpy passes every call to its store and reports each claim: how many
 // tasks were asked for and which runs came back.
 type claimSpy struct {
-	plait.Store
+	store.Store
 	mu     sync.Mutex
 	limits []int
 	runs   chan string
 	// hold, when set, runs after a claim returned from the store and
 	// before the caller sees it.
-	hold func(*plait.TaskClaimResult)
+	hold func(*store.TaskClaimResult)
 }
 
-func newClaimSpy(s plait.Store) *claimSpy {
+func newClaimSpy(s store.Store) *claimSpy {
 	return &claimSpy{Store: s, runs: make(chan string, 1024)}
 }
 
-func (c *claimSpy) saw(p *plait.TaskClaimParams, res *plait.TaskClaimResult) {
+func (c *claimSpy) saw(p *store.TaskClaimParams, res *store.TaskClaimResult) {
 	c.mu.Lock()
 	c.limits = append(c.limits, p.Limit)
 	c.mu.Unlock()
@@ -44,13 +45,13 @@ func (c *claimSpy) saw(p *plait.TaskClaimParams, res *plait.TaskClaimResult) {
 	}
 }
 
-func (c *claimSpy) TaskClaim(ctx context.Context, p *plait.TaskClaimParams) (*plait.TaskClaimResult, error) {
+func (c *claimSpy) TaskClaim(ctx context.Context, p *store.TaskClaimParams) (*store.TaskClaimResult, error) {
 	res, err := c.Store.TaskClaim(ctx, p)
 	c.saw(p, res)
 	return res, err
 }
 
-func (c *claimSpy) TaskFinishClaim(ctx context.Context, p *plait.TaskFinishClaimParams) (*plait.TaskFinishClaimResult, error) {
+func (c *claimSpy) TaskFinishClaim(ctx context.Context, p *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	res, err := c.Store.TaskFinishClaim(ctx, p)
 	if err == nil && p.Claim.Limit > 0 {
 		c.saw(&p.Claim, res.Claimed)
@@ -89,7 +90,7 @@ func (c *claimSpy) maxLimit() int {
 func prefetchBundle(t *testing.T, f storeFactory, opts ...plait.Option) (*bundle, *claimSpy, chan struct{}) {
 	t.Helper()
 	var spy *claimSpy
-	b := setup(t, storeFactory{name: f.name, new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+	b := setup(t, storeFactory{name: f.name, new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 		spy = newClaimSpy(f.new(t, clk))
 		return spy
 	}}, append([]plait.Option{plait.WithConcurrency(1), plait.WithPrefetch(4), plait.WithShutdownTimeout(time.Hour), plait.WithLeaseDuration(2 * time.Hour)}, opts...)...)
@@ -153,7 +154,7 @@ func TestPrefetchHeldTasksGoBackUnstartedAtShutdown(t *testing.T) {
 		released := func(e plait.Event) bool { return e.Type == plait.EventTaskReleased }
 		b.events.waitFor(t, 2, released)
 		for _, id := range []string{h1.ID, h2.ID} {
-			run, err := b.s.Get(context.Background(), id)
+			run, err := b.s.RunGet(context.Background(), id)
 			require.NoError(t, err)
 			y := run.Task("y")
 			require.Equal(t, plait.TaskReady, y.Status, "a task held at shutdown must go back to its queue")
@@ -163,7 +164,7 @@ func TestPrefetchHeldTasksGoBackUnstartedAtShutdown(t *testing.T) {
 		}
 		b.advanceAfterArmed(t, time.Hour)
 		recv(t, stopped)
-		run, err := b.s.Get(context.Background(), busy.ID)
+		run, err := b.s.RunGet(context.Background(), busy.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, run.Task("x").Status)
 	})
@@ -175,9 +176,9 @@ func TestPrefetchHeldTaskOfCancelledRunNeverStarts(t *testing.T) {
 		b, spy, entered := prefetchBundle(t, f)
 		busy := fillSlot(t, b, entered)
 		held := hold(t, b, spy, 1)[0]
-		_, err := b.s.Cancel(context.Background(), held.ID)
+		_, err := b.s.RunCancel(context.Background(), held.ID)
 		require.NoError(t, err)
-		_, err = b.s.Cancel(context.Background(), busy.ID)
+		_, err = b.s.RunCancel(context.Background(), busy.ID)
 		require.NoError(t, err)
 		after := b.submit(t, plait.NewWorkflow("after").Task("z", "noop", nil))
 		b.wait(t, after.ID)
@@ -235,7 +236,7 @@ func TestClaimCrossingACancelDoesNotStart(t *testing.T) {
 		var target string
 		arrived, resume := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		spy.hold = func(res *plait.TaskClaimResult) {
+		spy.hold = func(res *store.TaskClaimResult) {
 			for _, ct := range res.Tasks {
 				if ct.Lease.RunID == target {
 					once.Do(func() { close(arrived); <-resume })
@@ -248,7 +249,7 @@ func TestClaimCrossingACancelDoesNotStart(t *testing.T) {
 		recv(t, (<-chan struct{})(arrived))
 		// The claim has taken the task; the run is cancelled before the
 		// claim's answer reaches the scheduler.
-		_, err := b.s.Cancel(context.Background(), run.ID)
+		_, err := b.s.RunCancel(context.Background(), run.ID)
 		require.NoError(t, err)
 		close(resume)
 		after := b.submit(t, plait.NewWorkflow("after").Task("y", "noop", nil))
@@ -265,7 +266,7 @@ func TestPrefetchHeldTaskGoesBackAfterWaitingHoldMax(t *testing.T) {
 		held := hold(t, b, spy, 1)[0]
 		released := func(e plait.Event) bool { return e.Type == plait.EventTaskReleased && e.RunID == held.ID }
 		b.advanceUntil(t, plait.HoldMax, released)
-		run, err := b.s.Get(context.Background(), held.ID)
+		run, err := b.s.RunGet(context.Background(), held.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, run.Task("y").Status, "a task held for HoldMax goes back to its queue")
 		require.Empty(t, run.Task("y").Attempts, "a task held for HoldMax never started: no attempt recorded")

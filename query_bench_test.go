@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/redisstore"
 )
@@ -22,7 +23,7 @@ const queryBenchRuns = 100_000
 // finds them there.
 var queryBenchMem struct {
 	once  sync.Once
-	store plait.Store
+	store store.Store
 	err   error
 }
 
@@ -30,19 +31,19 @@ var queryBenchMem struct {
 // among 100,000 stored runs (100 services of 10 tenants, so 100 runs per
 // service and tenant), newest first, with their tasks:
 //
-//	go test -run '^$' -bench RunQuery -benchtime 200x .
+//	go test -run '^$' -bench RunList -benchtime 200x .
 func BenchmarkRunQuery(b *testing.B) {
 	ctx := context.Background()
 	for _, name := range []string{"memstore", "redis"} {
 		b.Run(name, func(b *testing.B) {
-			var store plait.Store
+			var st store.Store
 			var err error
 			if name == "memstore" {
 				queryBenchMem.once.Do(func() {
 					queryBenchMem.store = memstore.New()
 					queryBenchMem.err = fillQueryBench(ctx, queryBenchMem.store)
 				})
-				store, err = queryBenchMem.store, queryBenchMem.err
+				st, err = queryBenchMem.store, queryBenchMem.err
 			} else {
 				srv, serr := sharedRedis()
 				if serr != nil {
@@ -50,19 +51,19 @@ func BenchmarkRunQuery(b *testing.B) {
 				}
 				client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 				b.Cleanup(func() { _ = client.Close() })
-				store, err = redisstore.New(ctx, client, redisstore.WithPrefix("querybench"))
+				st, err = redisstore.New(ctx, client, redisstore.WithPrefix("querybench"))
 				if err == nil {
-					err = fillQueryBench(ctx, store)
+					err = fillQueryBench(ctx, st)
 				}
 			}
 			if err != nil {
 				b.Fatal(err)
 			}
-			qs := store.(plait.QueryStore)
+			qs := st.(store.QueryStore)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				svc := "svc" + strconv.Itoa(i%100)
-				res, err := qs.RunQuery(ctx, &plait.RunQueryParams{
+				res, err := qs.RunList(ctx, &plait.RunListParams{
 					Filter: plait.RunFilter{Service: svc, Tenant: "t" + strconv.Itoa(i%10)}, Limit: 50})
 				if err != nil {
 					b.Fatal(err)
@@ -77,8 +78,8 @@ func BenchmarkRunQuery(b *testing.B) {
 
 // fillQueryBench stores queryBenchRuns runs, unless the store holds them
 // already.
-func fillQueryBench(ctx context.Context, s plait.Store) error {
-	counts, err := s.(plait.QueryStore).RunCount(ctx, &plait.RunCountParams{})
+func fillQueryBench(ctx context.Context, s store.Store) error {
+	counts, err := s.(store.QueryStore).RunCount(ctx, &store.RunCountParams{})
 	if err != nil {
 		return err
 	}
@@ -88,10 +89,10 @@ func fillQueryBench(ctx context.Context, s plait.Store) error {
 	wf := &plait.WorkflowSpec{Name: "report", Tasks: []plait.TaskSpec{{Name: "t", Handler: "noop", Payload: make([]byte, 100)}}}
 	const batch = 1000
 	for i := 0; i < queryBenchRuns; i += batch {
-		params := make([]*plait.RunCreateParams, batch)
+		params := make([]*store.RunCreateParams, batch)
 		for j := range params {
 			n := i + j
-			params[j] = &plait.RunCreateParams{Workflow: wf, Service: "svc" + strconv.Itoa(n%100), Tenant: "t" + strconv.Itoa(n/100%10)}
+			params[j] = &store.RunCreateParams{Workflow: wf, Service: "svc" + strconv.Itoa(n%100), Tenant: "t" + strconv.Itoa(n/100%10)}
 		}
 		outs, err := s.RunCreateMany(ctx, params)
 		if err != nil {

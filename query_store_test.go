@@ -10,6 +10,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -18,11 +19,11 @@ func TestQueriesAnswerUnsupportedWithoutTheCapability(t *testing.T) {
 	ctx := context.Background()
 	s, err := plait.New(coreOnly{memstore.New()})
 	require.NoError(t, err)
-	_, errRuns := s.Runs(ctx, plait.RunQueryParams{})
-	_, errByID := s.RunsByID(ctx, "1")
-	_, errCounts := s.RunCounts(ctx, time.Time{}, time.Time{})
-	errDelete := s.DeleteRun(ctx, "1")
-	_, errTasks := s.Tasks(ctx, "1")
+	_, errRuns := s.RunList(ctx, plait.RunListParams{})
+	_, errByID := s.RunGetMany(ctx, "1")
+	_, errCounts := s.RunCount(ctx, time.Time{}, time.Time{})
+	errDelete := s.RunDelete(ctx, "1")
+	_, errTasks := s.TaskList(ctx, "1")
 	for _, err := range []error{errRuns, errByID, errCounts, errDelete, errTasks} {
 		require.ErrorIs(t, err, plait.ErrUnsupported)
 		var ue *plait.UnsupportedError
@@ -46,36 +47,36 @@ func TestSchedulerQueriesRuns(t *testing.T) {
 		ids = append(ids, r.ID)
 		clk.Advance(time.Millisecond)
 	}
-	page, err := s.Runs(ctx, plait.RunQueryParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}, Limit: 2})
+	page, err := s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}, Limit: 2})
 	require.NoError(t, err)
 	require.Equal(t, []string{ids[2], ids[1]}, []string{page.Runs[0].ID, page.Runs[1].ID})
-	require.NotEmpty(t, page.Cursor)
-	page, err = s.Runs(ctx, plait.RunQueryParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}, Cursor: page.Cursor})
+	require.NotEmpty(t, page.NextCursor)
+	page, err = s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}, Cursor: page.NextCursor})
 	require.NoError(t, err)
 	require.Len(t, page.Runs, 1)
-	require.Empty(t, page.Cursor)
+	require.Empty(t, page.NextCursor)
 
-	_, err = s.Runs(ctx, plait.RunQueryParams{Filter: plait.RunFilter{Tenant: "acme"}})
+	_, err = s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Tenant: "acme"}})
 	require.ErrorIs(t, err, plait.ErrInvalidArgument, "a tenant needs its service")
 
-	runs, err := s.RunsByID(ctx, ids[1], "nope")
+	runs, err := s.RunGetMany(ctx, ids[1], "nope")
 	require.NoError(t, err)
 	require.Equal(t, ids[1], runs[0].ID)
 	require.Nil(t, runs[1])
-	_, err = s.RunsByID(ctx, make([]string, plait.GetManyMax+1)...)
+	_, err = s.RunGetMany(ctx, make([]string, store.GetManyMax+1)...)
 	require.ErrorIs(t, err, plait.ErrInvalidArgument)
 
-	counts, err := s.RunCounts(ctx, time.Time{}, time.Time{})
+	counts, err := s.RunCount(ctx, time.Time{}, time.Time{})
 	require.NoError(t, err)
 	require.Equal(t, map[plait.RunStatus]int64{plait.RunPending: 3}, counts)
 
-	require.ErrorIs(t, s.DeleteRun(ctx, ids[0]), plait.ErrRunActive)
-	_, err = s.Cancel(ctx, ids[0])
+	require.ErrorIs(t, s.RunDelete(ctx, ids[0]), plait.ErrRunActive)
+	_, err = s.RunCancel(ctx, ids[0])
 	require.NoError(t, err)
-	require.NoError(t, s.DeleteRun(ctx, ids[0]))
-	require.ErrorIs(t, s.DeleteRun(ctx, ids[0]), plait.ErrNotFound)
+	require.NoError(t, s.RunDelete(ctx, ids[0]))
+	require.ErrorIs(t, s.RunDelete(ctx, ids[0]), plait.ErrNotFound)
 
-	tasks, err := s.Tasks(ctx, ids[1], plait.TaskReady)
+	tasks, err := s.TaskList(ctx, ids[1], plait.TaskReady)
 	require.NoError(t, err)
 	require.Len(t, tasks, 1)
 	require.Equal(t, "a", tasks[0].Name)
@@ -92,7 +93,7 @@ func TestJanitorPrunesExpiredRuns(t *testing.T) {
 		run := b.submit(t, plait.NewWorkflow("one").Task("a", "noop", nil), plait.ForService("billing"), plait.ForTenant("acme"))
 		b.wait(t, run.ID)
 		ctx := context.Background()
-		counts, err := b.s.RunCounts(ctx, time.Time{}, time.Time{})
+		counts, err := b.s.RunCount(ctx, time.Time{}, time.Time{})
 		require.NoError(t, err)
 		require.Equal(t, map[plait.RunStatus]int64{plait.RunCompleted: 1}, counts)
 
@@ -103,13 +104,13 @@ func TestJanitorPrunesExpiredRuns(t *testing.T) {
 		b.clock.Advance(25 * time.Hour)
 		b.events.waitFor(t, 2, is(plait.EventRunsPruned, ""))
 
-		counts, err = b.s.RunCounts(ctx, time.Time{}, time.Time{})
+		counts, err = b.s.RunCount(ctx, time.Time{}, time.Time{})
 		require.NoError(t, err)
 		require.Empty(t, counts, "the finished run is counted no more")
-		page, err := b.s.Runs(ctx, plait.RunQueryParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}})
+		page, err := b.s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Service: "billing", Tenant: "acme"}})
 		require.NoError(t, err)
 		require.Empty(t, page.Runs)
-		runs, err := b.s.RunsByID(ctx, run.ID)
+		runs, err := b.s.RunGetMany(ctx, run.ID)
 		require.NoError(t, err)
 		require.Nil(t, runs[0])
 	})

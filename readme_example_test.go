@@ -40,9 +40,9 @@ func dailyReport(ctx context.Context) error {
 		return err
 	}
 	ctx, stop := context.WithCancel(ctx)
-	defer stop()                      // Run returns once ctx is done
-	go s.Run(ctx)                     // workers, heartbeats, recovery: one call
-	final, err := s.Wait(ctx, run.ID) // every task's status and result
+	defer stop()                         // Run returns once ctx is done
+	go s.Run(ctx)                        // workers, heartbeats, recovery: one call
+	final, err := s.RunWait(ctx, run.ID) // every task's status and result
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/clock"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -22,11 +23,11 @@ import (
 // over a real redis-server shared by the package (each test its own prefix).
 func init() {
 	extraStoreFactories = append(extraStoreFactories,
-		storeFactory{name: "miniredis", new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+		storeFactory{name: "miniredis", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 			m := miniredis.RunT(t)
 			return newRedisStore(t, m.Addr(), clk)
 		}},
-		storeFactory{name: "redis-server", new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+		storeFactory{name: "redis-server", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 			srv, err := sharedRedis()
 			if err != nil {
 				redistest.Skip(t, err)
@@ -38,7 +39,7 @@ func init() {
 
 var prefixSeq atomic.Int64
 
-func newRedisStore(t testing.TB, addr string, clk *fakeclock.Clock, extra ...redisstore.Option) plait.Store {
+func newRedisStore(t testing.TB, addr string, clk *fakeclock.Clock, extra ...redisstore.Option) store.Store {
 	t.Helper()
 	client := redis.NewClient(&redis.Options{Addr: addr})
 	t.Cleanup(func() { _ = client.Close() })
@@ -80,9 +81,9 @@ func TestClusterShardedWorkflows(t *testing.T) {
 	t.Cleanup(cluster.Close)
 	client := cluster.Client()
 	t.Cleanup(func() { _ = client.Close() })
-	store, err := redisstore.New(context.Background(), client, redisstore.WithShards(6), redisstore.WithPrefix("cluster"))
+	st, err := redisstore.New(context.Background(), client, redisstore.WithShards(6), redisstore.WithPrefix("cluster"))
 	require.NoError(t, err)
-	f := storeFactory{name: "cluster", new: func(*testing.T, *fakeclock.Clock) plait.Store { return store }}
+	f := storeFactory{name: "cluster", new: func(*testing.T, *fakeclock.Clock) store.Store { return st }}
 	b := setup(t, f, plait.WithClock(clock.Real{}))
 	b.handle(t, "noop", noop)
 	var ids []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -21,12 +22,12 @@ func TestReplayIsUnsupportedWithoutTheCapability(t *testing.T) {
 	t.Parallel()
 	s, err := plait.New(coreOnly{memstore.New()})
 	require.NoError(t, err)
-	_, err = s.Replay(context.Background(), "1", 0)
+	_, err = s.RunReplay(context.Background(), "1", 0)
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 	var ue *plait.UnsupportedError
 	require.True(t, errors.As(err, &ue))
 	require.Equal(t, "ReplayStore", ue.Capability)
-	_, err = s.RequeueDeadLetters(context.Background(), "1")
+	_, err = s.DeadLetterRequeue(context.Background(), "1")
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 }
 
@@ -36,43 +37,43 @@ func TestRequeueDeadLettersOpensANewGeneration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	store := memstore.New(memstore.WithClock(clk))
-	s, err := plait.New(store, plait.WithClock(clk))
+	st := memstore.New(memstore.WithClock(clk))
+	s, err := plait.New(st, plait.WithClock(clk))
 	require.NoError(t, err)
-	created, err := store.RunCreate(ctx, &plait.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wf",
+	created, err := st.RunCreate(ctx, &store.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wf",
 		Tasks: []plait.TaskSpec{{Name: "a", Handler: "h"}, {Name: "b", Handler: "h", Deps: []plait.Dep{{Task: "a"}}}}}})
 	require.NoError(t, err)
 	id := created.Run.ID
 	claimAndFinish := func(o plait.Outcome) {
 		t.Helper()
-		c, err := store.TaskClaim(ctx, &plait.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+		c, err := st.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Len(t, c.Tasks, 1)
-		res, err := store.TaskFinish(ctx, &plait.TaskFinishParams{WorkerID: "w", Outcomes: []plait.TaskOutcome{{Lease: c.Tasks[0].Lease, Outcome: o, Error: "boom"}}})
+		res, err := st.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{{Lease: c.Tasks[0].Lease, Outcome: o, Error: "boom"}}})
 		require.NoError(t, err)
 		require.NoError(t, res[0].Err)
 	}
 	claimAndFinish(plait.OutcomeFailed)
-	first, err := s.Wait(ctx, id)
+	first, err := s.RunWait(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, plait.RunFailed, first.Status)
 
-	_, err = s.Replay(ctx, id, 3)
+	_, err = s.RunReplay(ctx, id, 3)
 	require.ErrorIs(t, err, plait.ErrReplayConflict)
-	gen, err := s.RequeueDeadLetters(ctx, id)
+	gen, err := s.DeadLetterRequeue(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), gen)
-	letters, err := s.DeadLetters(ctx, plait.DeadLetterListParams{RunID: id})
+	letters, err := s.DeadLetterList(ctx, plait.DeadLetterListParams{RunID: id})
 	require.NoError(t, err)
 	require.Empty(t, letters.Letters)
-	_, err = s.Replay(ctx, id, 1)
+	_, err = s.RunReplay(ctx, id, 1)
 	var re *plait.ReplayError
 	require.True(t, errors.As(err, &re), "a running generation is not replayed")
 	require.Equal(t, plait.RunRunning, re.Status)
 
 	claimAndFinish(plait.OutcomeSucceeded)
 	claimAndFinish(plait.OutcomeSucceeded)
-	end, err := s.Wait(ctx, id)
+	end, err := s.RunWait(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, plait.RunCompleted, end.Status)
 	require.Equal(t, int64(1), end.Generation)
@@ -119,15 +120,15 @@ func TestRequeueRunsTheFailedPartAgainOnEveryStore(t *testing.T) {
 		}()
 		wctx, wcancel := context.WithTimeout(ctx, failAfter)
 		defer wcancel()
-		first, err := s.Wait(wctx, run.ID)
+		first, err := s.RunWait(wctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.RunFailed, first.Status)
 		require.Equal(t, plait.TaskSkipped, first.Task("b").Status)
 
-		gen, err := s.RequeueDeadLetters(ctx, run.ID)
+		gen, err := s.DeadLetterRequeue(ctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), gen)
-		end, err := s.Wait(wctx, run.ID)
+		end, err := s.RunWait(wctx, run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.RunCompleted, end.Status, "the new generation ran to its end")
 		require.Equal(t, int64(1), end.Generation)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/plaitdag/plait/store"
 )
 
 // Retry policy defaults. MaxAttemptsDefault is 3 attempts in all: the first
@@ -145,3 +146,17 @@ func retryNext(p RetryPolicy, attempt int, elapsed time.Duration, err error) (ti
 	}
 	return asked, true
 }
+
+// RetryPolicy says how often and how soon a failed task runs again: see
+// [store.RetryPolicy]. Build one with [ExponentialBackoff] or
+// [ConstantBackoff].
+type RetryPolicy = store.RetryPolicy
+
+// BackoffKind picks the delay curve between attempts.
+type BackoffKind = store.BackoffKind
+
+// Backoff kinds.
+const (
+	BackoffExponential = store.BackoffExponential
+	BackoffConstant    = store.BackoffConstant
+)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Routing by capability. A task that [Requires] capabilities is queued on a
@@ -64,8 +65,8 @@ func checkCaps(caps []string) error {
 			errs = append(errs, fmt.Errorf("capability %s %w", quote(c), err))
 		}
 	}
-	if n := len(normalCaps(caps)); n > MaxCapabilities {
-		errs = append(errs, fmt.Errorf("%d capabilities, at most %d", n, MaxCapabilities))
+	if n := len(normalCaps(caps)); n > store.MaxCapabilities {
+		errs = append(errs, fmt.Errorf("%d capabilities, at most %d", n, store.MaxCapabilities))
 	}
 	return errors.Join(errs...)
 }
@@ -91,6 +92,6 @@ func WithCapabilities(caps ...string) Option {
 
 // routes reports whether the store routes claims.
 func (s *Scheduler) routes() bool {
-	_, err := capability[ClaimRouter](s.store, "ClaimRouter")
+	_, err := capability[store.ClaimRouter](s.store, "ClaimRouter")
 	return err == nil
 }

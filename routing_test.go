@@ -11,6 +11,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -25,7 +26,7 @@ func (routedCalls) KeepsLimits()    {}
 
 // routedOn builds a scheduler named workerID on store and clk whose store
 // calls are counted and routed, as one process of a deployment.
-func routedOn(t *testing.T, clk *fakeclock.Clock, store plait.Store, workerID string, opts ...plait.Option) *bundle {
+func routedOn(t *testing.T, clk *fakeclock.Clock, store store.Store, workerID string, opts ...plait.Option) *bundle {
 	t.Helper()
 	rec := &recorder{}
 	base := []plait.Option{
@@ -60,7 +61,7 @@ func TestCapabilityRoutingRunsTasksOnlyWhereCapable(t *testing.T) {
 			Task("both", "render", nil, plait.Requires("gpu", "ssd")))
 		plain.events.waitFor(t, 1, is(plait.EventTaskSucceeded, "cpu"))
 		plain.calls.waitIdle(t)
-		got, err := plain.s.Get(context.Background(), run.ID)
+		got, err := plain.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, got.Task("gpu").Status, "a process without gpu must not claim a task that requires it")
 		require.Equal(t, "capability gpu", got.Task("gpu").WaitingFor)
@@ -72,7 +73,7 @@ func TestCapabilityRoutingRunsTasksOnlyWhereCapable(t *testing.T) {
 		gpu.start(t)
 		gpu.events.waitFor(t, 1, is(plait.EventTaskSucceeded, "gpu"))
 		gpu.calls.waitIdle(t)
-		got, err = plain.s.Get(context.Background(), run.ID)
+		got, err = plain.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, "gpu-node", got.Task("gpu").Worker)
 		require.Equal(t, plait.TaskReady, got.Task("both").Status, "gpu alone does not run a task that requires gpu and ssd")
@@ -105,7 +106,7 @@ func TestHandlerRoutingSetsTasksAside(t *testing.T) {
 			Task("last", "v1", nil, plait.After("first")))
 		old.events.waitFor(t, 1, is(plait.EventTaskSucceeded, "last"))
 		old.calls.waitIdle(t)
-		got, err := old.s.Get(context.Background(), run.ID)
+		got, err := old.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		x := got.Task("x")
 		require.Equal(t, plait.TaskReady, x.Status)
@@ -151,18 +152,18 @@ func TestRoutingRefusedWithoutClaimRouter(t *testing.T) {
 
 func TestRoutedQueueNames(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, "default", plait.RoutedQueue("", nil))
-	require.Equal(t, "q+gpu+ssd", plait.RoutedQueue("q", []string{"ssd", "gpu", "ssd"}))
-	q, caps, ok := plait.SplitRoutedQueue("q+gpu+ssd")
+	require.Equal(t, "default", store.RoutedQueue("", nil))
+	require.Equal(t, "q+gpu+ssd", store.RoutedQueue("q", []string{"ssd", "gpu", "ssd"}))
+	q, caps, ok := store.SplitRoutedQueue("q+gpu+ssd")
 	require.True(t, ok)
 	require.Equal(t, "q", q)
 	require.Equal(t, []string{"gpu", "ssd"}, caps)
 	for _, bad := range []string{"q+ssd+gpu", "q+gpu+gpu", "q+", "+gpu", "q+a+b+c+d+e+f", "q:1"} {
-		_, _, ok := plait.SplitRoutedQueue(bad)
+		_, _, ok := store.SplitRoutedQueue(bad)
 		require.False(t, ok, bad)
 	}
-	require.Equal(t, "capability gpu,ssd", plait.WaitingForCapability("q+gpu+ssd"))
-	require.Empty(t, plait.WaitingForCapability("q"))
+	require.Equal(t, "capability gpu,ssd", store.WaitingForCapability("q+gpu+ssd"))
+	require.Empty(t, store.WaitingForCapability("q"))
 }
 
 // TestHandlerSetAsideWakesAProcessThatHasIt: two idle processes whose

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // ScheduleTrigger fires the schedule now, outside its spec, paused or not:
@@ -45,7 +47,7 @@ func (s *Scheduler) ScheduleBackfill(ctx context.Context, name string, from, to 
 		}
 		instants = append(instants, t)
 	}
-	params := make([]*RunCreateParams, len(instants))
+	params := make([]*store.RunCreateParams, len(instants))
 	for i, t := range instants {
 		if params[i], err = s.runParams(name, d, t, ""); err != nil {
 			return nil, err
@@ -72,8 +74,8 @@ func scheduleKey(name string, instant time.Time, kind string) string {
 }
 
 // runParams builds the create of one instant's run.
-func (s *Scheduler) runParams(name string, d *scheduleDef, instant time.Time, kind string) (*RunCreateParams, error) {
-	params := &RunCreateParams{
+func (s *Scheduler) runParams(name string, d *scheduleDef, instant time.Time, kind string) (*store.RunCreateParams, error) {
+	params := &store.RunCreateParams{
 		Key:     scheduleKey(name, instant, kind),
 		Tenant:  d.Tenant,
 		Service: d.Service,
@@ -124,7 +126,7 @@ func (s *Scheduler) fireInstant(ctx context.Context, name string, d *scheduleDef
 
 // createRuns creates many instants' runs in as few store calls as the
 // store allows and answers one outcome per params, in order.
-func (s *Scheduler) createRuns(ctx context.Context, params []*RunCreateParams) ([]RunCreateOutcome, error) {
+func (s *Scheduler) createRuns(ctx context.Context, params []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
 	out, err := s.store.RunCreateMany(ctx, params)
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // ScheduleGet returns the schedule named name with its next and last
@@ -17,7 +19,7 @@ func (s *Scheduler) ScheduleGet(ctx context.Context, name string) (*ScheduleInfo
 	if err := checkScheduleName(name); err != nil {
 		return nil, err
 	}
-	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
+	rec, err := ss.ScheduleGet(ctx, &store.ScheduleGetParams{Name: name})
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +28,7 @@ func (s *Scheduler) ScheduleGet(ctx context.Context, name string) (*ScheduleInfo
 
 // loadSchedule finds the schedule store, checks name and reads the
 // schedule's record and definition.
-func (s *Scheduler) loadSchedule(ctx context.Context, name string) (ScheduleStore, *ScheduleRecord, *scheduleDef, error) {
+func (s *Scheduler) loadSchedule(ctx context.Context, name string) (store.ScheduleStore, *store.ScheduleRecord, *scheduleDef, error) {
 	ss, err := s.scheduleStore()
 	if err != nil {
 		return nil, nil, nil, err
@@ -34,7 +36,7 @@ func (s *Scheduler) loadSchedule(ctx context.Context, name string) (ScheduleStor
 	if err := checkScheduleName(name); err != nil {
 		return nil, nil, nil, err
 	}
-	rec, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: name})
+	rec, err := ss.ScheduleGet(ctx, &store.ScheduleGetParams{Name: name})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -55,7 +57,7 @@ func (s *Scheduler) ScheduleList(ctx context.Context) ([]*ScheduleInfo, error) {
 	var out []*ScheduleInfo
 	after := ""
 	for {
-		res, err := ss.ScheduleList(ctx, &ScheduleListParams{After: after, Limit: 500})
+		res, err := ss.ScheduleList(ctx, &store.ScheduleListParams{After: after, Limit: 500})
 		if err != nil {
 			return nil, err
 		}
@@ -84,7 +86,7 @@ func (s *Scheduler) ScheduleDelete(ctx context.Context, name string) error {
 		return err
 	}
 	s.sched.setBuilder(name, nil)
-	return ss.ScheduleDelete(ctx, &ScheduleDeleteParams{Name: name})
+	return ss.ScheduleDelete(ctx, &store.ScheduleDeleteParams{Name: name})
 }
 
 // SchedulePause stops the schedule from firing until ScheduleResume; the
@@ -121,7 +123,7 @@ func (s *Scheduler) setPaused(ctx context.Context, name string, paused bool) (*S
 	if err != nil {
 		return nil, err
 	}
-	rec, err = ss.ScheduleSave(ctx, &ScheduleSaveParams{Name: name, Definition: def, NextFire: next})
+	rec, err = ss.ScheduleSave(ctx, &store.ScheduleSaveParams{Name: name, Definition: def, NextFire: next})
 	if err != nil {
 		return nil, err
 	}

@@ -9,10 +9,11 @@ import (
 
 	"github.com/plaitdag/plait/internal/cronspec"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
-func (s *Scheduler) scheduleStore() (ScheduleStore, error) {
-	return capability[ScheduleStore](s.store, "ScheduleStore")
+func (s *Scheduler) scheduleStore() (store.ScheduleStore, error) {
+	return capability[store.ScheduleStore](s.store, "ScheduleStore")
 }
 
 // checkScheduleName returns a *ScheduleError for a name that breaks the id
@@ -136,7 +137,7 @@ func (s *Scheduler) ScheduleSave(ctx context.Context, sc *Schedule) (*ScheduleIn
 	if !d.Paused {
 		next = spec.Next(now)
 	}
-	old, err := ss.ScheduleGet(ctx, &ScheduleGetParams{Name: sc.Name})
+	old, err := ss.ScheduleGet(ctx, &store.ScheduleGetParams{Name: sc.Name})
 	switch {
 	case err == nil:
 		var od scheduleDef
@@ -147,7 +148,7 @@ func (s *Scheduler) ScheduleSave(ctx context.Context, sc *Schedule) (*ScheduleIn
 		return nil, err
 	}
 	s.sched.setBuilder(sc.Name, sc.Build)
-	rec, err := ss.ScheduleSave(ctx, &ScheduleSaveParams{Name: sc.Name, Definition: def, NextFire: next})
+	rec, err := ss.ScheduleSave(ctx, &store.ScheduleSaveParams{Name: sc.Name, Definition: def, NextFire: next})
 	if err != nil {
 		return nil, err
 	}
@@ -155,7 +156,7 @@ func (s *Scheduler) ScheduleSave(ctx context.Context, sc *Schedule) (*ScheduleIn
 }
 
 // scheduleInfo decodes a record and reads its last run's status.
-func (s *Scheduler) scheduleInfo(ctx context.Context, rec *ScheduleRecord) (*ScheduleInfo, error) {
+func (s *Scheduler) scheduleInfo(ctx context.Context, rec *store.ScheduleRecord) (*ScheduleInfo, error) {
 	var d scheduleDef
 	if err := json.Unmarshal(rec.Definition, &d); err != nil {
 		return nil, fmt.Errorf("plait: schedule %s has an unreadable definition: %w", quote(rec.Name), err)
@@ -166,7 +167,7 @@ func (s *Scheduler) scheduleInfo(ctx context.Context, rec *ScheduleRecord) (*Sch
 		NextFire: rec.NextFire, LastFire: rec.LastFire, LastRunID: rec.LastRunID, Version: rec.Version, UpdatedAt: rec.UpdatedAt,
 	}
 	if rec.LastRunID != "" {
-		run, err := s.store.RunGet(ctx, &RunGetParams{ID: rec.LastRunID})
+		run, err := s.store.RunGet(ctx, &store.RunGetParams{ID: rec.LastRunID})
 		switch {
 		case err == nil:
 			info.LastRunStatus = run.Status

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -157,7 +158,7 @@ type failingLeases struct {
 	fail atomic.Bool
 }
 
-func (f *failingLeases) LeaderAcquire(ctx context.Context, p *plait.LeaderAcquireParams) (*plait.LeaderAcquireResult, error) {
+func (f *failingLeases) LeaderAcquire(ctx context.Context, p *store.LeaderAcquireParams) (*store.LeaderAcquireResult, error) {
 	if f.fail.Load() {
 		return nil, errors.New("store unreachable")
 	}
@@ -171,9 +172,9 @@ func TestLeaderGivesUpBeforeItsLeaseExpires(t *testing.T) {
 	t.Parallel()
 	const lease = 10 * time.Second
 	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	store := &failingLeases{Store: memstore.New(memstore.WithClock(clk))}
+	st := &failingLeases{Store: memstore.New(memstore.WithClock(clk))}
 	fired := 0
-	s, err := plait.New(store, plait.WithClock(clk), plait.WithRemoteHandlers(), plait.WithLeaderLease(lease), quietLogger(),
+	s, err := plait.New(st, plait.WithClock(clk), plait.WithRemoteHandlers(), plait.WithLeaderLease(lease), quietLogger(),
 		plait.WithObserver(func(e plait.Event) {
 			if e.Type == plait.EventScheduleFired {
 				fired++
@@ -187,7 +188,7 @@ func TestLeaderGivesUpBeforeItsLeaseExpires(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.Leader)
 
-	store.fail.Store(true)
+	st.fail.Store(true)
 	clk.Advance(lease*4/5 - time.Second)
 	rep, _ = s.ScheduleFireDue(ctx)
 	require.True(t, rep.Leader, "within four fifths of the lease the leader still acts")
@@ -199,13 +200,13 @@ func TestLeaderGivesUpBeforeItsLeaseExpires(t *testing.T) {
 
 	// The lease has not expired in the store yet, and the deposed leader
 	// cannot move the schedule.
-	res, err := store.Store.LeaderAcquire(ctx, &plait.LeaderAcquireParams{Holder: "other", TTL: lease})
+	res, err := st.Store.LeaderAcquire(ctx, &store.LeaderAcquireParams{Holder: "other", TTL: lease})
 	require.NoError(t, err)
 	require.False(t, res.Acquired)
 	clk.Advance(lease / 5)
-	res, err = store.Store.LeaderAcquire(ctx, &plait.LeaderAcquireParams{Holder: "other", TTL: lease})
+	res, err = st.Store.LeaderAcquire(ctx, &store.LeaderAcquireParams{Holder: "other", TTL: lease})
 	require.NoError(t, err)
 	require.True(t, res.Acquired, "the lease expires after the leader gave up")
-	_, err = store.ScheduleRecordFire(ctx, &plait.ScheduleRecordFireParams{Name: "sec", LeaderEpoch: res.Lease.Epoch - 1, Version: 1})
+	_, err = st.ScheduleRecordFire(ctx, &store.ScheduleRecordFireParams{Name: "sec", LeaderEpoch: res.Lease.Epoch - 1, Version: 1})
 	require.ErrorIs(t, err, plait.ErrStaleEpoch)
 }

@@ -8,12 +8,13 @@ import (
 	"sync/atomic"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Scheduler registers handlers, submits workflows and, inside Run, works
 // through ready tasks. It is safe for concurrent use.
 type Scheduler struct {
-	store Store
+	store store.Store
 	cfg   config
 
 	mu       sync.RWMutex
@@ -38,13 +39,13 @@ type Scheduler struct {
 	nodeID string
 }
 
-// New returns a scheduler over store. Every option is checked: each one out
+// New returns a scheduler over the store st. Every option is checked: each one out
 // of range is reported as an [*OptionError], all of them joined, and each
 // matches [ErrInvalidOption]; a nil store or a nil option is an error too.
 // Options not given take their defaults.
-func New(store Store, opts ...Option) (*Scheduler, error) {
+func New(st store.Store, opts ...Option) (*Scheduler, error) {
 	var cfg config
-	if store == nil {
+	if st == nil {
 		cfg.errs = append(cfg.errs, fmt.Errorf("%w: New needs a store, got nil", ErrInvalidOption))
 	}
 	for i, o := range opts {
@@ -62,12 +63,12 @@ func New(store Store, opts ...Option) (*Scheduler, error) {
 	if err := cfg.err(); err != nil {
 		return nil, err
 	}
-	s := &Scheduler{store: store, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID)}
+	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID)}
 	if len(cfg.capabilities) > 0 && !s.routes() {
 		return nil, fmt.Errorf("plait: WithCapabilities: %w", &UnsupportedError{Capability: "ClaimRouter"})
 	}
 	if cfg.weights != nil {
-		if _, err := capability[FairClaimer](store, "FairClaimer"); err != nil {
+		if _, err := capability[store.FairClaimer](st, "FairClaimer"); err != nil {
 			return nil, fmt.Errorf("plait: WithWeightedPriorities: %w", err)
 		}
 	}
@@ -89,29 +90,46 @@ func (s *Scheduler) handler(name string) (HandlerFunc, bool) {
 	return fn, ok
 }
 
-// SubmitOption configures one [Scheduler.Submit] call.
-type SubmitOption func(*RunCreateParams)
+// SubmitOption configures one [Scheduler.Submit] call (or one
+// [Submission] of [Scheduler.SubmitMany]). Each prints itself as written.
+type SubmitOption interface {
+	applySubmit(*store.RunCreateParams)
+	String() string
+}
+
+type submitOption struct {
+	text  string
+	apply func(*store.RunCreateParams)
+}
+
+func (o submitOption) applySubmit(p *store.RunCreateParams) { o.apply(p) }
+func (o submitOption) String() string                       { return o.text }
 
 // WithRunKey makes the submit idempotent: submitting again with the same key
 // returns the existing run instead of starting a second one.
-func WithRunKey(key string) SubmitOption { return func(p *RunCreateParams) { p.Key = key } }
+func WithRunKey(key string) SubmitOption {
+	return submitOption{"WithRunKey(" + quote(key) + ")", func(p *store.RunCreateParams) { p.Key = key }}
+}
 
 // ForTenant records the user (tenant) the run belongs to.
-func ForTenant(tenant string) SubmitOption { return func(p *RunCreateParams) { p.Tenant = tenant } }
+func ForTenant(tenant string) SubmitOption {
+	return submitOption{"ForTenant(" + quote(tenant) + ")", func(p *store.RunCreateParams) { p.Tenant = tenant }}
+}
 
 // ForService records the service the run belongs to.
 func ForService(service string) SubmitOption {
-	return func(p *RunCreateParams) { p.Service = service }
+	return submitOption{"ForService(" + quote(service) + ")", func(p *store.RunCreateParams) { p.Service = service }}
 }
 
-// WithMetadata attaches free-form metadata to the run.
+// WithMetadata attaches free-form metadata to the run, replacing what an
+// earlier WithMetadata of the same submit attached.
 func WithMetadata(md map[string]string) SubmitOption {
-	return func(p *RunCreateParams) {
+	return submitOption{fmt.Sprintf("WithMetadata(%d keys)", len(md)), func(p *store.RunCreateParams) {
 		p.Metadata = make(map[string]string, len(md))
 		for k, v := range md {
 			p.Metadata[k] = v
 		}
-	}
+	}}
 }
 
 // Submit validates wf and stores it as a new run, whose ready tasks any
@@ -134,7 +152,7 @@ func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOpti
 
 // createParams validates a workflow and its submit options into what the
 // store creates.
-func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateParams, error) {
+func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*store.RunCreateParams, error) {
 	if wf == nil {
 		return nil, fmt.Errorf("%w: nil workflow", ErrInvalidWorkflow)
 	}
@@ -143,9 +161,11 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 		return nil, err
 	}
 	s.cfg.applyQueueLimits(spec)
-	params := &RunCreateParams{Workflow: spec}
+	params := &store.RunCreateParams{Workflow: spec}
 	for _, o := range opts {
-		o(params)
+		if o != nil {
+			o.applySubmit(params)
+		}
 	}
 	var errs []error
 	for field, v := range map[string]string{"run key": params.Key, "tenant": params.Tenant, "service": params.Service} {
@@ -163,7 +183,7 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 			}
 		}
 	}
-	if _, err := capability[Limiter](s.store, "Limiter"); err != nil {
+	if _, err := capability[store.Limiter](s.store, "Limiter"); err != nil {
 		for _, t := range spec.Tasks {
 			if len(t.Limits) > 0 {
 				errs = append(errs, fmt.Errorf("plait: workflow %s task %s has limits: %w", quote(spec.Name), quote(t.Name), err))
@@ -183,22 +203,22 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*RunCreateP
 	return params, nil
 }
 
-// Get returns the run's current state with every task.
-func (s *Scheduler) Get(ctx context.Context, runID string) (*Run, error) {
-	return s.store.RunGet(ctx, &RunGetParams{ID: runID})
+// RunGet returns the run's current state with every task.
+func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
+	return s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
 }
 
-// Wait blocks until the run finishes and returns its final state, with every
+// RunWait blocks until the run finishes and returns its final state, with every
 // task's status and result, or returns ctx's error.
-func (s *Scheduler) Wait(ctx context.Context, runID string) (*Run, error) {
-	return s.store.RunWait(ctx, &RunWaitParams{ID: runID})
+func (s *Scheduler) RunWait(ctx context.Context, runID string) (*Run, error) {
+	return s.store.RunWait(ctx, &store.RunWaitParams{ID: runID})
 }
 
-// Cancel cancels the run: tasks that have not finished are cancelled, and
+// RunCancel cancels the run: tasks that have not finished are cancelled, and
 // handlers running them (in any process) see their context cancelled, here at
 // once and elsewhere at their next heartbeat.
-func (s *Scheduler) Cancel(ctx context.Context, runID string) (*Run, error) {
-	run, err := s.store.RunCancel(ctx, &RunCancelParams{ID: runID, Reason: "run cancelled"})
+func (s *Scheduler) RunCancel(ctx context.Context, runID string) (*Run, error) {
+	run, err := s.store.RunCancel(ctx, &store.RunCancelParams{ID: runID, Reason: "run cancelled"})
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 func TestDiamondPassesResults(t *testing.T) {
@@ -65,7 +66,7 @@ func TestRetryWithBackoffOnFakeClock(t *testing.T) {
 			ev := b.events.waitFor(t, attempt, is(plait.EventTaskRetrying, "x"))
 			require.Equal(t, 10*time.Second, ev.RetryIn, "a constant backoff without jitter must wait exactly its interval")
 			require.Equal(t, attempt, ev.Attempt)
-			got, err := b.s.Get(context.Background(), run.ID)
+			got, err := b.s.RunGet(context.Background(), run.ID)
 			require.NoError(t, err)
 			require.Equal(t, plait.TaskRetrying, got.Task("x").Status, "a failed attempt with retries left must wait as retrying")
 			b.advanceAfterArmed(t, 10*time.Second)
@@ -163,7 +164,7 @@ func TestCancelRunCancelsRunningHandler(t *testing.T) {
 			Task("y", "noop", nil, plait.After("x")))
 		b.start(t)
 		recv(t, entered)
-		got, err := b.s.Cancel(context.Background(), run.ID)
+		got, err := b.s.RunCancel(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.RunCancelled, got.Status)
 		require.ErrorIs(t, recv(t, causes), plait.ErrRunCancelled, "cancelling a run must cancel its running handlers")
@@ -237,7 +238,7 @@ func TestDelayedTaskWaitsForClock(t *testing.T) {
 		// clock moves only while no store call is on its way.
 		b.calls.waitIdle(t)
 		b.clock.Advance(due.Sub(b.clock.Now()) - time.Second)
-		got, err := b.s.Get(context.Background(), run.ID)
+		got, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskPending, got.Task("x").Status, "a delayed task must not start before its time")
 		require.Zero(t, b.events.count(is(plait.EventTaskStarted, "x")))
@@ -278,7 +279,7 @@ func TestSubmitRejectsBadInputBeforeWriting(t *testing.T) {
 		require.ErrorIs(t, err, plait.ErrInvalidID)
 		// Nothing was written: the first run ever created gets the first id.
 		run := b.submit(t, plait.NewWorkflow("ok").Task("a", "noop", nil))
-		_, err = b.s.Get(context.Background(), run.ID)
+		_, err = b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 	})
 }
@@ -292,14 +293,14 @@ func TestGracefulShutdownReleasesUnfinished(t *testing.T) {
 		run := b.submit(t, plait.NewWorkflow("drain").Task("x", "slow", nil))
 		b.start(t)
 		recv(t, entered)
-		before, err := b.s.Get(context.Background(), run.ID)
+		before, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		stopped := make(chan struct{})
 		go func() { b.stop(); close(stopped) }()
 		b.advanceAfterArmed(t, 3*time.Second)
 		require.ErrorIs(t, recv(t, causes), plait.ErrShutdown, "handlers still running at the shutdown timeout must be cancelled")
 		recv(t, stopped)
-		after, err := b.s.Get(context.Background(), run.ID)
+		after, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		x := after.Task("x")
 		require.Equal(t, plait.TaskReady, x.Status, "an unfinished task must go back to ready at shutdown")
@@ -324,7 +325,7 @@ func TestShutdownRecordsWhyTheAttemptStopped(t *testing.T) {
 		recv(t, stopped)
 		ev := b.events.waitFor(t, 1, is(plait.EventTaskReleased, "x"))
 		require.ErrorIs(t, ev.Err, plait.ErrShutdown, "the release event must say shutdown stopped the handler")
-		after, err := b.s.Get(context.Background(), run.ID)
+		after, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		x := after.Task("x")
 		require.Len(t, x.Attempts, 1, "the attempt cut short must leave one record")
@@ -347,7 +348,7 @@ func TestZeroShutdownTimeoutCancelsAtOnce(t *testing.T) {
 		// No clock advance: an explicit zero gives running handlers no grace.
 		b.stop()
 		require.ErrorIs(t, recv(t, causes), plait.ErrShutdown)
-		after, err := b.s.Get(context.Background(), run.ID)
+		after, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, plait.TaskReady, after.Task("x").Status)
 	})
@@ -390,7 +391,7 @@ func TestCrashedWorkerTaskIsRecovered(t *testing.T) {
 		})
 		run := b.submit(t, plait.NewWorkflow("crash").Task("x", "work", nil, plait.Retry(0)))
 		// A worker that claims and then dies: it never heartbeats nor finishes.
-		claimed, err := b.store.TaskClaim(context.Background(), &plait.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
+		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
 		require.NoError(t, err)
 		require.Len(t, claimed.Tasks, 1)
 		b.start(t)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // DurationStats summarizes the recent attempt durations of one task name.
@@ -35,8 +37,8 @@ func NewDurationStats(window []time.Duration) DurationStats {
 
 // Stats is the answer of [Scheduler.Stats].
 type Stats struct {
-	Queues    map[string]StatCounters
-	Workflows map[string]StatCounters
+	Queues    map[string]store.StatCounters
+	Workflows map[string]store.StatCounters
 	// Tasks holds the duration percentiles of each task name over its
 	// window of recent attempts.
 	Tasks map[string]DurationStats
@@ -47,11 +49,11 @@ type Stats struct {
 // number of runs, so it suits a dashboard polling every second. It returns
 // an [*UnsupportedError] when the store does not implement [StatsStore].
 func (s *Scheduler) Stats(ctx context.Context) (*Stats, error) {
-	st, err := capability[StatsStore](s.store, "StatsStore")
+	st, err := capability[store.StatsStore](s.store, "StatsStore")
 	if err != nil {
 		return nil, err
 	}
-	res, err := st.StoreStats(ctx, &StoreStatsParams{})
+	res, err := st.StoreStats(ctx, &store.StoreStatsParams{})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // Submission is one workflow of [Scheduler.SubmitMany] with its submit
@@ -23,7 +25,7 @@ type Submission struct {
 // whole returns no runs, and some may have been created: run keys make a
 // retry safe.
 func (s *Scheduler) SubmitMany(ctx context.Context, subs []Submission) (runs []*Run, err error) {
-	params := make([]*RunCreateParams, len(subs))
+	params := make([]*store.RunCreateParams, len(subs))
 	var errs []error
 	for i, sub := range subs {
 		p, err := s.createParams(sub.Workflow, sub.Options)

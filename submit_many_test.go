@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 func TestSubmitManyRunsEveryWorkflow(t *testing.T) {
@@ -49,7 +50,7 @@ func TestSubmitManyRejectsInvalidBeforeWriting(t *testing.T) {
 		require.ErrorIs(t, err, plait.ErrUnknownHandler)
 		require.ErrorContains(t, err, "submission 1")
 		require.ErrorContains(t, err, "submission 2")
-		res, err := b.store.TaskClaim(context.Background(), &plait.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+		res, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
 		require.NoError(t, err)
 		require.Empty(t, res.Tasks, "nothing is written when any submission is invalid")
 		require.Zero(t, b.events.count(func(e plait.Event) bool { return e.Type == plait.EventRunSubmitted }))

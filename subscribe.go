@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // SubscribeFilter selects the events of a [Subscription]. Empty fields match
@@ -35,7 +37,7 @@ const (
 // It returns an [*UnsupportedError] when the store does not implement
 // [EventStore].
 func (s *Scheduler) Subscribe(ctx context.Context, filter *SubscribeFilter) (*Subscription, error) {
-	es, err := capability[EventStore](s.store, "EventStore")
+	es, err := capability[store.EventStore](s.store, "EventStore")
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +63,7 @@ func (s *Scheduler) Subscribe(ctx context.Context, filter *SubscribeFilter) (*Su
 // methods are safe for concurrent use, but events are delivered once, to
 // whichever call of Next asked.
 type Subscription struct {
-	store  EventStore
+	store  store.EventStore
 	filter SubscribeFilter
 	types  map[StoreEventType]bool
 
@@ -91,7 +93,7 @@ func (sub *Subscription) Next(ctx context.Context) (*StoreEvent, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		res, err := sub.store.EventRead(ctx, &EventReadParams{
+		res, err := sub.store.EventRead(ctx, &store.EventReadParams{
 			RunID: sub.filter.RunID, After: sub.cursor, Limit: subscribeBatch, Wait: subscribeWait,
 		})
 		if err != nil {

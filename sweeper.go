@@ -1,6 +1,10 @@
 package plait
 
-import "context"
+import (
+	"context"
+
+	"github.com/plaitdag/plait/store"
+)
 
 // sweep recovers expired leases every sweep interval. Every process sweeps;
 // the store makes each recovery happen once, so no leader is needed.
@@ -17,7 +21,7 @@ func (p *pool) sweep(ctx context.Context) {
 func (p *pool) sweepOnce(ctx context.Context) {
 	total := 0
 	for {
-		res, err := p.store.LeaseSweep(ctx, &LeaseSweepParams{Limit: SweepLimitDefault, CrashLimit: p.cfg.crashLimit})
+		res, err := p.store.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: SweepLimitDefault, CrashLimit: p.cfg.crashLimit})
 		if err != nil {
 			if ctx.Err() == nil {
 				p.cfg.logger.Warn("plait: lease sweep failed", "err", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/store"
 )
 
 // Fleet-wide limits. A limit is data on the task, stored with its run like
@@ -18,10 +19,10 @@ import (
 // it, and nobody polls for it.
 
 // checkLimits reports why a task's limits cannot be kept, or nil.
-func checkLimits(ls []TaskLimit) error {
+func checkLimits(ls []store.TaskLimit) error {
 	var errs []error
-	if len(ls) > MaxTaskLimits {
-		errs = append(errs, fmt.Errorf("%d limits, at most %d", len(ls), MaxTaskLimits))
+	if len(ls) > store.MaxTaskLimits {
+		errs = append(errs, fmt.Errorf("%d limits, at most %d", len(ls), store.MaxTaskLimits))
 	}
 	seen := map[string]bool{}
 	for _, l := range ls {
@@ -47,7 +48,7 @@ func ConcurrencyKey(key string, max int) TaskOption {
 		if max < 1 {
 			return errors.New("concurrency below 1")
 		}
-		return addLimit(t, TaskLimit{Key: key, Concurrency: max})
+		return addLimit(t, store.TaskLimit{Key: key, Concurrency: max})
 	}}
 }
 
@@ -60,12 +61,12 @@ func RateKey(key string, n int, per time.Duration) TaskOption {
 		if n < 1 || per < time.Millisecond {
 			return errors.New("rate below 1 or window below 1ms")
 		}
-		return addLimit(t, TaskLimit{Key: key, Rate: n, Per: per})
+		return addLimit(t, store.TaskLimit{Key: key, Rate: n, Per: per})
 	}}
 }
 
 // addLimit merges l into the task's limit on the same key, or adds it.
-func addLimit(t *TaskSpec, l TaskLimit) error {
+func addLimit(t *TaskSpec, l store.TaskLimit) error {
 	for i := range t.Limits {
 		if t.Limits[i].Key == l.Key {
 			if l.Concurrency > 0 {
@@ -122,7 +123,7 @@ func (c *config) applyQueueLimits(spec *WorkflowSpec) {
 			q = DefaultQueue
 		}
 		if max, ok := c.queueLimits[q]; ok {
-			_ = addLimit(t, TaskLimit{Key: QueueLimitKey(q), Concurrency: max})
+			_ = addLimit(t, store.TaskLimit{Key: store.QueueLimitKey(q), Concurrency: max})
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -21,7 +22,7 @@ func TestConcurrencyKeyAcrossProcesses(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
 		clk := fakeclock.New(epoch)
-		store := f.new(t, clk)
+		st := f.new(t, clk)
 		var mu sync.Mutex
 		running, most := 0, 0
 		release := make(chan struct{})
@@ -40,7 +41,7 @@ func TestConcurrencyKeyAcrossProcesses(t *testing.T) {
 		}
 		var procs []*bundle
 		for i := 0; i < 2; i++ {
-			b := routedOn(t, clk, store, fmt.Sprintf("p%d", i), plait.WithConcurrency(5))
+			b := routedOn(t, clk, st, fmt.Sprintf("p%d", i), plait.WithConcurrency(5))
 			b.handle(t, "charge", handler)
 			procs = append(procs, b)
 		}
@@ -62,11 +63,11 @@ func TestConcurrencyKeyAcrossProcesses(t *testing.T) {
 		for _, b := range procs {
 			b.calls.waitIdle(t)
 		}
-		got, err := procs[0].s.Get(context.Background(), run.ID)
+		got, err := procs[0].s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		waiting := 0
 		for _, ti := range got.Tasks {
-			if ti.WaitingFor == plait.WaitingForLimit("customer-7") {
+			if ti.WaitingFor == store.WaitingForLimit("customer-7") {
 				waiting++
 			}
 		}

@@ -4,21 +4,23 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
-// TaskLogs answers the lines the attempts of one task logged through
+// TaskLogRead answers the lines the attempts of one task logged through
 // [Task.Logger], of every attempt (attempt 0) or of one attempt number. It
 // returns an [*UnsupportedError] when the store does not implement
 // [TaskLogStore], and ErrNotFound for an unknown run or task.
-func (s *Scheduler) TaskLogs(ctx context.Context, runID, task string, attempt int) (*TaskLogReadResult, error) {
-	ls, err := capability[TaskLogStore](s.store, "TaskLogStore")
+func (s *Scheduler) TaskLogRead(ctx context.Context, runID, task string, attempt int) (*TaskLogReadResult, error) {
+	ls, err := capability[store.TaskLogStore](s.store, "TaskLogStore")
 	if err != nil {
 		return nil, err
 	}
 	if task == "" || attempt < 0 {
 		return nil, fmt.Errorf("plait: task logs need a task name and an attempt of 0 or more: %w", ErrInvalidArgument)
 	}
-	return ls.TaskLogRead(ctx, &TaskLogReadParams{RunID: runID, Task: task, Attempt: attempt})
+	return ls.TaskLogRead(ctx, &store.TaskLogReadParams{RunID: runID, Task: task, Attempt: attempt})
 }
 
 // Bounds of the task log flush interval.
@@ -49,3 +51,11 @@ func WithTaskLogFlush(d time.Duration) Option {
 		c.taskLogFlush = d
 	}
 }
+
+// Task logs as a store keeps them, re-exported from package store.
+type (
+	// LogLine is one line a handler logged: see [store.LogLine].
+	LogLine = store.LogLine
+	// TaskLogReadResult is the lines of one attempt.
+	TaskLogReadResult = store.TaskLogReadResult
+)

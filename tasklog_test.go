@@ -13,24 +13,25 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
 // appendSpy is a store whose task log appends are reported on a channel,
 // for tests that wait for a flush.
 type appendSpy struct {
-	plait.Store
-	appended chan *plait.TaskLogAppendResult
+	store.Store
+	appended chan *store.TaskLogAppendResult
 }
 
-func (a *appendSpy) TaskLogAppend(ctx context.Context, p *plait.TaskLogAppendParams) (*plait.TaskLogAppendResult, error) {
-	res, err := a.Store.(plait.TaskLogStore).TaskLogAppend(ctx, p)
+func (a *appendSpy) TaskLogAppend(ctx context.Context, p *store.TaskLogAppendParams) (*store.TaskLogAppendResult, error) {
+	res, err := a.Store.(store.TaskLogStore).TaskLogAppend(ctx, p)
 	a.appended <- res
 	return res, err
 }
 
-func (a *appendSpy) TaskLogRead(ctx context.Context, p *plait.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
-	return a.Store.(plait.TaskLogStore).TaskLogRead(ctx, p)
+func (a *appendSpy) TaskLogRead(ctx context.Context, p *store.TaskLogReadParams) (*plait.TaskLogReadResult, error) {
+	return a.Store.(store.TaskLogStore).TaskLogRead(ctx, p)
 }
 
 func TestTaskLoggerStoresLinesWithTheAttempt(t *testing.T) {
@@ -56,7 +57,7 @@ func TestTaskLoggerStoresLinesWithTheAttempt(t *testing.T) {
 		b.advanceAfterArmed(t, 10*time.Second)
 		b.wait(t, run.ID)
 
-		all, err := b.s.TaskLogs(context.Background(), run.ID, "a", 0)
+		all, err := b.s.TaskLogRead(context.Background(), run.ID, "a", 0)
 		require.NoError(t, err)
 		var got []string
 		for _, l := range all.Lines {
@@ -69,20 +70,20 @@ func TestTaskLoggerStoresLinesWithTheAttempt(t *testing.T) {
 		require.Equal(t, 1, all.Lines[0].Attempt)
 		require.Equal(t, 2, all.Lines[4].Attempt)
 		require.Greater(t, all.Lines[4].Epoch, all.Lines[0].Epoch)
-		second, err := b.s.TaskLogs(context.Background(), run.ID, "a", 2)
+		second, err := b.s.TaskLogRead(context.Background(), run.ID, "a", 2)
 		require.NoError(t, err)
 		require.Len(t, second.Lines, 3)
 		require.Zero(t, second.Dropped)
 
-		_, err = b.s.TaskLogs(context.Background(), run.ID, "", 0)
+		_, err = b.s.TaskLogRead(context.Background(), run.ID, "", 0)
 		require.ErrorIs(t, err, plait.ErrInvalidArgument)
 	})
 }
 
 func TestTaskLoggerFlushesPeriodically(t *testing.T) {
 	t.Parallel()
-	spy := &appendSpy{appended: make(chan *plait.TaskLogAppendResult, 16)}
-	f := storeFactory{name: "memstore", new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+	spy := &appendSpy{appended: make(chan *store.TaskLogAppendResult, 16)}
+	f := storeFactory{name: "memstore", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 		spy.Store = memstore.New(memstore.WithClock(clk), memstore.WithTaskLogLimit(2, 1<<10))
 		return spy
 	}}
@@ -101,15 +102,15 @@ func TestTaskLoggerFlushesPeriodically(t *testing.T) {
 	recv(t, logged)
 	b.advanceAfterArmed(t, 5*time.Second)
 	res := recv(t, spy.appended)
-	require.Equal(t, plait.TaskLogAppendResult{Stored: 2}, *res, "both lines go in one append, while the attempt runs")
-	mid, err := b.s.TaskLogs(context.Background(), run.ID, "a", 0)
+	require.Equal(t, store.TaskLogAppendResult{Stored: 2}, *res, "both lines go in one append, while the attempt runs")
+	mid, err := b.s.TaskLogRead(context.Background(), run.ID, "a", 0)
 	require.NoError(t, err)
 	require.Len(t, mid.Lines, 2)
 	close(release)
 	res = recv(t, spy.appended)
-	require.Equal(t, plait.TaskLogAppendResult{Dropped: 1}, *res, "the attempt's end flushes the rest")
+	require.Equal(t, store.TaskLogAppendResult{Dropped: 1}, *res, "the attempt's end flushes the rest")
 	b.wait(t, run.ID)
-	end, err := b.s.TaskLogs(context.Background(), run.ID, "a", 0)
+	end, err := b.s.TaskLogRead(context.Background(), run.ID, "a", 0)
 	require.NoError(t, err)
 	require.Len(t, end.Lines, 2)
 	require.Equal(t, 1, end.Dropped, "the cap is reported, not silent")
@@ -119,7 +120,7 @@ func TestSchedulerAnswersUnsupportedTaskLogs(t *testing.T) {
 	t.Parallel()
 	s, err := plait.New(coreOnly{memstore.New()})
 	require.NoError(t, err)
-	_, err = s.TaskLogs(context.Background(), "1-a", "x", 0)
+	_, err = s.TaskLogRead(context.Background(), "1-a", "x", 0)
 	var ue *plait.UnsupportedError
 	require.True(t, errors.As(err, &ue))
 	require.Equal(t, "TaskLogStore", ue.Capability)
@@ -128,7 +129,7 @@ func TestSchedulerAnswersUnsupportedTaskLogs(t *testing.T) {
 func TestTaskLoggerWithoutTheCapabilityOnlyLogs(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
-	b := setup(t, storeFactory{name: "core", new: func(t *testing.T, clk *fakeclock.Clock) plait.Store {
+	b := setup(t, storeFactory{name: "core", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
 		return coreOnly{memstore.New(memstore.WithClock(clk))}
 	}}, plait.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	b.handle(t, "talk", func(ctx context.Context, task *plait.Task) (any, error) {

@@ -7,13 +7,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // Logger returns the logger of this attempt: its lines carry the run, the
 // task, the attempt and its epoch, so a handler's logs can be told apart
 // from every other attempt's. They go to the Scheduler's logger and, when
 // the store implements [TaskLogStore], are also kept with the attempt in
-// the store (see [Scheduler.TaskLogs]): buffered here and sent in one
+// the store (see [Scheduler.TaskLogRead]): buffered here and sent in one
 // append per WithTaskLogFlush interval and when the attempt ends, never one
 // round trip per line. A Task built by hand, in a handler's unit test, logs
 // to slog.Default.
@@ -37,7 +39,7 @@ func (t *Task) Logger() *slog.Logger {
 // when the store keeps no task logs.
 func (e *execution) taskLog() *attemptLog {
 	e.logOnce.Do(func() {
-		ls, ok := e.pool.store.(TaskLogStore)
+		ls, ok := e.pool.store.(store.TaskLogStore)
 		if !ok {
 			return
 		}
@@ -59,7 +61,7 @@ func (e *execution) endTaskLog() {
 // attemptLog buffers the lines of one attempt for the store.
 type attemptLog struct {
 	pool    *pool
-	store   TaskLogStore
+	store   store.TaskLogStore
 	lease   Lease
 	attempt int
 
@@ -126,10 +128,10 @@ func (l *attemptLog) flush(final bool) {
 		return
 	}
 	l.seq++
-	params := &TaskLogAppendParams{Lease: l.lease, Attempt: l.attempt, Seq: l.seq, Lines: lines}
+	params := &store.TaskLogAppendParams{Lease: l.lease, Attempt: l.attempt, Seq: l.seq, Lines: lines}
 	l.mu.Unlock()
 
-	var res *TaskLogAppendResult
+	var res *store.TaskLogAppendResult
 	var err error
 	for try := 0; try < 2; try++ {
 		ctx, cancel := context.WithTimeout(context.Background(), taskLogAppendTimeout)

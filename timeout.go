@@ -3,6 +3,8 @@ package plait
 import (
 	"fmt"
 	"time"
+
+	"github.com/plaitdag/plait/store"
 )
 
 // A task's Timeout is enforced in two steps, armed by the [EnforceTimeout]
@@ -77,7 +79,7 @@ func (p *pool) abandon(e *execution, started time.Time) {
 }
 
 // timeoutErr is the error of an attempt that ran past its timeout.
-func (p *pool) timeoutErr(ct *ClaimedTask) error {
+func (p *pool) timeoutErr(ct *store.ClaimedTask) error {
 	return fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
 }
 

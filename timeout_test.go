@@ -56,7 +56,7 @@ func TestTimeoutGivesUpOnAHandlerThatIgnoresItsContext(t *testing.T) {
 		require.Len(t, x.Attempts, 2)
 		require.Equal(t, "timed out", x.Attempts[0].Outcome, "an attempt its Timeout ended is recorded as timed out")
 		require.Contains(t, x.Attempts[0].Error, "timed out after 5s")
-		after, err := b.s.Get(context.Background(), run.ID)
+		after, err := b.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		require.Equal(t, x.Attempts, after.Task("x").Attempts, "what the abandoned handler returned must be ignored")
 		require.Equal(t, 1, b.events.count(is(plait.EventTaskSucceeded, "x")))

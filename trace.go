@@ -1,5 +1,7 @@
 package plait
 
+import "github.com/plaitdag/plait/store"
+
 // W3C trace context (https://www.w3.org/TR/trace-context/) travels with a
 // run in its metadata under these keys, so a span started where the run is
 // submitted can be the parent of the spans its handlers start, in any
@@ -24,7 +26,7 @@ const traceStateMax = 8192
 // receiver; so is a tracestate over 8 KiB. Give it after [WithMetadata],
 // which replaces the metadata as a whole.
 func WithTraceContext(traceparent, tracestate string) SubmitOption {
-	return func(p *RunCreateParams) {
+	return submitOption{"WithTraceContext(" + quote(traceparent) + ")", func(p *store.RunCreateParams) {
 		if !validTraceParent(traceparent) {
 			return
 		}
@@ -38,7 +40,7 @@ func WithTraceContext(traceparent, tracestate string) SubmitOption {
 			md[TraceStateKey] = tracestate
 		}
 		p.Metadata = md
-	}
+	}}
 }
 
 // validTraceParent checks the traceparent format

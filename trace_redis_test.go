@@ -11,6 +11,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -26,7 +27,7 @@ func TestTraceContextAcrossProcessesOnRedis(t *testing.T) {
 	}
 	ctx := context.Background()
 	const prefix = "trace-xproc"
-	newStore := func() plait.Store {
+	newStore := func() store.Store {
 		client := redis.NewClient(&redis.Options{Addr: srv.Addr})
 		t.Cleanup(func() { _ = client.Close() })
 		store, err := redisstore.New(ctx, client, redisstore.WithPrefix(prefix))
@@ -74,7 +75,7 @@ func TestTraceContextAcrossProcessesOnRedis(t *testing.T) {
 
 	wctx, wcancel := context.WithTimeout(ctx, failAfter)
 	defer wcancel()
-	final, err := submitter.Wait(wctx, run.ID)
+	final, err := submitter.RunWait(wctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, plait.RunCompleted, final.Status)
 	require.Equal(t, tp, final.Metadata[plait.TraceParentKey], "the trace context is kept with the run")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
 )
 
 // The status tables in docs/store-contract.md are the code's tables.
@@ -45,13 +46,13 @@ func TestTransitionTablesMatchTheContract(t *testing.T) {
 		}
 	}
 	wantTasks := map[string]string{}
-	for _, from := range append([]plait.TaskStatus{""}, plait.TaskStatuses()...) {
+	for _, from := range append([]plait.TaskStatus{""}, store.TaskStatuses()...) {
 		if next := from.Next(); len(next) > 0 {
 			wantTasks[string(from)] = joinStatuses(next)
 		}
 	}
 	wantRuns := map[string]string{}
-	for _, from := range append([]plait.RunStatus{""}, plait.RunStatuses()...) {
+	for _, from := range append([]plait.RunStatus{""}, store.RunStatuses()...) {
 		if next := from.Next(); len(next) > 0 {
 			wantRuns[string(from)] = joinStatuses(next)
 		}
@@ -70,17 +71,17 @@ func joinStatuses[S ~string](ss []S) string {
 
 func TestTransitionTable(t *testing.T) {
 	t.Parallel()
-	for _, s := range plait.TaskStatuses() {
+	for _, s := range store.TaskStatuses() {
 		require.Equal(t, s.Terminal(), len(s.Next()) == 0, "a task status leads nowhere exactly when it is terminal: %s", s)
 	}
-	for _, s := range plait.RunStatuses() {
+	for _, s := range store.RunStatuses() {
 		require.Equal(t, s.Terminal(), len(s.Next()) == 0, "a run status leads nowhere exactly when it is terminal: %s", s)
 	}
-	err := plait.CheckTaskTransition(plait.TaskSucceeded, plait.TaskReady)
+	err := store.CheckTaskTransition(plait.TaskSucceeded, plait.TaskReady)
 	require.ErrorIs(t, err, plait.ErrIllegalTransition)
 	require.EqualError(t, err, "plait: illegal task transition succeeded -> ready")
-	require.EqualError(t, plait.CheckRunTransition("", plait.RunRunning), "plait: illegal run transition (new) -> running")
-	require.NoError(t, plait.CheckRunTransition(plait.RunPending, plait.RunRunning))
+	require.EqualError(t, store.CheckRunTransition("", plait.RunRunning), "plait: illegal run transition (new) -> running")
+	require.NoError(t, store.CheckRunTransition(plait.RunPending, plait.RunRunning))
 	next := plait.TaskPending.Next()
 	next[0] = plait.TaskDead
 	require.Equal(t, plait.TaskReady, plait.TaskPending.Next()[0], "Next returns a copy")
@@ -106,18 +107,18 @@ func TestReplayMovesMatchTheContract(t *testing.T) {
 		}
 	}
 	var want []string
-	for _, f := range plait.TaskStatuses() {
+	for _, f := range store.TaskStatuses() {
 		for _, to := range f.ReplayNext() {
 			require.True(t, f.Terminal(), "a replay move leads out of a terminal status")
-			require.NoError(t, plait.CheckTaskReplay(f, to))
+			require.NoError(t, store.CheckTaskReplay(f, to))
 			want = append(want, "move "+string(f)+" -> "+string(to))
 		}
-		require.Error(t, plait.CheckTaskReplay(f, plait.TaskReady), "a replay moves a task to pending only")
+		require.Error(t, store.CheckTaskReplay(f, plait.TaskReady), "a replay moves a task to pending only")
 	}
-	for _, f := range plait.RunStatuses() {
+	for _, f := range store.RunStatuses() {
 		for _, to := range f.ReplayNext() {
 			require.True(t, f.Terminal(), "a replay move leads out of a terminal status")
-			require.NoError(t, plait.CheckRunReplay(f, to))
+			require.NoError(t, store.CheckRunReplay(f, to))
 			want = append(want, "move "+string(f)+" -> "+string(to))
 		}
 	}

@@ -67,7 +67,7 @@ func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
-	final, err := s.Wait(ctx, run.ID)
+	final, err := s.RunWait(ctx, run.ID)
 	require.NoError(t, err)
 	cancel()
 	require.NoError(t, <-done)
@@ -108,7 +108,7 @@ func TestTaskTimeoutKillsTheCommandsProcessGroup(t *testing.T) {
 	require.True(t, clk.WaitForDeadline(clk.Now().Add(time.Second), armed), "the task's timeout must be armed")
 	// Within the lease, so the only thing that ends the attempt is its timeout.
 	clk.Advance(time.Second)
-	final, err := s.Wait(ctx, run.ID)
+	final, err := s.RunWait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, plait.TaskFailed, final.Task("slow").Status)
 	require.Contains(t, final.Task("slow").Error, plait.ErrTimeout.Error())

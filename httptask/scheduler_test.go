@@ -66,7 +66,7 @@ func TestRetryAfterDelaysTheNextAttemptInARun(t *testing.T) {
 	defer tm.Stop()
 	require.True(t, clk.WaitForDeadline(clk.Now().Add(30*time.Second), armed), "the retry must be due 30 s later")
 	clk.Advance(30 * time.Second)
-	final, err := s.Wait(ctx, run.ID)
+	final, err := s.RunWait(ctx, run.ID)
 	require.NoError(t, err)
 	require.Equal(t, plait.RunCompleted, final.Status)
 	require.Equal(t, "done", string(final.Task("call").Result))

@@ -64,8 +64,8 @@ type DeadLetter struct {
 // DeadLetterListResult is the answer of [DeadLetterStore.DeadLetterList].
 type DeadLetterListResult struct {
 	Letters []DeadLetter
-	// Next is the cursor of the next page; empty when this one is the last.
-	Next string
+	// NextCursor is the cursor of the next page; empty when this one is the last.
+	NextCursor string
 }
 
 // DeadLetterRef names one dead letter.

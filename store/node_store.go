@@ -49,9 +49,9 @@ type NodeStore interface {
 	// params.Resume is set, and bumps the control version when that
 	// changed anything. The flag has no expiry.
 	QueuePause(ctx context.Context, params *QueuePauseParams) (*QueuePauseResult, error)
-	// QueuesPaused returns the paused queues, sorted, and the control
+	// QueueListPaused returns the paused queues, sorted, and the control
 	// version.
-	QueuesPaused(ctx context.Context, params *QueuesPausedParams) (*QueuesPausedResult, error)
+	QueueListPaused(ctx context.Context, params *QueueListPausedParams) (*QueueListPausedResult, error)
 }
 
 // NodeInfo is what a node reports about itself in each heartbeat.
@@ -190,12 +190,12 @@ type QueuePauseResult struct {
 	ControlVersion int64
 }
 
-// QueuesPausedParams are the arguments of [NodeStore.QueuesPaused]. It has
+// QueueListPausedParams are the arguments of [NodeStore.QueueListPaused]. It has
 // no field yet; it exists so fields can be added.
-type QueuesPausedParams struct{}
+type QueueListPausedParams struct{}
 
-// QueuesPausedResult is the answer of [NodeStore.QueuesPaused].
-type QueuesPausedResult struct {
+// QueueListPausedResult is the answer of [NodeStore.QueueListPaused].
+type QueueListPausedResult struct {
 	Queues         []string
 	ControlVersion int64
 }

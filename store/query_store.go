@@ -23,13 +23,13 @@ import (
 // names the position of its last run, not an offset, so it stays valid
 // while new runs arrive (they sort before it) and old ones are removed.
 type QueryStore interface {
-	// RunQuery lists runs matching params.Filter, newest first, at most
+	// RunList lists runs matching params.Filter, newest first, at most
 	// params.Limit of them, after params.Cursor. A page may hold fewer
 	// runs than the limit (even none) and still carry a cursor: a store
 	// bounds the work of one call, and a run removed between its index
 	// entry being read and its record being read is left out. The listing
 	// is over when the answered cursor is empty.
-	RunQuery(ctx context.Context, params *RunQueryParams) (*RunQueryResult, error)
+	RunList(ctx context.Context, params *RunListParams) (*RunListResult, error)
 	// RunGetMany returns the runs of params.IDs in the order asked, in one
 	// round trip; an id with no run (never created, expired, deleted, or
 	// not an id of this store) answers nil in its place, not an error.
@@ -47,9 +47,9 @@ type QueryStore interface {
 	// own (Redis TTLs) needs it to keep its indexes and counts exact; many
 	// processes may prune at once, each entry is removed once.
 	RunPrune(ctx context.Context, params *RunPruneParams) (*RunPruneResult, error)
-	// TaskQuery lists the task instances of one run, optionally only those
+	// TaskList lists the task instances of one run, optionally only those
 	// in given statuses, in definition order.
-	TaskQuery(ctx context.Context, params *TaskQueryParams) (*TaskQueryResult, error)
+	TaskList(ctx context.Context, params *TaskListParams) (*TaskListResult, error)
 }
 
 // ErrRunActive is answered by [QueryStore.RunDelete] for a run that has not
@@ -106,9 +106,9 @@ func (f *RunFilter) Validate() error {
 	return errors.Join(errs...)
 }
 
-// RunQueryParams are the arguments of [QueryStore.RunQuery] and of
+// RunListParams are the arguments of [QueryStore.RunList] and of
 // [Scheduler.Runs].
-type RunQueryParams struct {
+type RunListParams struct {
 	Filter RunFilter
 	// Cursor is the cursor of the previous page, empty for the first. It
 	// is opaque, and only the store (and filter) that gave it reads it.
@@ -118,12 +118,12 @@ type RunQueryParams struct {
 	Limit int
 }
 
-// RunQueryResult is a page of runs.
-type RunQueryResult struct {
+// RunListResult is a page of runs.
+type RunListResult struct {
 	// Runs are the page's runs, newest first, each with its tasks.
 	Runs []*Run
-	// Cursor reads the next page; empty when there is none.
-	Cursor string
+	// NextCursor reads the next page; empty when there is none.
+	NextCursor string
 }
 
 // RunGetManyParams are the arguments of [QueryStore.RunGetMany].
@@ -172,15 +172,15 @@ type RunPruneResult struct {
 	More bool
 }
 
-// TaskQueryParams are the arguments of [QueryStore.TaskQuery].
-type TaskQueryParams struct {
+// TaskListParams are the arguments of [QueryStore.TaskList].
+type TaskListParams struct {
 	RunID string
 	// Statuses, when not empty, keeps only tasks in one of them.
 	Statuses []TaskStatus
 }
 
-// TaskQueryResult is the answer of [QueryStore.TaskQuery].
-type TaskQueryResult struct {
+// TaskListResult is the answer of [QueryStore.TaskList].
+type TaskListResult struct {
 	// Tasks are the matching tasks in definition order.
 	Tasks []TaskInstance
 }
@@ -188,7 +188,7 @@ type TaskQueryResult struct {
 // Validate reports why the query cannot be answered: a limit out of range
 // or a bad filter; each problem wraps [ErrInvalidArgument]. Stores call it
 // before their first read.
-func (q *RunQueryParams) Validate() error {
+func (q *RunListParams) Validate() error {
 	var errs []error
 	if q.Limit < 1 || q.Limit > QueryLimitMax {
 		errs = append(errs, fmt.Errorf("%w: query limit %d, want 1..%d", ErrInvalidArgument, q.Limit, QueryLimitMax))

@@ -105,7 +105,7 @@ func runParent(ctx context.Context, addr, prefix string, workers, width int) err
 
 	wctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	final, err := s.Wait(wctx, run.ID)
+	final, err := s.RunWait(wctx, run.ID)
 	if err != nil {
 		return err
 	}

@@ -106,7 +106,7 @@ func run(ctx context.Context, out io.Writer) error {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 
-	final, err := s.Wait(ctx, run.ID)
+	final, err := s.RunWait(ctx, run.ID)
 	if err != nil {
 		return err
 	}

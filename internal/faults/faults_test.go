@@ -136,7 +136,7 @@ func (e *env) wait(t *testing.T, runID string) *plait.Run {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), failAfter)
 	defer cancel()
-	run, err := e.s.Wait(ctx, runID)
+	run, err := e.s.RunWait(ctx, runID)
 	require.NoError(t, err)
 	return run
 }

@@ -38,7 +38,7 @@ func (e *env) routedWorker(t *testing.T, name, caps string, work, ttl time.Durat
 // nodeNames lists the live nodes' worker names.
 func (e *env) nodeNames(t *testing.T) map[string]bool {
 	t.Helper()
-	nodes, err := e.s.Nodes(context.Background())
+	nodes, err := e.s.NodeList(context.Background())
 	require.NoError(t, err)
 	out := map[string]bool{}
 	for _, n := range nodes {
@@ -93,7 +93,7 @@ func TestGPUTasksWaitForAGPUProcess(t *testing.T) {
 
 	// The cpu process sweeps gpu1's expired leases; the gpu tasks wait.
 	waitFor(t, "the gpu tasks to wait for a gpu node", func() bool {
-		got, err := e.s.Get(context.Background(), run.ID)
+		got, err := e.s.RunGet(context.Background(), run.ID)
 		require.NoError(t, err)
 		for _, ti := range got.Tasks {
 			if strings.HasPrefix(ti.Name, "gpu-") && ti.Status != plait.TaskReady {
@@ -102,7 +102,7 @@ func TestGPUTasksWaitForAGPUProcess(t *testing.T) {
 		}
 		return true
 	})
-	got, err := e.s.Get(context.Background(), run.ID)
+	got, err := e.s.RunGet(context.Background(), run.ID)
 	require.NoError(t, err)
 	for _, ti := range got.Tasks {
 		if strings.HasPrefix(ti.Name, "gpu-") {

@@ -82,7 +82,7 @@ func (e *env) firedRuns(t *testing.T) []firedRun {
 	iter := c.Scan(ctx, 0, e.prefix+":{*}:r:*", 1000).Iterator()
 	for iter.Next(ctx) {
 		id := iter.Val()[strings.LastIndex(iter.Val(), ":")+1:]
-		run, err := e.s.Get(ctx, id)
+		run, err := e.s.RunGet(ctx, id)
 		require.NoError(t, err)
 		at, err := time.Parse(time.RFC3339Nano, run.Metadata[plait.MetadataInstant])
 		require.NoError(t, err, "run %s carries its instant", id)

@@ -56,7 +56,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	res := &store.DeadLetterListResult{}
 	if len(all) > params.Limit {
 		all = all[:params.Limit]
-		res.Next = store.DeadLetterCursor(all[len(all)-1])
+		res.NextCursor = store.DeadLetterCursor(all[len(all)-1])
 	}
 	res.Letters = all
 	return res, nil

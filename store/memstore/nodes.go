@@ -208,9 +208,9 @@ func (s *Store) QueuePause(_ context.Context, params *store.QueuePauseParams) (*
 	return res, nil
 }
 
-// QueuesPaused lists the paused queues. See [store.NodeStore.QueuesPaused].
-func (s *Store) QueuesPaused(context.Context, *store.QueuesPausedParams) (*store.QueuesPausedResult, error) {
+// QueueListPaused lists the paused queues. See [store.NodeStore.QueueListPaused].
+func (s *Store) QueueListPaused(context.Context, *store.QueueListPausedParams) (*store.QueueListPausedResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &store.QueuesPausedResult{Queues: s.pausedLocked(), ControlVersion: s.nodes.version}, nil
+	return &store.QueueListPausedResult{Queues: s.pausedLocked(), ControlVersion: s.nodes.version}, nil
 }

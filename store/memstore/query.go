@@ -88,9 +88,9 @@ func (s *Store) unindexLocked(r *run) {
 	}
 }
 
-// RunQuery lists runs newest first. See [store.QueryStore.RunQuery]. The
+// RunList lists runs newest first. See [store.QueryStore.RunList]. The
 // cursor is the number of the page's last run.
-func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*store.RunQueryResult, error) {
+func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*store.RunListResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.clock.Now())
-	out := &store.RunQueryResult{}
+	out := &store.RunListResult{}
 	ix := s.indexes[filterKey(f)]
 	if ix == nil {
 		return out, nil
@@ -129,7 +129,7 @@ func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*st
 		}
 		if len(out.Runs) == params.Limit {
 			// One more match exists: the page gets a cursor.
-			out.Cursor = "m" + strconv.FormatUint(last.num, 10)
+			out.NextCursor = "m" + strconv.FormatUint(last.num, 10)
 			break
 		}
 		out.Runs = append(out.Runs, r.snapshot())
@@ -215,8 +215,8 @@ func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*st
 	return &store.RunPruneResult{Pruned: s.expireLocked(s.clock.Now())}, nil
 }
 
-// TaskQuery lists the tasks of one run. See [store.QueryStore.TaskQuery].
-func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*store.TaskQueryResult, error) {
+// TaskList lists the tasks of one run. See [store.QueryStore.TaskList].
+func (s *Store) TaskList(ctx context.Context, params *store.TaskListParams) (*store.TaskListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.RunID)
@@ -227,7 +227,7 @@ func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*
 	if len(params.Statuses) > 0 {
 		tasks = slices.DeleteFunc(tasks, func(t store.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
 	}
-	return &store.TaskQueryResult{Tasks: tasks}, nil
+	return &store.TaskListResult{Tasks: tasks}, nil
 }
 
 // indexSizes reports the number of indexes and of their entries, for the

@@ -96,7 +96,7 @@ func TestIndexCompactsRemovedRuns(t *testing.T) {
 	require.Equal(t, 99, pr.Pruned)
 	_, entries, _ := s.indexSizes()
 	require.LessOrEqual(t, entries, 2*2, "one live run in two indexes, at most as many removed ones")
-	page, err := s.RunQuery(ctx, &store.RunQueryParams{Limit: 10})
+	page, err := s.RunList(ctx, &store.RunListParams{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Runs, 1)
 	require.Equal(t, keep, page.Runs[0].ID)

@@ -116,7 +116,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	res := &store.DeadLetterListResult{Letters: found}
 	if len(found) > params.Limit {
 		res.Letters = found[:params.Limit]
-		res.Next = store.DeadLetterCursor(res.Letters[len(res.Letters)-1])
+		res.NextCursor = store.DeadLetterCursor(res.Letters[len(res.Letters)-1])
 	}
 	if res.Letters == nil {
 		res.Letters = []store.DeadLetter{}

@@ -57,12 +57,12 @@ func TestSmallHotZsetsAreSkiplists(t *testing.T) {
 	if got := counts.Counts[store.RunRunning]; got != 1 {
 		t.Errorf("running count %d, want 1", got)
 	}
-	page, err := s.RunQuery(ctx, &store.RunQueryParams{Filter: store.RunFilter{Statuses: []store.RunStatus{store.RunRunning}}, Limit: 10})
+	page, err := s.RunList(ctx, &store.RunListParams{Filter: store.RunFilter{Statuses: []store.RunStatus{store.RunRunning}}, Limit: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(page.Runs) != 1 || page.Runs[0].ID != id || page.Cursor != "" {
-		t.Errorf("running runs: %d, cursor %q", len(page.Runs), page.Cursor)
+	if len(page.Runs) != 1 || page.Runs[0].ID != id || page.NextCursor != "" {
+		t.Errorf("running runs: %d, cursor %q", len(page.Runs), page.NextCursor)
 	}
 	clk.Advance(2 * time.Minute)
 	swept, err := s.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})

@@ -30,7 +30,7 @@ import (
 //	               pipeline of HGETALL and LRANGE per node
 //	NodeDrain      1: node_drain.lua
 //	QueuePause     1: queue_pause.lua
-//	QueuesPaused   1: pipeline of SMEMBERS, GET
+//	QueueListPaused   1: pipeline of SMEMBERS, GET
 
 func checkNodeID(id string) error {
 	if err := ids.Check(id); err != nil {
@@ -269,9 +269,9 @@ func (s *Store) QueuePause(ctx context.Context, params *store.QueuePauseParams) 
 	return res, r.err
 }
 
-// QueuesPaused reads the paused set and the version in one pipeline. See
-// [store.NodeStore.QueuesPaused].
-func (s *Store) QueuesPaused(ctx context.Context, _ *store.QueuesPausedParams) (*store.QueuesPausedResult, error) {
+// QueueListPaused reads the paused set and the version in one pipeline. See
+// [store.NodeStore.QueueListPaused].
+func (s *Store) QueueListPaused(ctx context.Context, _ *store.QueueListPausedParams) (*store.QueueListPausedResult, error) {
 	var m *redis.StringSliceCmd
 	var v *redis.StringCmd
 	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -282,7 +282,7 @@ func (s *Store) QueuesPaused(ctx context.Context, _ *store.QueuesPausedParams) (
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, mapErr(err)
 	}
-	res := &store.QueuesPausedResult{Queues: m.Val()}
+	res := &store.QueueListPausedResult{Queues: m.Val()}
 	if res.Queues == nil {
 		res.Queues = []string{}
 	}

@@ -37,7 +37,7 @@ func TestLostNodeReplies(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, e.proxy.Dropped(), "the pause's reply was lost once")
 	require.False(t, res.Changed, "the pause sent again finds the queue paused")
-	after, err := e.store.QueuesPaused(ctx, &store.QueuesPausedParams{})
+	after, err := e.store.QueueListPaused(ctx, &store.QueueListPausedParams{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"lost-queue", "warm"}, after.Queues)
 	require.Equal(t, before.ControlVersion+1, after.ControlVersion, "the lost pause bumped the version once")

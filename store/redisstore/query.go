@@ -116,9 +116,9 @@ func (s *Store) queryKeys(shard int, f *store.RunFilter) (keys []string, letters
 	return keys, ""
 }
 
-// RunQuery lists runs newest first. See [store.QueryStore.RunQuery]. Two
+// RunList lists runs newest first. See [store.QueryStore.RunList]. Two
 // round trips: the index pages of every shard, then the page's runs.
-func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*store.RunQueryResult, error) {
+func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*store.RunListResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
@@ -188,13 +188,13 @@ func (s *Store) RunQuery(ctx context.Context, params *store.RunQueryParams) (*st
 		}
 		found = found[:keep]
 	}
-	out := &store.RunQueryResult{}
+	out := &store.RunListResult{}
 	page := found
 	if len(page) > params.Limit {
 		page = page[:params.Limit]
-		out.Cursor = encodeCursor(page[len(page)-1])
+		out.NextCursor = encodeCursor(page[len(page)-1])
 	} else if frontier != nil {
-		out.Cursor = encodeCursor(*frontier)
+		out.NextCursor = encodeCursor(*frontier)
 	}
 	ids := make([]string, len(page))
 	for i, p := range page {
@@ -359,9 +359,9 @@ func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*st
 	return out, nil
 }
 
-// TaskQuery reads one run and keeps the tasks asked for. See
-// [store.QueryStore.TaskQuery].
-func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*store.TaskQueryResult, error) {
+// TaskList reads one run and keeps the tasks asked for. See
+// [store.QueryStore.TaskList].
+func (s *Store) TaskList(ctx context.Context, params *store.TaskListParams) (*store.TaskListResult, error) {
 	run, err := s.RunGet(ctx, &store.RunGetParams{ID: params.RunID})
 	if err != nil {
 		return nil, err
@@ -370,7 +370,7 @@ func (s *Store) TaskQuery(ctx context.Context, params *store.TaskQueryParams) (*
 	if len(params.Statuses) > 0 {
 		tasks = slices.DeleteFunc(tasks, func(t store.TaskInstance) bool { return !slices.Contains(params.Statuses, t.Status) })
 	}
-	return &store.TaskQueryResult{Tasks: tasks}, nil
+	return &store.TaskListResult{Tasks: tasks}, nil
 }
 
 // scriptCall is one call of a script in a pipeline.

@@ -176,7 +176,7 @@ func TestFilteredQueryAcrossShardsPastTheBudget(t *testing.T) {
 	cursor := ""
 	pages := 0
 	for {
-		res, err := s.RunQuery(ctx, &store.RunQueryParams{Filter: store.RunFilter{Service: "svc", Statuses: []store.RunStatus{store.RunCancelled}}, Limit: 2, Cursor: cursor})
+		res, err := s.RunList(ctx, &store.RunListParams{Filter: store.RunFilter{Service: "svc", Statuses: []store.RunStatus{store.RunCancelled}}, Limit: 2, Cursor: cursor})
 		require.NoError(t, err)
 		pages++
 		for _, r := range res.Runs {
@@ -185,10 +185,10 @@ func TestFilteredQueryAcrossShardsPastTheBudget(t *testing.T) {
 			last = r.CreatedAt
 			got = append(got, r.ID)
 		}
-		if res.Cursor == "" {
+		if res.NextCursor == "" {
 			break
 		}
-		cursor = res.Cursor
+		cursor = res.NextCursor
 		require.Less(t, pages, 100)
 	}
 	require.Len(t, got, len(want))

@@ -112,7 +112,7 @@ func TestScheduleCost(t *testing.T) {
 				break
 			}
 			require.NoError(t, err)
-			run, err := s.Get(ctx, id)
+			run, err := s.RunGet(ctx, id)
 			require.NoError(t, err)
 			delays = append(delays, run.CreatedAt.Sub(at))
 		}

@@ -44,7 +44,7 @@ func testDeadLetters(t *testing.T, newHarness func(t *testing.T) *Harness) {
 
 				all := listDead(t, d, store.DeadLetterListParams{Limit: 10}, rule)
 				require.Equal(t, []string{r1.ID + " b", r2.ID + " a", r1.ID + " a"}, letterKeys(all.Letters), rule)
-				require.Empty(t, all.Next, rule)
+				require.Empty(t, all.NextCursor, rule)
 				l := all.Letters[0]
 				require.Equal(t, "etl", l.Workflow, rule)
 				require.Equal(t, store.TaskFailed, l.Status, rule)
@@ -70,10 +70,10 @@ func testDeadLetters(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				for {
 					page := listDead(t, d, p, rule)
 					paged = append(paged, letterKeys(page.Letters)...)
-					if page.Next == "" {
+					if page.NextCursor == "" {
 						break
 					}
-					p.Cursor = page.Next
+					p.Cursor = page.NextCursor
 				}
 				require.Equal(t, letterKeys(all.Letters), paged, rule)
 				_, err := d.DeadLetterList(bg, &store.DeadLetterListParams{Limit: 0})

@@ -186,9 +186,9 @@ func testNodePause(t *testing.T, h *Harness, rule string) {
 	require.NoError(t, err, rule)
 	require.Equal(t, []string{"bulk", "mail"}, res.PausedQueues, rule)
 	known = res.ControlVersion
-	paused, err := ns.QueuesPaused(bg, &store.QueuesPausedParams{})
+	paused, err := ns.QueueListPaused(bg, &store.QueueListPausedParams{})
 	require.NoError(t, err, rule)
-	require.Equal(t, &store.QueuesPausedResult{Queues: []string{"bulk", "mail"}, ControlVersion: known}, paused, rule)
+	require.Equal(t, &store.QueueListPausedResult{Queues: []string{"bulk", "mail"}, ControlVersion: known}, paused, rule)
 
 	res, err = ns.NodeHeartbeat(bg, &store.NodeHeartbeatParams{Node: nodeInfo("n1"), TTL: nodeTTL, HistoryLimit: 1, ControlVersion: known})
 	require.NoError(t, err, rule)

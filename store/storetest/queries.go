@@ -98,7 +98,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				cursor := ""
 				removed := map[string]bool{}
 				for page := 0; ; page++ {
-					res, err := q.RunQuery(bg, &store.RunQueryParams{Filter: f, Cursor: cursor, Limit: 2})
+					res, err := q.RunList(bg, &store.RunListParams{Filter: f, Cursor: cursor, Limit: 2})
 					require.NoError(t, err, rule)
 					require.LessOrEqual(t, len(res.Runs), 2, rule)
 					for _, r := range res.Runs {
@@ -107,11 +107,11 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 						seen[r.ID] = true
 						order = append(order, r)
 					}
-					if res.Cursor == "" {
+					if res.NextCursor == "" {
 						break
 					}
 					require.Less(t, page, 20, rule)
-					cursor = res.Cursor
+					cursor = res.NextCursor
 					// A newer run arrives, and an older one not yet listed goes.
 					createRun(t, h, &runOpts{Service: "svc"})
 					if page == 0 {
@@ -136,7 +136,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				q := h.Store.(store.QueryStore)
 				createRun(t, h, nil)
-				for _, p := range []store.RunQueryParams{
+				for _, p := range []store.RunListParams{
 					{Limit: 0},
 					{Limit: store.QueryLimitMax + 1},
 					{Limit: 1, Filter: store.RunFilter{Tenant: "t"}},
@@ -146,7 +146,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 					{Limit: 1, Filter: store.RunFilter{CreatedFrom: h.Now(), CreatedTo: h.Now()}},
 					{Limit: 1, Cursor: "not a cursor"},
 				} {
-					_, err := q.RunQuery(bg, &p)
+					_, err := q.RunList(bg, &p)
 					require.ErrorIs(t, err, store.ErrInvalidArgument, "%s: %+v", rule, p)
 				}
 			},
@@ -242,25 +242,25 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 		{
 			name: "TasksOfARunByStatus",
-			rule: "TaskQuery lists a run's tasks in definition order, only those in the statuses asked when given",
+			rule: "TaskList lists a run's tasks in definition order, only those in the statuses asked when given",
 			run: func(t *testing.T, h *Harness, rule string) {
 				q := h.Store.(store.QueryStore)
 				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "c"), task("c", "a"))})
 				ct := claimOne(t, h, "a", rule)
 				succeed(t, h, ct.Lease, "ok", rule)
-				res, err := q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID})
+				res, err := q.TaskList(bg, &store.TaskListParams{RunID: r.ID})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a", "b", "c"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskReady}})
+				res, err = q.TaskList(bg, &store.TaskListParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskReady}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"c"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskSucceeded}})
+				res, err = q.TaskList(bg, &store.TaskListParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskSucceeded}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a"}, taskNames(res.Tasks), rule)
-				res, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskPending, store.TaskSucceeded}})
+				res, err = q.TaskList(bg, &store.TaskListParams{RunID: r.ID, Statuses: []store.TaskStatus{store.TaskPending, store.TaskSucceeded}})
 				require.NoError(t, err, rule)
 				require.Equal(t, []string{"a", "b"}, taskNames(res.Tasks), rule)
-				_, err = q.TaskQuery(bg, &store.TaskQueryParams{RunID: r.ID + "0"})
+				_, err = q.TaskList(bg, &store.TaskListParams{RunID: r.ID + "0"})
 				require.ErrorIs(t, err, store.ErrNotFound, rule)
 			},
 		},
@@ -275,14 +275,14 @@ func queryAll(t *testing.T, h *Harness, f store.RunFilter, limit int, rule strin
 	cursor := ""
 	for i := 0; ; i++ {
 		require.Less(t, i, 1000, "%s: a query must end", rule)
-		res, err := q.RunQuery(bg, &store.RunQueryParams{Filter: f, Cursor: cursor, Limit: limit})
+		res, err := q.RunList(bg, &store.RunListParams{Filter: f, Cursor: cursor, Limit: limit})
 		require.NoError(t, err, rule)
 		require.LessOrEqual(t, len(res.Runs), limit, rule)
 		out = append(out, res.Runs...)
-		if res.Cursor == "" {
+		if res.NextCursor == "" {
 			return out
 		}
-		cursor = res.Cursor
+		cursor = res.NextCursor
 	}
 }
 

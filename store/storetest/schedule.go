@@ -70,6 +70,8 @@ type schedRig struct {
 	s  *plait.Scheduler
 	mu sync.Mutex
 	ev []fired
+	// lease is the schedule leader lease this rig's Scheduler last took.
+	lease store.LeaderReleaseParams
 }
 
 func newRig(t *testing.T, h *Harness) *schedRig {
@@ -78,10 +80,13 @@ func newRig(t *testing.T, h *Harness) *schedRig {
 	s, err := plait.New(h.Store, plait.WithClock(harnessClock{h}), plait.WithRemoteHandlers(),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		plait.WithObserver(func(e plait.Event) {
-			if e.Type == plait.EventScheduleFired {
-				r.mu.Lock()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			switch e.Type {
+			case plait.EventScheduleFired:
 				r.ev = append(r.ev, fired{e.Schedule, e.Instant, e.RunID})
-				r.mu.Unlock()
+			case plait.EventLeaderAcquired:
+				r.lease = store.LeaderReleaseParams{Holder: e.Node, Epoch: e.Epoch}
 			}
 		}))
 	require.NoError(t, err)

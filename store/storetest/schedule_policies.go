@@ -64,7 +64,7 @@ func testOverlapAllow(t *testing.T, h *Harness, rule string) {
 func testOverlapSkip(t *testing.T, h *Harness, rule string) {
 	r, first, prev := overlapRig(t, h, rule, plait.OverlapSkip)
 	requireInstants(t, rule, nil, r.to(t, first.Add(time.Minute)))
-	_, err := r.s.Cancel(bg, prev)
+	_, err := r.s.RunCancel(bg, prev)
 	require.NoError(t, err, rule)
 	requireInstants(t, rule, []time.Time{first.Add(2 * time.Minute)}, r.to(t, first.Add(2*time.Minute)))
 }
@@ -73,7 +73,7 @@ func testOverlapBuffer(t *testing.T, h *Harness, rule string) {
 	r, first, prev := overlapRig(t, h, rule, plait.OverlapBuffer)
 	requireInstants(t, rule, nil, r.to(t, first.Add(time.Minute)))
 	requireInstants(t, rule, nil, r.to(t, first.Add(5*time.Minute+10*time.Second)))
-	_, err := r.s.Cancel(bg, prev)
+	_, err := r.s.RunCancel(bg, prev)
 	require.NoError(t, err, rule)
 	// The held instant fires once, as the latest due, late as it is.
 	requireInstants(t, rule, []time.Time{first.Add(5 * time.Minute)}, r.to(t, first.Add(5*time.Minute+20*time.Second)))
@@ -83,7 +83,7 @@ func testOverlapBuffer(t *testing.T, h *Harness, rule string) {
 func testOverlapCancel(t *testing.T, h *Harness, rule string) {
 	r, first, prev := overlapRig(t, h, rule, plait.OverlapCancel)
 	requireInstants(t, rule, []time.Time{first.Add(time.Minute)}, r.to(t, first.Add(time.Minute)))
-	run, err := r.s.Get(bg, prev)
+	run, err := r.s.RunGet(bg, prev)
 	require.NoError(t, err, rule)
 	require.Equal(t, store.RunCancelled, run.Status, rule)
 }
@@ -138,7 +138,10 @@ func testScheduleTwoLeaders(t *testing.T, h *Harness, rule string) {
 	got := append(a.take(), b.take()...)
 	require.Len(t, got, 1, rule)
 	require.Equal(t, got[0].RunID, runs[0].ID, rule)
-	require.NoError(t, a.s.ScheduleLeaderRelease(context.Background()), rule)
+	a.mu.Lock()
+	lease := a.lease
+	a.mu.Unlock()
+	require.NoError(t, h.Store.(store.ScheduleStore).LeaderRelease(context.Background(), &lease), rule)
 	rb, err = b.s.ScheduleFireDue(bg)
 	require.NoError(t, err, rule)
 	require.True(t, rb.Leader, "%s: a released lease is taken at once", rule)

@@ -21,7 +21,7 @@ func testScheduleCron(t *testing.T, h *Harness, rule string) {
 	requireInstants(t, rule, nil, r.to(t, first.Add(time.Minute)))
 	requireInstants(t, rule, []time.Time{first.Add(5 * time.Minute)}, r.to(t, first.Add(5*time.Minute)))
 
-	run, err := r.s.Get(bg, got[0].RunID)
+	run, err := r.s.RunGet(bg, got[0].RunID)
 	require.NoError(t, err, rule)
 	require.Equal(t, "five", run.Metadata[plait.MetadataSchedule], rule)
 	require.Equal(t, first.UTC().Format(time.RFC3339Nano), run.Metadata[plait.MetadataInstant], rule)
