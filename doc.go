@@ -52,7 +52,7 @@
 //		return err
 //	}
 //	go s.Run(ctx) // until ctx is done
-//	final, err := s.Wait(ctx, run.ID)
+//	final, err := s.RunWait(ctx, run.ID)
 //	if err != nil {
 //		return err
 //	}
@@ -95,30 +95,11 @@
 //
 // # For store authors
 //
-// A service never needs these; they form the contract between the
-// [Scheduler] and a storage backend, and the conformance suite in
-// store/storetest is its executable form.
-//
-//   - The interface: [Store], and the arguments and answers of its
-//     methods: [RunCreateParams], [RunCreateResult], [RunCreateOutcome],
-//     [RunGetParams], [RunCancelParams], [RunWaitParams],
-//     [TaskClaimParams], [TaskClaimResult], [ClaimedTask],
-//     [TaskFinishParams], [TaskFinishResult], [TaskFinishClaimParams],
-//     [TaskFinishClaimResult], [LeaseExtendParams], [LeaseExtendResult],
-//     [LeaseSweepParams], [LeaseSweepResult], [ReadyWaitParams].
-//   - Attempts and fencing: [Lease], [Outcome], [TaskOutcome].
-//   - Definitions as data: [WorkflowSpec], [TaskSpec], [Dep],
-//     [ValidateSpec], [TopoOrder], [Condition.Met], [ClaimOrder].
-//   - The status machine: [TaskStatus.Next], [RunStatus.Next],
-//     [TaskStatus.CanBecome], [RunStatus.CanBecome], [CheckTaskTransition], [CheckRunTransition],
-//     [TaskStatuses], [RunStatuses], [TransitionError],
-//     [ErrIllegalTransition].
-//   - Optional capabilities: [Pinger], [StorePingParams],
-//     [StorePingResult], [ClaimRouter] (with [RoutedQueue],
-//     [SplitRoutedQueue], [WaitingForCapability], [WaitingForHandler]),
-//     [FairClaimer], [Limiter] (with [TaskLimit], [WaitingForLimit]),
-//     [UnsupportedError], [ErrUnsupported].
-//   - The sentinels a store answers with: [ErrNotFound], [ErrStaleEpoch],
-//     [ErrStoreFull], [ErrInvalidArgument].
-//   - Time: [Clock] and [Timer], the clock a store is built with.
+// A service never needs it: the contract between the [Scheduler] and a
+// storage backend is package github.com/plaitdag/plait/store (the Store
+// interface, its optional capabilities, their parameters and results, the
+// transition table and the sentinels), and store/storetest is its
+// executable form. This package re-exports from it only the records and
+// sentinels a user handles, such as [Run], [TaskInstance] and
+// [ErrNotFound].
 package plait

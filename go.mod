@@ -1,6 +1,6 @@
 module github.com/plaitdag/plait
 
-go 1.22
+go 1.26
 
 require (
 	github.com/alicebob/miniredis/v2 v2.40.0

@@ -55,6 +55,28 @@ const (
 // as an [*OptionError], all of them joined. Only an option that was not
 // given takes its default; a value that was given is used as it is, so
 // WithShutdownTimeout(0) means no grace period rather than the default.
+//
+// # Options by role
+//
+// A Scheduler serves two roles: a client (Submit, SubmitMany, the queries
+// and controls, ScheduleSave, ScheduleFireDue), which needs no Run, and a
+// worker, which is what Run starts.
+//
+// Options that act on client calls, with or without Run: [WithClock],
+// [WithLogger], [WithCodec], [WithLimits], [WithQueueLimit],
+// [WithRemoteHandlers], [WithObserver], [WithWorkerID] (the node id
+// records carry), [WithScheduleMinInterval] (checked by ScheduleSave) and
+// [WithLeaderLease] (also taken by ScheduleFireDue).
+//
+// Options that act only inside Run: [WithConcurrency], [WithPrefetch],
+// [WithQueues], [WithCapabilities], [WithWeightedPriorities],
+// [WithIdleWait], [WithLeaseDuration], [WithSweepInterval],
+// [WithShutdownTimeout], [WithTimeoutGrace], [WithCrashLimit],
+// [WithDefaultRetry], [WithInlineResults], [WithBaseContext],
+// [WithMiddleware], [WithBaseMiddleware], [WithMetrics],
+// [WithTaskLogFlush], [WithJanitorInterval], [WithNodeHeartbeat],
+// [WithNodeTTL], [WithNodeHistory], [WithScheduleTick] and
+// [WithoutScheduleLeader]. A client-only process may leave them out.
 type Option func(*config)
 
 // config is the one plain settings struct. A zero config means all defaults.

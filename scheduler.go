@@ -203,11 +203,6 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*store.RunC
 	return params, nil
 }
 
-// RunGet returns the run's current state with every task.
-func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
-	return s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
-}
-
 // RunWait blocks until the run finishes and returns its final state, with every
 // task's status and result, or returns ctx's error.
 func (s *Scheduler) RunWait(ctx context.Context, runID string) (*Run, error) {

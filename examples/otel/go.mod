@@ -1,6 +1,6 @@
 module github.com/plaitdag/plait/examples/otel
 
-go 1.22
+go 1.26
 
 require (
 	github.com/plaitdag/plait v0.0.0

@@ -105,7 +105,7 @@ func run(ctx context.Context, out io.Writer) error {
 	rctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- s.Run(rctx) }()
-	final, err := s.Wait(ctx, runRec.ID)
+	final, err := s.RunWait(ctx, runRec.ID)
 	cancel()
 	if rerr := <-done; err == nil {
 		err = rerr

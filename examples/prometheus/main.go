@@ -199,7 +199,7 @@ func run(ctx context.Context, addr string, once bool, out io.Writer) error {
 // waitTask waits until the named task of the run has finished.
 func waitTask(ctx context.Context, s *plait.Scheduler, runID, task string) error {
 	for {
-		r, err := s.Get(ctx, runID)
+		r, err := s.RunGet(ctx, runID)
 		if err != nil {
 			return err
 		}

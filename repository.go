@@ -8,23 +8,23 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// RunList lists runs matching q.Filter, newest first, one page per call; pass
+// RunList lists runs matching params.Filter, newest first, one page per call; pass
 // the answered Cursor back for the next page. A Limit of 0 means
 // [QueryLimitDefault]. It answers [ErrInvalidArgument] for a bad filter or
 // limit and an [*UnsupportedError] when the store does not implement
 // [QueryStore].
-func (s *Scheduler) RunList(ctx context.Context, q RunListParams) (*RunListResult, error) {
+func (s *Scheduler) RunList(ctx context.Context, params RunListParams) (*RunListResult, error) {
 	qs, err := capability[store.QueryStore](s.store, "QueryStore")
 	if err != nil {
 		return nil, err
 	}
-	if q.Limit == 0 {
-		q.Limit = QueryLimitDefault
+	if params.Limit == 0 {
+		params.Limit = QueryLimitDefault
 	}
-	if err := q.Validate(); err != nil {
+	if err := params.Validate(); err != nil {
 		return nil, err
 	}
-	return qs.RunList(ctx, &q)
+	return qs.RunList(ctx, &params)
 }
 
 // RunGetMany returns the runs of ids in the order given, nil for each id
@@ -104,3 +104,8 @@ const (
 	QueryLimitDefault = store.QueryLimitDefault
 	QueryLimitMax     = store.QueryLimitMax
 )
+
+// RunGet returns the run's current state with every task.
+func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
+	return s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
+}
