@@ -1,6 +1,6 @@
 module github.com/plaitdag/plait/bench
 
-go 1.24.0
+go 1.26
 
 require (
 	github.com/hibiken/asynq v0.26.0
