@@ -245,15 +245,17 @@ func WithConcurrency(n int) Option {
 // while its handlers return faster, on average, than a store call takes, so
 // while handlers are slow no work waits here that another process could
 // start. When quick handlers turn slow (a quick task releases slow ones,
-// say), a held task waits for a slot at most about 40 ms, then goes back to
-// the head of its queue, and the process stops claiming ahead until a
-// handler returns quickly again. Held tasks keep their leases, start in
-// claim order as slots free, and go back to their queues when Run stops; a
-// task sent back never started, so it gets no attempt record. If the
-// process dies, its held tasks come back when their leases expire, as its
-// running ones do, and that lost lease counts toward WithCrashLimit for
-// them too. Defaults to PrefetchDefault, about one full store batch. Zero
-// turns claiming ahead off; negative n and n above PrefetchMax are errors.
+// say), a held task that has waited 20 ms for a slot goes back to the head
+// of its queue at the next check, and checks come every 20 ms while tasks
+// are held, so it waits from 20 ms up to about 40 ms; the process then
+// stops claiming ahead until a handler returns quickly again. Held tasks
+// keep their leases, start in claim order as slots free, and go back to
+// their queues when Run stops; a task sent back never started, so it gets
+// no attempt record. If the process dies, its held tasks come back when
+// their leases expire, as its running ones do, and that lost lease counts
+// toward WithCrashLimit for them too. Defaults to PrefetchDefault, about
+// one full store batch. Zero turns claiming ahead off; negative n and n
+// above PrefetchMax are errors.
 func WithPrefetch(n int) Option {
 	return func(c *config) {
 		switch {

@@ -136,8 +136,10 @@ type Schedule struct {
 	// (WithScheduleMinInterval) and a spec over ScheduleSpecMax bytes are
 	// refused.
 	Spec string
-	// TimeZone is an IANA zone name such as "Europe/Paris"; empty means
-	// UTC. "Local" is refused: every process must read the same instants.
+	// TimeZone is an IANA zone name such as "Europe/Paris"; empty ("")
+	// means UTC. A name of spaces only, such as "   ", or with spaces
+	// around it is refused, not read as UTC. "Local" is refused: every
+	// process must read the same instants.
 	TimeZone string
 	// Workflow is submitted at each instant. It is stored with the
 	// schedule, so any process can fire it. Give Workflow or Build.
