@@ -15,6 +15,16 @@
 // delay before the next attempt (plait.RetryAfter); any other code fails
 // the task at once. Network errors and timeouts are retried; a host outside
 // the allow-list, a malformed spec and an oversized body fail at once.
+//
+// Every request carries an Idempotency-Key header: the task's
+// [plait.Task.IdempotencyKey], "<run>/<task>". It is the same on every
+// attempt of the task (a retry, a run again after a lost lease), so a server
+// that deduplicates by it applies the call once however many times it is
+// sent. A replay of the run ([plait.Scheduler.RunReplay],
+// [plait.Scheduler.DeadLetterRequeue]) sends the same key again, since the
+// run and the task keep their names: a server that still remembers the key
+// answers the replayed call as it answered the first. An Idempotency-Key in
+// the spec's Headers is sent instead.
 package httptask
 
 import (
@@ -36,7 +46,9 @@ import (
 const HandlerName = "http"
 
 // New returns the HTTP handler, configured by opts. Without [AllowHosts]
-// it sends nothing: every task fails with a [NotAllowedError].
+// it sends nothing: every task fails with a [NotAllowedError]. Each
+// request it sends carries the Idempotency-Key header "<run>/<task>",
+// unchanged across the task's attempts (see the package doc).
 func New(opts ...Option) (plait.HandlerFunc, error) {
 	cfg, err := newConfig(opts)
 	if err != nil {

@@ -181,3 +181,24 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		require.Error(t, err)
 	}
 }
+
+// TestHTTPIdempotencyKeyIsTheSameOnEveryAttempt pins the header the package
+// doc promises: "<run>/<task>" on every attempt, so a server can apply a
+// retried call once, and a spec's own header instead when it sets one.
+func TestHTTPIdempotencyKeyIsTheSameOnEveryAttempt(t *testing.T) {
+	t.Parallel()
+	keys := make(chan string, 3)
+	srv, h := server(t, func(w http.ResponseWriter, r *http.Request) {
+		keys <- r.Header.Get("Idempotency-Key")
+	})
+	for attempt := 1; attempt <= 2; attempt++ {
+		tk := task(t, httptask.Spec{URL: srv.URL})
+		tk.Attempt, tk.Epoch = attempt, int64(attempt)
+		_, err := h(context.Background(), tk)
+		require.NoError(t, err)
+		require.Equal(t, "r1/call", <-keys, "attempt %d must send the task's idempotency key", attempt)
+	}
+	_, err := h(context.Background(), task(t, httptask.Spec{URL: srv.URL, Headers: map[string]string{"idempotency-key": "mine"}}))
+	require.NoError(t, err)
+	require.Equal(t, "mine", <-keys, "a key the spec sets is sent instead")
+}

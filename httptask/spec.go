@@ -20,7 +20,9 @@ type Spec struct {
 	// URL is the absolute http or https URL to call; its host must be in
 	// the handler's allow-list (see [AllowHosts]).
 	URL string `json:"url"`
-	// Headers are added to the request.
+	// Headers are added to the request. An Idempotency-Key here replaces
+	// the one the handler sends ("<run>/<task>", the same on every
+	// attempt).
 	Headers map[string]string `json:"headers,omitempty"`
 	// Body is sent as the request body, as it is.
 	Body string `json:"body,omitempty"`
