@@ -12,7 +12,8 @@ import (
 // generation of the run, which completes once like the first. The attempt
 // history keeps the records of every generation (the epoch keeps growing,
 // so no two records share one). A requeue of dead letters is a replay of
-// their tasks. memstore implements it.
+// their tasks. Both shipped stores implement it: memstore, and redisstore
+// in one script call (replay_run).
 type ReplayStore interface {
 	// RunReplay opens generation params.Generation+1 of a finished run.
 	// Sent again after a lost reply, it opens nothing more and answers
