@@ -17,10 +17,15 @@ import (
 // position, and remembers where each task and field was so problems the
 // validator finds later can be placed too.
 type decoder struct {
-	file  string
-	errs  []error
-	root  *yaml.Node
-	tasks map[string]*taskNodes
+	file string
+	errs []error
+	root *yaml.Node
+	// tasks holds, per task name, every task of that name in file order:
+	// one, unless the name is given twice.
+	tasks map[string][]*taskNodes
+	// named counts, per task name and category, the validator's problems
+	// with that name placed so far (see placeName).
+	named map[string]int
 }
 
 // taskNodes is where one task's parts are in the file.
@@ -82,7 +87,7 @@ func (d *decoder) document(data []byte) *plait.Workflow {
 	case tasks.Kind != yaml.SequenceNode:
 		d.fail(tasks, "tasks", ErrBadValue, "want a list of tasks")
 	default:
-		d.tasks = make(map[string]*taskNodes, len(tasks.Content))
+		d.tasks = make(map[string][]*taskNodes, len(tasks.Content))
 		for i, t := range tasks.Content {
 			d.task(wf, t, fmt.Sprintf("tasks[%d]", i))
 		}
@@ -251,7 +256,7 @@ func (d *decoder) placeValidation(err error) {
 			return
 		}
 		n, field := d.root, ve.Field
-		if tn := d.tasks[ve.Task]; ve.Task != "" && tn != nil {
+		if tn := d.taskOf(ve); tn != nil {
 			n, field = tn.node, tn.path
 			if key, ok := fileField[ve.Field]; ok {
 				field = join(tn.path, key)
@@ -267,6 +272,39 @@ func (d *decoder) placeValidation(err error) {
 		d.errs = append(d.errs, e)
 	}
 	walk(err)
+}
+
+// taskOf answers the task a validator's problem is about, nil for a
+// problem of the workflow. A name given twice is reported at its second
+// task, the one to rename or remove, and a third time at its third: the
+// validator reports one ErrDuplicateTask per task after the first, in file
+// order. An invalid name is reported once per task that has it, in the same
+// order. Any other problem of a repeated name is placed at its first task.
+func (d *decoder) taskOf(ve *plait.ValidationError) *taskNodes {
+	all := d.tasks[ve.Task]
+	if ve.Task == "" || len(all) == 0 {
+		return nil
+	}
+	skip := -1
+	switch {
+	case ve.Field == "name" && errors.Is(ve.Err, plait.ErrDuplicateTask):
+		skip = 1
+	case ve.Field == "name" && errors.Is(ve.Err, plait.ErrInvalidID):
+		skip = 0
+	}
+	if skip < 0 {
+		return all[0]
+	}
+	if d.named == nil {
+		d.named = make(map[string]int)
+	}
+	k := ve.Err.Error() + "\x00" + ve.Task
+	i := skip + d.named[k]
+	d.named[k]++
+	if i >= len(all) {
+		i = len(all) - 1
+	}
+	return all[i]
 }
 
 // fileField maps a validator's field names to the file's.

@@ -32,7 +32,9 @@ var (
 type Error struct {
 	// File is the name given to Parse (the path, for Load).
 	File string
-	// Line and Column locate the problem, from 1; zero when unknown.
+	// Line and Column locate the problem, from 1; both are zero for a
+	// problem of the whole file (too large, empty, or a syntax error the
+	// YAML parser gives no line for), which Error then prints without.
 	Line, Column int
 	// Field is the path to the field, such as "tasks[2].retry.initial".
 	Field string

@@ -228,8 +228,41 @@ tasks:
 	require.ElementsMatch(t, []string{"strategy", "tasks[0].priority", "tasks[0].delay"}, fields)
 }
 
+// TestFileTooLarge pins what the package doc says of a problem of the whole
+// file: no line or column, and a message that names the file alone.
 func TestFileTooLarge(t *testing.T) {
 	t.Parallel()
 	_, err := workflowfile.Parse("big.yaml", make([]byte, workflowfile.MaxFileBytes+1))
 	require.ErrorIs(t, err, workflowfile.ErrTooLarge)
+	var e *workflowfile.Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, [2]int{0, 0}, [2]int{e.Line, e.Column}, "a file too large has no position")
+	require.Equal(t, "big.yaml: file too large: more than 4194304 bytes", e.Error())
+}
+
+// TestFileDuplicateTaskAtTheDuplicate pins that a name given twice is
+// reported where it is given again, the task to rename, not at the first
+// task; a third use is reported at the third.
+func TestFileDuplicateTaskAtTheDuplicate(t *testing.T) {
+	t.Parallel()
+	got := problems(t, "wf.yaml", `name: wf
+tasks:
+  - name: a
+    handler: h
+  - name: b
+    handler: h
+  - name: a
+    handler: h
+  - name: a
+    handler: h
+`)
+	require.Len(t, got, 2, "one problem per task after the first: %v", got)
+	for i, want := range []struct {
+		line  int
+		field string
+	}{{7, "tasks[2].name"}, {9, "tasks[3].name"}} {
+		require.ErrorIs(t, got[i], plait.ErrDuplicateTask)
+		require.Equal(t, [2]int{want.line, 5}, [2]int{got[i].Line, got[i].Column}, "the duplicate is reported at its own name: %v", got[i])
+		require.Equal(t, want.field, got[i].Field)
+	}
 }

@@ -45,9 +45,7 @@ func (d *decoder) task(wf *plait.Workflow, n *yaml.Node, path string) {
 	n = deref(n)
 	name := d.requiredString(n, fields, path, "name")
 	if name != "" {
-		if _, dup := d.tasks[name]; !dup {
-			d.tasks[name] = &taskNodes{path: path, node: n, fields: keys}
-		}
+		d.tasks[name] = append(d.tasks[name], &taskNodes{path: path, node: n, fields: keys})
 	}
 	typ := TypeHandler
 	if t := fields["type"]; t != nil {

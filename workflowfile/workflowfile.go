@@ -19,10 +19,17 @@
 // A task's type says which handler runs it: "command" ([cmdtask]), "http"
 // ([httptask]) or "handler", a Go handler the host registered, named by the
 // handler field (the default type). The host registers the handlers; a
-// file only names them. Every problem is reported with its line and
-// column and the field's path, as an [*Error]; problems the workflow
-// validator finds (cycles, unknown dependencies) too. schema.json, next to
-// this file, is the format's JSON Schema, for editors.
+// file only names them.
+//
+// Every problem is reported as an [*Error] naming the field's path and,
+// for a problem at a place in the file, its line and column; problems the
+// workflow validator finds (cycles, unknown dependencies) too, and a task
+// name given twice is reported at its second task, the one to rename. A
+// problem of the file as a whole has no place and carries line and column
+// 0, so its message names the file with no line: a file larger than
+// [MaxFileBytes], an empty file, and a syntax error whose line the YAML
+// parser does not give. schema.json, next to this file, is the format's
+// JSON Schema, for editors.
 package workflowfile
 
 import (
@@ -75,7 +82,9 @@ func Load(path string) (*plait.Workflow, error) {
 
 // Parse builds the workflow that data, a YAML or JSON document, describes;
 // filename names it in errors. It returns every problem found, joined, each
-// an [*Error] with the line, column and field; a workflow it returns has
+// an [*Error] with the line, column and field (line and column 0 for a
+// problem of the whole file, such as data over [MaxFileBytes], refused
+// before it is parsed); a workflow it returns has
 // passed plait's validation. The host still registers the handlers the
 // file names: [cmdtask.HandlerName] for commands, [httptask.HandlerName]
 // for HTTP calls, unless a task's handler field names another.
