@@ -1,11 +1,7 @@
 package plait_test
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -46,56 +42,4 @@ func between(t *testing.T, s, start, end, file string) string {
 	j := strings.Index(s, end)
 	require.GreaterOrEqual(t, j, 0, "%s: %q not found", file, end)
 	return s[:j]
-}
-
-// TestReadmeListsEveryOption keeps the README's option tables complete: every
-// exported With… function returning an Option, in the root package and in
-// each store package, has a row of its table.
-func TestReadmeListsEveryOption(t *testing.T) {
-	t.Parallel()
-	readme, err := os.ReadFile("README.md")
-	require.NoError(t, err)
-	for _, pkg := range []struct{ dir, table string }{
-		{".", "| scheduler option |"},
-		{"store/redisstore", "| redisstore option |"},
-		{"store/memstore", "| memstore option |"},
-	} {
-		table := between(t, string(readme), pkg.table, "\n\n", "README.md")
-		names := optionFuncs(t, pkg.dir)
-		require.NotEmpty(t, names, "no option found in %s", pkg.dir)
-		for _, name := range names {
-			require.Contains(t, table, "| `"+name+"(", "the README's %s table has no row for %s", strings.Trim(pkg.table, "| "), name)
-		}
-	}
-}
-
-// optionFuncs lists the exported functions named With… whose only result is
-// the package's Option type, in the non-test files of dir.
-func optionFuncs(t *testing.T, dir string) []string {
-	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-	require.NoError(t, err)
-	var names []string
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, file, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
-		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Recv != nil || !fn.Name.IsExported() || !strings.HasPrefix(fn.Name.Name, "With") {
-				continue
-			}
-			res := fn.Type.Results
-			if res == nil || len(res.List) != 1 {
-				continue
-			}
-			if id, ok := res.List[0].Type.(*ast.Ident); ok && id.Name == "Option" {
-				names = append(names, fn.Name.Name)
-			}
-		}
-	}
-	return names
 }
