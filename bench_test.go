@@ -13,7 +13,6 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/store"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // benchStore builds a fresh store on the real clock.
@@ -24,7 +23,7 @@ type benchStore struct {
 
 func benchStores() []benchStore {
 	return []benchStore{
-		{"memstore", func(b *testing.B) store.Store { return memstore.New() }},
+		{"memstore", func(b *testing.B) store.Store { return newMemStore(b) }},
 		{"redis", func(b *testing.B) store.Store {
 			srv, err := sharedRedis()
 			if err != nil {

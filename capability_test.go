@@ -22,7 +22,7 @@ type coreOnly struct{ store.Store }
 
 func TestSchedulerAnswersUnsupportedForAMissingCapability(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, err = s.Ping(context.Background())
 	require.ErrorIs(t, err, plait.ErrUnsupported)
@@ -30,13 +30,13 @@ func TestSchedulerAnswersUnsupportedForAMissingCapability(t *testing.T) {
 	require.True(t, errors.As(err, &ue))
 	require.Equal(t, "Pinger", ue.Capability)
 	require.Contains(t, err.Error(), "Pinger")
-	require.Empty(t, storetest.Capabilities(coreOnly{memstore.New()}), "a core-only store runs no capability suite")
+	require.Empty(t, storetest.Capabilities(coreOnly{newMemStore(t)}), "a core-only store runs no capability suite")
 }
 
 func TestSchedulerPingsAStoreWithTheCapability(t *testing.T) {
 	t.Parallel()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	store := memstore.New(memstore.WithClock(clk))
+	store := newMemStore(t, memstore.WithClock(clk))
 	s, err := plait.New(store, plait.WithClock(clk))
 	require.NoError(t, err)
 	rep, err := s.Ping(context.Background())

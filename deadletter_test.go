@@ -9,12 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 func TestSchedulerAnswersUnsupportedDeadLetters(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, err = s.DeadLetterList(context.Background(), plait.DeadLetterListParams{})
 	var ue *plait.UnsupportedError

@@ -40,7 +40,7 @@ func fillRuns(b *testing.B, st store.Store, n int) {
 // stats on.
 func eventBenchStores() []benchStore {
 	return []benchStore{
-		{"memstore", func(b *testing.B) store.Store { return memstore.New(memstore.WithEventCap(200_000)) }},
+		{"memstore", func(b *testing.B) store.Store { return newMemStore(b, memstore.WithEventCap(200_000)) }},
 		{"redis", func(b *testing.B) store.Store {
 			srv, err := sharedRedis()
 			if err != nil {

@@ -35,7 +35,11 @@ func runToEnd(s *plait.Scheduler, wf *plait.Workflow, opts ...plait.SubmitOption
 
 func quietScheduler(opts ...plait.Option) *plait.Scheduler {
 	opts = append([]plait.Option{plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)
-	s, err := plait.New(memstore.New(), opts...)
+	st, err := memstore.New()
+	if err != nil {
+		panic(err)
+	}
+	s, err := plait.New(st, opts...)
 	if err != nil {
 		panic(err)
 	}

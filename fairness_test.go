@@ -10,7 +10,6 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // lowShare runs 60 urgent and 20 low tasks, all ready before Run starts, on
@@ -71,9 +70,9 @@ func TestWeightedPrioritiesKeepLowPriorityMoving(t *testing.T) {
 
 func TestWeightedPrioritiesNeedFairClaimer(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(coreOnly{memstore.New()}, plait.WithWeightedPriorities(plait.PriorityWeightsDefault))
+	_, err := plait.New(coreOnly{newMemStore(t)}, plait.WithWeightedPriorities(plait.PriorityWeightsDefault))
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 	require.Contains(t, err.Error(), "FairClaimer")
-	_, err = plait.New(memstore.New(), plait.WithWeightedPriorities(plait.PriorityWeights{Urgent: 0, High: 1, Normal: 1, Low: 1}))
+	_, err = plait.New(newMemStore(t), plait.WithWeightedPriorities(plait.PriorityWeights{Urgent: 0, High: 1, Normal: 1, Low: 1}))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
 }

@@ -35,9 +35,17 @@ func storeFactories() []storeFactory {
 	return append([]storeFactory{{
 		name: "memstore",
 		new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
-			return memstore.New(memstore.WithClock(clk))
+			return newMemStore(t, memstore.WithClock(clk))
 		},
 	}}, extraStoreFactories...)
+}
+
+// newMemStore is memstore.New for the tests, which give valid options only.
+func newMemStore(t testing.TB, opts ...memstore.Option) *memstore.Store {
+	t.Helper()
+	st, err := memstore.New(opts...)
+	require.NoError(t, err)
+	return st
 }
 
 // extraStoreFactories is filled by other test files (the Redis backends).

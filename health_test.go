@@ -120,7 +120,7 @@ func (refusingExtend) LeaseExtend(context.Context, *store.LeaseExtendParams) ([]
 func TestHealthLeasesNotExtended(t *testing.T) {
 	t.Parallel()
 	clk := fakeclock.New(epoch)
-	calls := &callCounter{Store: memstore.New(memstore.WithClock(clk))}
+	calls := &callCounter{Store: newMemStore(t, memstore.WithClock(clk))}
 	rec := &recorder{}
 	// The sweep would arm timers at the keeper's round too (both default
 	// to 5s); pushed out of the test's reach, the timers at now+round are

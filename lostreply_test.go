@@ -60,7 +60,7 @@ func TestLostClaimReplyIsAskedAgain(t *testing.T) {
 // charged a crash.
 func TestOversizeResultFailsOnlyItsTask(t *testing.T) {
 	t.Parallel()
-	store := memstore.New(memstore.WithMaxResultBytes(1 << 10))
+	store := newMemStore(t, memstore.WithMaxResultBytes(1<<10))
 	s, err := plait.New(store)
 	require.NoError(t, err)
 	gate := make(chan struct{})

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // TestOptionsRejectBadValues gives every option a value out of range and
@@ -68,7 +67,7 @@ func TestOptionsRejectBadValues(t *testing.T) {
 		tc := tc
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := plait.New(memstore.New(), tc.opt)
+			s, err := plait.New(newMemStore(t), tc.opt)
 			require.Nil(t, s, "New must not return a scheduler with a bad option")
 			require.ErrorIs(t, err, plait.ErrInvalidOption)
 			var oe *plait.OptionError
@@ -119,7 +118,7 @@ func TestOptionsAcceptGoodEdges(t *testing.T) {
 		tc := tc
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s, err := plait.New(memstore.New(), tc.opt)
+			s, err := plait.New(newMemStore(t), tc.opt)
 			require.NoError(t, err)
 			require.NotNil(t, s)
 		})
@@ -128,7 +127,7 @@ func TestOptionsAcceptGoodEdges(t *testing.T) {
 
 func TestNewReportsEveryBadOption(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(memstore.New(), plait.WithConcurrency(-1), plait.WithQueues("a:b"), plait.WithLeaseDuration(0))
+	_, err := plait.New(newMemStore(t), plait.WithConcurrency(-1), plait.WithQueues("a:b"), plait.WithLeaseDuration(0))
 	var names []string
 	for _, e := range err.(interface{ Unwrap() []error }).Unwrap() {
 		var oe *plait.OptionError
@@ -143,14 +142,14 @@ func TestNewRejectsNilStoreAndNilOption(t *testing.T) {
 	_, err := plait.New(nil)
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
 	require.Contains(t, err.Error(), "store")
-	_, err = plait.New(memstore.New(), nil)
+	_, err = plait.New(newMemStore(t), nil)
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
 }
 
 func TestOptionErrorQuotesAShortPrefix(t *testing.T) {
 	t.Parallel()
 	huge := strings.Repeat("q", 10<<10)
-	_, err := plait.New(memstore.New(), plait.WithWorkerID(huge), plait.WithQueues(huge))
+	_, err := plait.New(newMemStore(t), plait.WithWorkerID(huge), plait.WithQueues(huge))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
 	require.Less(t, len(err.Error()), 1<<10, "a 10 KB value must not be echoed whole")
 	require.Contains(t, err.Error(), "…(10240 bytes)")
@@ -158,6 +157,6 @@ func TestOptionErrorQuotesAShortPrefix(t *testing.T) {
 
 func TestOptionErrorMessage(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(memstore.New(), plait.WithConcurrency(0))
+	_, err := plait.New(newMemStore(t), plait.WithConcurrency(0))
 	require.EqualError(t, err, "plait: invalid option WithConcurrency(0): must be at least 1")
 }

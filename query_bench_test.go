@@ -10,7 +10,6 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/store"
-	"github.com/plaitdag/plait/store/memstore"
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
@@ -40,7 +39,7 @@ func BenchmarkRunQuery(b *testing.B) {
 			var err error
 			if name == "memstore" {
 				queryBenchMem.once.Do(func() {
-					queryBenchMem.store = memstore.New()
+					queryBenchMem.store = newMemStore(b)
 					queryBenchMem.err = fillQueryBench(ctx, queryBenchMem.store)
 				})
 				st, err = queryBenchMem.store, queryBenchMem.err

@@ -17,7 +17,7 @@ import (
 func TestQueriesAnswerUnsupportedWithoutTheCapability(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, errRuns := s.RunList(ctx, plait.RunListParams{})
 	_, errByID := s.RunGetMany(ctx, "1")
@@ -36,7 +36,7 @@ func TestSchedulerQueriesRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	s, err := plait.New(memstore.New(memstore.WithClock(clk)), plait.WithClock(clk))
+	s, err := plait.New(newMemStore(t, memstore.WithClock(clk)), plait.WithClock(clk))
 	require.NoError(t, err)
 	require.NoError(t, s.Handle("h", noop))
 	wf := plait.NewWorkflow("report").Task("a", "h", nil)
@@ -118,6 +118,6 @@ func TestJanitorPrunesExpiredRuns(t *testing.T) {
 
 func TestJanitorIntervalValidated(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(memstore.New(), plait.WithJanitorInterval(0))
+	_, err := plait.New(newMemStore(t), plait.WithJanitorInterval(0))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
 }

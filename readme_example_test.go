@@ -11,7 +11,10 @@ import (
 )
 
 func dailyReport(ctx context.Context) error {
-	store := memstore.New()
+	store, err := memstore.New()
+	if err != nil {
+		return err
+	}
 	s, err := plait.New(store, plait.WithConcurrency(16))
 	if err != nil {
 		return err

@@ -20,7 +20,7 @@ import (
 
 func TestReplayIsUnsupportedWithoutTheCapability(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, err = s.RunReplay(context.Background(), "1", 0)
 	require.ErrorIs(t, err, plait.ErrUnsupported)
@@ -37,7 +37,7 @@ func TestRequeueDeadLettersOpensANewGeneration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	st := memstore.New(memstore.WithClock(clk))
+	st := newMemStore(t, memstore.WithClock(clk))
 	s, err := plait.New(st, plait.WithClock(clk))
 	require.NoError(t, err)
 	created, err := st.RunCreate(ctx, &store.RunCreateParams{Workflow: &plait.WorkflowSpec{Name: "wf",

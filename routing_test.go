@@ -12,7 +12,6 @@ import (
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // routedCalls is a callCounter that lets the Scheduler see that the store
@@ -129,22 +128,22 @@ func TestHandlerRoutingSetsTasksAside(t *testing.T) {
 // Requires and WithCapabilities are refused, never silently ignored.
 func TestRoutingRefusedWithoutClaimRouter(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(coreOnly{memstore.New()}, plait.WithCapabilities("gpu"))
+	_, err := plait.New(coreOnly{newMemStore(t)}, plait.WithCapabilities("gpu"))
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 	require.Contains(t, err.Error(), "ClaimRouter")
 
-	s, err := plait.New(coreOnly{memstore.New()}, plait.WithRemoteHandlers())
+	s, err := plait.New(coreOnly{newMemStore(t)}, plait.WithRemoteHandlers())
 	require.NoError(t, err)
 	_, err = s.Submit(context.Background(), plait.NewWorkflow("wf").Task("a", "h", nil, plait.Requires("gpu")))
 	require.ErrorIs(t, err, plait.ErrUnsupported)
 	_, err = s.Submit(context.Background(), plait.NewWorkflow("wf").Task("a", "h", nil))
 	require.NoError(t, err, "a workflow without Requires needs no routing")
 
-	_, err = plait.New(memstore.New(), plait.WithCapabilities("a", "b", "c", "d", "e", "f"))
+	_, err = plait.New(newMemStore(t), plait.WithCapabilities("a", "b", "c", "d", "e", "f"))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
-	_, err = plait.New(memstore.New(), plait.WithCapabilities("gpu:1"))
+	_, err = plait.New(newMemStore(t), plait.WithCapabilities("gpu:1"))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
-	s, err = plait.New(memstore.New(), plait.WithRemoteHandlers())
+	s, err = plait.New(newMemStore(t), plait.WithRemoteHandlers())
 	require.NoError(t, err)
 	_, err = s.Submit(context.Background(), plait.NewWorkflow("wf").Task("a", "h", nil, plait.Requires("a", "b", "c", "d", "e", "f")))
 	require.ErrorIs(t, err, plait.ErrInvalidTaskOption)

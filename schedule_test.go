@@ -24,7 +24,7 @@ func scheduleWorkflow() *plait.Workflow { return plait.NewWorkflow("tick").Task(
 // found before anything is written and in well under a millisecond.
 func TestScheduleSaveRefuses(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(memstore.New(), plait.WithRemoteHandlers(), plait.WithScheduleMinInterval(time.Minute))
+	s, err := plait.New(newMemStore(t), plait.WithRemoteHandlers(), plait.WithScheduleMinInterval(time.Minute))
 	require.NoError(t, err)
 	wf := scheduleWorkflow()
 	cases := []struct {
@@ -66,7 +66,7 @@ func TestScheduleSaveRefuses(t *testing.T) {
 
 func TestScheduleOptionsRefused(t *testing.T) {
 	t.Parallel()
-	_, err := plait.New(memstore.New(), plait.WithScheduleTick(0), plait.WithLeaderLease(time.Microsecond), plait.WithScheduleMinInterval(-1))
+	_, err := plait.New(newMemStore(t), plait.WithScheduleTick(0), plait.WithLeaderLease(time.Microsecond), plait.WithScheduleMinInterval(-1))
 	var oe *plait.OptionError
 	require.ErrorAs(t, err, &oe)
 	for _, name := range []string{"WithScheduleTick", "WithLeaderLease", "WithScheduleMinInterval"} {
@@ -76,7 +76,7 @@ func TestScheduleOptionsRefused(t *testing.T) {
 
 func TestScheduleUnsupported(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, err = s.ScheduleSave(context.Background(), &plait.Schedule{Name: "a", Spec: "@daily", Workflow: scheduleWorkflow()})
 	require.ErrorIs(t, err, plait.ErrUnsupported)
@@ -90,7 +90,7 @@ func TestScheduleUnsupported(t *testing.T) {
 func TestRunLeadsSchedules(t *testing.T) {
 	t.Parallel()
 	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	store := memstore.New(memstore.WithClock(clk))
+	store := newMemStore(t, memstore.WithClock(clk))
 	events := make(chan plait.Event, 64)
 	observe := plait.WithObserver(func(e plait.Event) {
 		switch e.Type {
@@ -172,7 +172,7 @@ func TestLeaderGivesUpBeforeItsLeaseExpires(t *testing.T) {
 	t.Parallel()
 	const lease = 10 * time.Second
 	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	st := &failingLeases{Store: memstore.New(memstore.WithClock(clk))}
+	st := &failingLeases{Store: newMemStore(t, memstore.WithClock(clk))}
 	fired := 0
 	s, err := plait.New(st, plait.WithClock(clk), plait.WithRemoteHandlers(), plait.WithLeaderLease(lease), quietLogger(),
 		plait.WithObserver(func(e plait.Event) {

@@ -12,7 +12,6 @@ import (
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/store"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // TestConcurrencyKeyAcrossProcesses runs six tasks of one customer key
@@ -83,13 +82,13 @@ func TestConcurrencyKeyAcrossProcesses(t *testing.T) {
 
 func TestLimitsNeedLimiter(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()}, plait.WithRemoteHandlers())
+	s, err := plait.New(coreOnly{newMemStore(t)}, plait.WithRemoteHandlers())
 	require.NoError(t, err)
 	_, err = s.Submit(context.Background(), plait.NewWorkflow("wf").Task("a", "h", nil, plait.ConcurrencyKey("k", 1)))
 	require.ErrorIs(t, err, plait.ErrUnsupported)
-	_, err = plait.New(memstore.New(), plait.WithQueueLimit("email", 0))
+	_, err = plait.New(newMemStore(t), plait.WithQueueLimit("email", 0))
 	require.ErrorIs(t, err, plait.ErrInvalidOption)
-	s, err = plait.New(memstore.New(), plait.WithRemoteHandlers(), plait.WithQueueLimit("email", 5))
+	s, err = plait.New(newMemStore(t), plait.WithRemoteHandlers(), plait.WithQueueLimit("email", 5))
 	require.NoError(t, err)
 	run, err := s.Submit(context.Background(), plait.NewWorkflow("wf").Task("a", "h", nil, plait.OnQueue("email")).Task("b", "h", nil))
 	require.NoError(t, err)

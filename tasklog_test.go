@@ -84,7 +84,7 @@ func TestTaskLoggerFlushesPeriodically(t *testing.T) {
 	t.Parallel()
 	spy := &appendSpy{appended: make(chan *store.TaskLogAppendResult, 16)}
 	f := storeFactory{name: "memstore", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
-		spy.Store = memstore.New(memstore.WithClock(clk), memstore.WithTaskLogLimit(2, 1<<10))
+		spy.Store = newMemStore(t, memstore.WithClock(clk), memstore.WithTaskLogLimit(2, 1<<10))
 		return spy
 	}}
 	b := setup(t, f, plait.WithTaskLogFlush(5*time.Second))
@@ -118,7 +118,7 @@ func TestTaskLoggerFlushesPeriodically(t *testing.T) {
 
 func TestSchedulerAnswersUnsupportedTaskLogs(t *testing.T) {
 	t.Parallel()
-	s, err := plait.New(coreOnly{memstore.New()})
+	s, err := plait.New(coreOnly{newMemStore(t)})
 	require.NoError(t, err)
 	_, err = s.TaskLogRead(context.Background(), "1-a", "x", 0)
 	var ue *plait.UnsupportedError
@@ -130,7 +130,7 @@ func TestTaskLoggerWithoutTheCapabilityOnlyLogs(t *testing.T) {
 	t.Parallel()
 	var buf syncBuffer
 	b := setup(t, storeFactory{name: "core", new: func(t *testing.T, clk *fakeclock.Clock) store.Store {
-		return coreOnly{memstore.New(memstore.WithClock(clk))}
+		return coreOnly{newMemStore(t, memstore.WithClock(clk))}
 	}}, plait.WithLogger(slog.New(slog.NewTextHandler(&buf, nil))))
 	b.handle(t, "talk", func(ctx context.Context, task *plait.Task) (any, error) {
 		task.Logger().Info("to the scheduler's logger")

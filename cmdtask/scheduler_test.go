@@ -51,7 +51,9 @@ func (r *records) stderrLines() []string {
 func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 	t.Parallel()
 	logs := &records{}
-	s, err := plait.New(memstore.New(), plait.WithLogger(slog.New(logs)))
+	st, err := memstore.New()
+	require.NoError(t, err)
+	s, err := plait.New(st, plait.WithLogger(slog.New(logs)))
 	require.NoError(t, err)
 	h := handler(t, cmdtask.Allow("sh", "tr"))
 	require.NoError(t, s.Handle(cmdtask.HandlerName, h))
@@ -84,7 +86,9 @@ func TestCommandsInAWorkflowPipeStdoutAndLogStderr(t *testing.T) {
 func TestTaskTimeoutKillsTheCommandsProcessGroup(t *testing.T) {
 	t.Parallel()
 	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := plait.New(memstore.New(memstore.WithClock(clk)), plait.WithClock(clk),
+	st, err := memstore.New(memstore.WithClock(clk))
+	require.NoError(t, err)
+	s, err := plait.New(st, plait.WithClock(clk),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	require.NoError(t, err)
 	require.NoError(t, s.Handle(cmdtask.HandlerName, handler(t, cmdtask.Allow("sh"))))

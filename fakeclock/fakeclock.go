@@ -6,7 +6,8 @@
 // [Clock.Advance] instead of sleeping:
 //
 //	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-//	store := memstore.New(memstore.WithClock(clk))
+//	store, err := memstore.New(memstore.WithClock(clk))
+//	...
 //	s, err := plait.New(store, plait.WithClock(clk))
 //	...
 //	clk.Advance(time.Minute) // a task delayed by a minute is now due

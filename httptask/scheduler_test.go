@@ -33,7 +33,9 @@ func TestRetryAfterDelaysTheNextAttemptInARun(t *testing.T) {
 	})
 	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	retrying := make(chan plait.Event, 1)
-	s, err := plait.New(memstore.New(memstore.WithClock(clk)),
+	st, err := memstore.New(memstore.WithClock(clk))
+	require.NoError(t, err)
+	s, err := plait.New(st,
 		plait.WithClock(clk),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 		plait.WithObserver(func(e plait.Event) {

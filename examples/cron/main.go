@@ -31,7 +31,11 @@ func run(ctx context.Context, out io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	done := make(chan struct{}, fires)
-	s, err := plait.New(memstore.New(), plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	st, err := memstore.New()
+	if err != nil {
+		return err
+	}
+	s, err := plait.New(st, plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		return err
 	}

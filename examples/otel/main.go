@@ -71,7 +71,11 @@ func run(ctx context.Context, out io.Writer) error {
 	tracer := provider.Tracer("github.com/plaitdag/plait/examples/otel")
 	prop := propagation.TraceContext{}
 
-	s, err := plait.New(memstore.New(),
+	st, err := memstore.New()
+	if err != nil {
+		return err
+	}
+	s, err := plait.New(st,
 		plait.WithMiddleware(tracing(tracer, prop)),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	)

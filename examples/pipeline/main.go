@@ -59,7 +59,11 @@ func run(ctx context.Context, out io.Writer) error {
 	}}
 	defer toServer.CloseIdleConnections()
 
-	s, err := plait.New(memstore.New(),
+	st, err := memstore.New()
+	if err != nil {
+		return err
+	}
+	s, err := plait.New(st,
 		plait.WithConcurrency(4),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	)

@@ -113,7 +113,11 @@ func main() {
 
 func run(ctx context.Context, addr string, once bool, out io.Writer) error {
 	reg := prometheus.NewRegistry()
-	s, err := plait.New(memstore.New(),
+	st, err := memstore.New()
+	if err != nil {
+		return err
+	}
+	s, err := plait.New(st,
 		plait.WithMetrics(newMetrics(reg)),
 		plait.WithSweepInterval(500*time.Millisecond), // queue depth is sampled at each sweep
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),

@@ -41,7 +41,11 @@ func run(ctx context.Context, out io.Writer) error {
 			fmt.Fprintf(out, "%-8s failed for good: %v\n", e.Task, e.Err)
 		}
 	}
-	s, err := plait.New(memstore.New(),
+	st, err := memstore.New()
+	if err != nil {
+		return err
+	}
+	s, err := plait.New(st,
 		plait.WithConcurrency(4),
 		plait.WithObserver(progress),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/store"
-	"github.com/plaitdag/plait/store/memstore"
 )
 
 // BenchmarkClaimFinish measures one claim plus one successful finish per
@@ -15,7 +14,7 @@ import (
 func BenchmarkClaimFinish(b *testing.B) {
 	const batch = 64
 	ctx := context.Background()
-	s := memstore.New()
+	s := newStore(b)
 	tasks := make([]store.TaskSpec, batch)
 	for i := range tasks {
 		tasks[i] = store.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "noop", Queue: store.DefaultQueue}

@@ -10,23 +10,25 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// EventsCapDefault is how many events the store's stream keeps before
-// dropping its oldest; a run's events are read from it, so it caps them too.
-// At about 100 bytes an event it holds a store's stream under 1 MB.
-const EventsCapDefault = 10_000
-
 // evBlock is how many events one block of the ring holds: the ring grows a
 // block at a time, so no append ever copies the events already kept.
 const evBlock = 1024
 
-// WithEventCap sets how many events the store's stream keeps; older events
-// are dropped and a reader behind them is told so. A run's events are read
-// from this one stream. Zero or negative means EventsCapDefault.
+// WithEventCap sets the event cap, which means the same on every store:
+// each event stream keeps at least its newest n entries; on Redis an entry
+// holds the events of one script call, on memstore one event. memstore
+// keeps one stream, and a run's events are read from it, so this caps them
+// too; a reader behind the events dropped is told so. The ring grows a
+// block at a time up to n events of about 110 bytes each (about 11 MB at
+// the default). Defaults to [store.EventCapDefault], as on Redis; below 1
+// or above [store.EventCapMax] is an error.
 func WithEventCap(n int) Option {
-	return func(s *Store) {
-		if n > 0 {
-			s.ev.cap = n
+	return func(c *config) {
+		if err := store.CheckEventCap(n); err != nil {
+			c.reject("WithEventCap", strconv.Itoa(n), err.Error())
+			return
 		}
+		c.eventCap = n
 	}
 }
 
@@ -68,15 +70,11 @@ type evRec struct {
 	waiting string
 }
 
-// initLocked gives the cap its default when no option set it, once.
+// initLocked makes the wake channel, once (New sets the cap).
 func (l *eventLog) initLocked() {
-	if l.wake != nil {
-		return
+	if l.wake == nil {
+		l.wake = make(chan struct{})
 	}
-	if l.cap == 0 {
-		l.cap = EventsCapDefault
-	}
-	l.wake = make(chan struct{})
 }
 
 // at returns the slot of index i of the ring.

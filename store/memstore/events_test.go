@@ -15,7 +15,7 @@ func TestEventsSmallCaps(t *testing.T) {
 	storetest.RunCapability(t, "EventStore", func(t *testing.T) *storetest.Harness {
 		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
 		return &storetest.Harness{
-			Store:   memstore.New(memstore.WithClock(clk), memstore.WithEventCap(50)),
+			Store:   newStore(t, memstore.WithClock(clk), memstore.WithEventCap(50)),
 			Now:     clk.Now,
 			Advance: clk.Advance,
 			Caps:    storetest.Caps{EventCap: 50},

@@ -68,8 +68,8 @@ func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFini
 		return res
 	}
 	r := t.run
-	if o.Outcome == store.OutcomeSucceeded && len(o.Result) > s.maxResult {
-		return store.TaskFinishResult{Err: fmt.Errorf("memstore: result of %d bytes, limit %d: %w", len(o.Result), s.maxResult, store.ErrResultTooLarge), RunStatus: r.rec.Status}
+	if o.Outcome == store.OutcomeSucceeded && len(o.Result) > s.cfg.maxResult {
+		return store.TaskFinishResult{Err: fmt.Errorf("memstore: result of %d bytes, limit %d: %w", len(o.Result), s.cfg.maxResult, store.ErrResultTooLarge), RunStatus: r.rec.Status}
 	}
 	if !t.status.CanBecome(outcomeStatus[o.Outcome]) {
 		err := store.CheckTaskTransition(t.status, outcomeStatus[o.Outcome])

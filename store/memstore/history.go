@@ -61,8 +61,8 @@ type keptHistory struct {
 // of that order): one past its time behind one that is not waits to be
 // freed, and AttemptHistory answers it as gone.
 func (s *Store) keepHistoryLocked(r *run) {
-	until := r.rec.EndedAt.Add(s.history)
-	if s.history <= 0 || !until.After(r.expireAt) {
+	until := r.rec.EndedAt.Add(s.cfg.history)
+	if s.cfg.history == 0 || !until.After(r.expireAt) {
 		return
 	}
 	k := &keptHistory{id: r.rec.ID, until: until, tasks: make([]store.TaskHistory, len(r.tasks))}

@@ -17,7 +17,7 @@ import (
 func TestRateKeysForgotten(t *testing.T) {
 	t.Parallel()
 	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	s := New(WithClock(clk))
+	s := newTestStore(t, WithClock(clk))
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "t", Handler: "h", Queue: store.DefaultQueue,

@@ -6,9 +6,16 @@
 // A memstore suits tests, examples and single-process deployments; it keeps
 // nothing across restarts. Time comes from the [store.Clock] given with
 // [WithClock], so tests drive leases and due times with a fake clock.
+//
+// It takes the options [redisstore] takes, with the same meaning, the same
+// defaults and the same bounds (package store holds them), so a program
+// moves between the two stores without its options changing meaning.
+//
+// [redisstore]: https://pkg.go.dev/github.com/plaitdag/plait/store/redisstore
 package memstore
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -51,17 +58,13 @@ type Store struct {
 	// status move out of a terminal one (status.go).
 	replaying bool
 
-	// retention is how long a finished run is kept unless a rule of
-	// rules says otherwise; retain resolves them (built by New) and expiry
-	// holds the finished runs, one list per distinct retention.
-	retention time.Duration
-	rules     []retentionRule
-	retain    *retention.Table
-	expiry    map[time.Duration]*expiryList
-	// history, when longer than a run's retention, keeps its attempt
-	// records past it (history.go): kept by run id, keptOrder in the
-	// order they go.
-	history   time.Duration
+	// retain resolves the retention of a finished run from the options
+	// (built by New) and expiry holds the finished runs, one list per
+	// distinct retention.
+	retain *retention.Table
+	expiry map[time.Duration]*expiryList
+	// kept holds the attempt records history retention keeps past their
+	// run (history.go), by run id, keptOrder in the order they go.
 	kept      map[string]*keptHistory
 	keptOrder []*keptHistory
 
@@ -76,10 +79,8 @@ type Store struct {
 	memos     map[string]*memo
 	memoOrder []*memo
 
-	// maxResult is the largest result a finish stores.
-	maxResult int
-	// logLines and logBytes cap each task's stored log lines (tasklog.go).
-	logLines, logBytes int
+	// cfg holds the settings the options gave, with their defaults.
+	cfg config
 
 	// ev is the event stream and st the counters (events.go, stats.go).
 	ev eventLog
@@ -91,41 +92,42 @@ type Store struct {
 	nodes nodes
 }
 
-// Option configures a [Store].
-type Option func(*Store)
-
-// WithClock makes the store read time from c instead of the system clock.
-// A nil c keeps the system clock.
-func WithClock(c store.Clock) Option {
-	return func(s *Store) {
-		if c != nil {
-			s.clock = c
+// New returns an empty Store. Every option is checked: New reports each
+// one out of range as a [*store.OptionError] (which matches
+// [store.ErrInvalidOption]), all of them joined, and returns no store; a
+// nil option is an error too.
+func New(opts ...Option) (*Store, error) {
+	var cfg config
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("memstore: option %d is nil: %w", i, store.ErrInvalidOption))
+			continue
 		}
+		o(&cfg)
 	}
-}
-
-// New returns an empty Store.
-func New(opts ...Option) *Store {
+	if err := cfg.err(); err != nil {
+		return nil, err
+	}
+	cfg.withDefaults()
 	s := &Store{
-		clock:     clock.Real{},
-		runs:      make(map[string]*run),
-		keys:      make(map[string]*run),
-		queues:    make(map[string]*queue),
-		wake:      make(chan struct{}),
-		retention: RetentionDefault,
-		expiry:    make(map[time.Duration]*expiryList),
-		kept:      make(map[string]*keptHistory),
-		indexes:   make(map[string]*runIndex),
-		counts:    make(map[store.RunStatus]int64),
-		maxResult: MaxResultBytesDefault,
-		logLines:  TaskLogLinesDefault,
-		logBytes:  TaskLogBytesDefault,
+		clock:   cfg.clock,
+		cfg:     cfg,
+		runs:    make(map[string]*run),
+		keys:    make(map[string]*run),
+		queues:  make(map[string]*queue),
+		wake:    make(chan struct{}),
+		expiry:  make(map[time.Duration]*expiryList),
+		kept:    make(map[string]*keptHistory),
+		indexes: make(map[string]*runIndex),
+		counts:  make(map[store.RunStatus]int64),
 	}
-	for _, o := range opts {
-		o(s)
+	if s.clock == nil {
+		s.clock = clock.Real{}
 	}
+	s.ev.cap = cfg.eventCap
+	s.st.window = cfg.statsWindow
 	s.buildRetention()
-	return s
+	return s, nil
 }
 
 // taskRef names one task of one run, for the dead-letter lists.

@@ -18,10 +18,10 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	s := New(WithClock(clk), WithRetention(time.Hour),
+	s := newTestStore(t, WithClock(clk), WithRetention(time.Hour),
 		WithRetentionFor("", store.RunCancelled, time.Minute),
 		WithRetentionFor("audit", "", 10*time.Hour),
-		WithRetentionFor("audit", store.RunCancelled, 0))
+		WithRetentionFor("audit", store.RunCancelled, time.Hour))
 	baseIndexes, baseEntries, baseExpiry := s.indexSizes()
 	require.Zero(t, baseIndexes+baseEntries+baseExpiry)
 
@@ -36,7 +36,7 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 		require.NoError(t, err)
 	}
 	cancelled := create("mail")    // a status rule: one minute
-	auditCancel := create("audit") // service and status rule of 0: the store's hour
+	auditCancel := create("audit") // service and status rule: an hour
 	auditDone := create("audit")   // a service rule: ten hours
 	cancel(cancelled)
 	cancel(auditCancel)
@@ -60,7 +60,7 @@ func TestRetentionPerStatusAndServiceReturnsToBaseline(t *testing.T) {
 	clk.Advance(time.Minute + time.Millisecond)
 	require.Equal(t, []string{auditCancel, auditDone}, alive(), "a cancelled run goes after the status rule's minute")
 	clk.Advance(time.Hour)
-	require.Equal(t, []string{auditDone}, alive(), "a zero rule means the store's retention")
+	require.Equal(t, []string{auditDone}, alive(), "the service and status rule's hour wins over the service's")
 	clk.Advance(9 * time.Hour)
 	require.Equal(t, []string{}, alive(), "the service rule's ten hours")
 
@@ -77,7 +77,7 @@ func TestIndexCompactsRemovedRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	s := New(WithClock(clk), WithRetention(time.Minute))
+	s := newTestStore(t, WithClock(clk), WithRetention(time.Minute))
 	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	var keep string
 	for i := 0; i < 100; i++ {

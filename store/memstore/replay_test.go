@@ -19,7 +19,7 @@ func TestReplayedRunLeavesItsRetention(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	s := New(WithClock(clk), WithRetention(time.Hour))
+	s := newTestStore(t, WithClock(clk), WithRetention(time.Hour))
 	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	var ids []string
 	for i := 0; i < 3; i++ {

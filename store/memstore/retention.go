@@ -4,67 +4,13 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/internal/retention"
-	"github.com/plaitdag/plait/store"
 )
-
-// RetentionDefault is how long a finished run is kept before it is freed:
-// the same default as the Redis store's, so a run is readable for as long
-// on either store.
-const RetentionDefault = 24 * time.Hour
-
-// WithRetention sets how long a finished run (its tasks, results, attempt
-// records, idempotency key and index entries) is kept after it ends; after
-// that, RunGet answers [store.ErrNotFound], queries no longer list it and
-// its memory is freed. Defaults to RetentionDefault; zero means the
-// default; a negative d keeps finished runs for the life of the store,
-// which suits short tests only. [WithRetentionFor] overrides it per
-// service and status.
-func WithRetention(d time.Duration) Option {
-	return func(s *Store) {
-		if d != 0 {
-			s.retention = d
-		}
-	}
-}
-
-// WithHistoryRetention keeps the attempt records of a finished run for d
-// after it ends when d is longer than the run's own retention: once the
-// run is freed (RunGet answers [store.ErrNotFound]), AttemptHistory still
-// answers its records until then. Only the records are kept, not the run.
-// Zero, the default, or a negative d keeps them with the run.
-func WithHistoryRetention(d time.Duration) Option {
-	return func(s *Store) { s.history = max(d, 0) }
-}
-
-// WithRetentionFor keeps the finished runs of service that ended in status
-// for d, overriding [WithRetention] for them. An empty service means every
-// service, an empty status every terminal status; the most specific rule
-// wins (service and status, then service, then status). Zero d means the
-// store's retention, negative d keeps them for the life of the store. A
-// status that is not terminal, or a service that is not a valid name,
-// matches no run, so the rule never applies (memstore options cannot fail).
-// The retention of a run is settled when it ends.
-func WithRetentionFor(service string, status store.RunStatus, d time.Duration) Option {
-	return func(s *Store) {
-		s.rules = append(s.rules, retentionRule{service, status, d})
-	}
-}
-
-type retentionRule struct {
-	service string
-	status  store.RunStatus
-	d       time.Duration
-}
 
 // buildRetention turns the options into the table retainLocked reads.
 func (s *Store) buildRetention() {
-	s.retain = retention.New(s.retention)
-	for _, r := range s.rules {
-		d := r.d
-		if d == 0 {
-			d = s.retention
-		}
-		s.retain.Set(r.service, string(r.status), d)
+	s.retain = retention.New(s.cfg.retention)
+	for _, r := range s.cfg.rules {
+		s.retain.Set(r.service, string(r.status), r.d)
 	}
 }
 
@@ -80,9 +26,6 @@ type expiryList struct {
 // retainLocked starts the retention of r, which just ended.
 func (s *Store) retainLocked(r *run, now time.Time) {
 	d := s.retain.For(r.rec.Service, string(r.rec.Status))
-	if d < 0 {
-		return
-	}
 	l := s.expiry[d]
 	if l == nil {
 		l = &expiryList{}
@@ -155,7 +98,7 @@ func (s *Store) removeLocked(r *run) {
 func (s *Store) unretainLocked(r *run) {
 	d := s.retain.For(r.rec.Service, string(r.rec.Status))
 	l := s.expiry[d]
-	if d < 0 || l == nil {
+	if l == nil {
 		return
 	}
 	var prev *run

@@ -2,29 +2,39 @@ package memstore
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/plaitdag/plait/store"
 )
 
-// StatsWindowDefault is how many recent attempt durations of each task
-// name the store keeps for the percentiles of [plait.Scheduler.Stats].
-const StatsWindowDefault = 1_000
-
-// WithStatsWindow sets how many recent attempt durations of each task name
-// are kept for the percentiles. Zero or negative means the default.
-func WithStatsWindow(n int) Option {
-	return func(s *Store) {
-		if n > 0 {
-			s.st.window = n
+// WithStats turns on the counters and duration windows of
+// [plait.Scheduler.Stats]: every transition then also counts itself per
+// queue and per workflow and keeps the attempt durations of each task
+// name, window of them ([store.StatsWindowDefault] when window is 0). They
+// are off by default, exactly as on Redis, and StoreStats answers an
+// [*store.UnsupportedError] while they are, so a program reads the same
+// answer from either store. A window below 0 or above
+// [store.StatsWindowMax] is an error.
+func WithStats(window int) Option {
+	return func(c *config) {
+		if err := store.CheckStatsWindow(window); err != nil {
+			c.reject("WithStats", strconv.Itoa(window), err.Error())
+			return
 		}
+		if window == 0 {
+			window = store.StatsWindowDefault
+		}
+		c.statsWindow = window
 	}
 }
 
 // statsLog holds the counters per queue and per workflow and a ring of
 // recent attempt durations per task name, all kept up to date by the status
-// transitions (status.go).
+// transitions (status.go) while stats are on.
 type statsLog struct {
+	// window is the durations kept per task name; 0 while stats are off,
+	// and then nothing is counted.
 	window    int
 	queues    map[string]*store.StatCounters
 	workflows map[string]*store.StatCounters
@@ -51,13 +61,16 @@ func (l *statsLog) counters(m *map[string]*store.StatCounters, name string) *sto
 
 // statsRunLocked counts a new run of its workflow.
 func (s *Store) statsRunLocked(r *run) {
+	if s.st.window == 0 {
+		return
+	}
 	s.st.counters(&s.st.workflows, r.rec.Workflow).Submitted++
 }
 
 // statsTaskLocked counts t's move from status from to its current one.
 func (s *Store) statsTaskLocked(t *task, from store.TaskStatus, now time.Time) {
 	to := t.status
-	if from == "" || from == to {
+	if s.st.window == 0 || from == "" || from == to {
 		return
 	}
 	spec := t.spec()
@@ -100,9 +113,6 @@ func lastOutcome(t *task) string {
 
 func (s *Store) recordDurationLocked(name string, d time.Duration) {
 	l := &s.st
-	if l.window == 0 {
-		l.window = StatsWindowDefault
-	}
 	if l.durations == nil {
 		l.durations = make(map[string]*durRing)
 	}
@@ -121,10 +131,15 @@ func (s *Store) recordDurationLocked(name string, d time.Duration) {
 
 // StoreStats returns copies of the counters and the duration windows. See
 // [store.StatsStore]. Its cost grows with the number of queues, workflows
-// and task names, never with the number of runs.
+// and task names, never with the number of runs. Without [WithStats] the
+// store keeps nothing, and it answers an [*store.UnsupportedError], as
+// redisstore does.
 func (s *Store) StoreStats(ctx context.Context, params *store.StoreStatsParams) (*store.StoreStatsResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if s.cfg.statsWindow == 0 {
+		return nil, &store.UnsupportedError{Capability: "StatsStore"}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -16,7 +16,7 @@ import (
 func statusFixture(t *testing.T, rs store.RunStatus, ts store.TaskStatus) (*Store, *run, *task) {
 	t.Helper()
 	clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
-	s := New(WithClock(clk))
+	s := newTestStore(t, WithClock(clk))
 	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
 	r, err := newRun(&store.RunCreateParams{Workflow: wf})
 	require.NoError(t, err)

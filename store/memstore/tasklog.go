@@ -9,27 +9,19 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Task log caps: how much of the lines a task's attempts log a store keeps.
-const (
-	// TaskLogLinesDefault is the most lines kept per task, all attempts.
-	TaskLogLinesDefault = 1000
-	// TaskLogBytesDefault is the most bytes of line text kept per task.
-	TaskLogBytesDefault = 256 << 10
-)
-
 // WithTaskLogLimit caps the lines the attempts of one task log (see
 // [store.TaskLogStore]): at most lines lines and bytes bytes of text per
 // task, all attempts together; the lines past the cap are counted as
-// dropped. Defaults to TaskLogLinesDefault and TaskLogBytesDefault; zero
-// or negative means the default.
+// dropped. Defaults to [store.TaskLogLinesDefault] and
+// [store.TaskLogBytesDefault], as on Redis; values below 1 or above
+// [store.TaskLogLinesMax] and [store.TaskLogBytesMax] are errors.
 func WithTaskLogLimit(lines, bytes int) Option {
-	return func(s *Store) {
-		if lines > 0 {
-			s.logLines = lines
+	return func(c *config) {
+		if err := store.CheckTaskLogLimit(lines, bytes); err != nil {
+			c.reject("WithTaskLogLimit", strconv.Itoa(lines)+", "+strconv.Itoa(bytes), err.Error())
+			return
 		}
-		if bytes > 0 {
-			s.logBytes = bytes
-		}
+		c.logLines, c.logBytes = lines, bytes
 	}
 }
 
@@ -78,7 +70,7 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendPa
 	}
 	res := store.TaskLogAppendResult{}
 	for _, line := range params.Lines {
-		if res.Dropped > 0 || len(tl.lines) >= s.logLines || tl.bytes+len(line.Text) > s.logBytes {
+		if res.Dropped > 0 || len(tl.lines) >= s.cfg.logLines || tl.bytes+len(line.Text) > s.cfg.logBytes {
 			res.Dropped++
 			continue
 		}

@@ -14,29 +14,20 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Event and stats defaults and bounds.
-const (
-	// EventsCapDefault is how many entries each shard's event stream
-	// keeps (an entry holds the events of one script call).
-	EventsCapDefault = 100_000
-	// StatsWindowDefault is how many recent attempt durations of each task
-	// name are kept for the percentiles.
-	StatsWindowDefault = 1_000
-	// EventsCapMax bounds WithEventCap and WithStats.
-	EventsCapMax = 100_000_000
-)
-
-// WithEventCap sets how many entries each shard's event stream keeps (an
-// entry holds the events of one script call, one or a few transitions).
-// A run's events are read from its shard's stream, so this caps them too.
-// The stream is trimmed with MAXLEN ~, so it holds at least its cap and at
-// most about one stream node (100 entries by default) more. Defaults to
-// EventsCapDefault; below 1 or above EventsCapMax is an error. Every
-// process of a prefix should use the same cap: each trims to its own.
+// WithEventCap sets the event cap, which means the same on every store:
+// each event stream keeps at least its newest n entries; on Redis an entry
+// holds the events of one script call (one or a few transitions), on
+// memstore one event. Redis keeps one stream per shard, and a run's events
+// are read from its shard's stream, so this caps them too. The stream is
+// trimmed with MAXLEN ~, so it holds at least its cap and at most about
+// one stream node (100 entries by default) more. Defaults to
+// [store.EventCapDefault]; below 1 or above [store.EventCapMax] is an
+// error. Every process of a prefix should use the same cap: each trims to
+// its own.
 func WithEventCap(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > EventsCapMax {
-			c.reject("WithEventCap", strconv.Itoa(n), "want 1.."+strconv.Itoa(EventsCapMax))
+		if err := store.CheckEventCap(n); err != nil {
+			c.reject("WithEventCap", strconv.Itoa(n), err.Error())
 			return
 		}
 		c.eventCap = n
@@ -46,19 +37,20 @@ func WithEventCap(n int) Option {
 // WithStats turns on the counters and duration windows of
 // [plait.Scheduler.Stats]: every transition then also counts itself per
 // queue in its shard's hash and keeps the attempt durations of each task
-// name, window of them (StatsWindowDefault when window is 0). They cost
-// Redis CPU on every claim and finish (the README gives the figure), so they
-// are off by default, and StoreStats answers an [*store.UnsupportedError]
-// while they are. A window below 0 or above EventsCapMax is an error. Every
-// process of a prefix should use the same setting.
+// name, window of them ([store.StatsWindowDefault] when window is 0). They
+// cost Redis CPU on every claim and finish (the README gives the figure),
+// so they are off by default, and StoreStats answers an
+// [*store.UnsupportedError] while they are, as memstore's does. A window
+// below 0 or above [store.StatsWindowMax] is an error. Every process of a
+// prefix should use the same setting.
 func WithStats(window int) Option {
 	return func(c *config) {
-		if window < 0 || window > EventsCapMax {
-			c.reject("WithStats", strconv.Itoa(window), "want 0.."+strconv.Itoa(EventsCapMax))
+		if err := store.CheckStatsWindow(window); err != nil {
+			c.reject("WithStats", strconv.Itoa(window), err.Error())
 			return
 		}
 		if window == 0 {
-			window = StatsWindowDefault
+			window = store.StatsWindowDefault
 		}
 		c.statsWindow = window
 	}

@@ -11,35 +11,28 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Option defaults and bounds.
+// Option defaults and bounds of this store alone; those of the options
+// every store takes (retention, event cap, stats window, result and task
+// log limits) are in package store, such as [store.RetentionDefault].
 const (
 	// PrefixDefault is the key prefix.
 	PrefixDefault = "plait"
 	// ShardsDefault is the number of hash-tag shards.
 	ShardsDefault = 1
-	// RetentionDefault is how long a finished run's keys are kept.
-	RetentionDefault = 24 * time.Hour
 	// MaxShards bounds WithShards: Redis Cluster has 16384 slots, and a
 	// shard is one slot.
 	MaxShards = 16384
-	// RetentionMin is the shortest WithRetention accepts: Redis expires
-	// keys in ms.
-	RetentionMin = time.Millisecond
-	// MaxResultBytesDefault is the largest result stored, in bytes as
-	// given: far above what a result handed between tasks should be,
-	// and far below what Redis accepts in one argument.
-	MaxResultBytesDefault = 32 << 20
-	// MaxResultBytesMax bounds WithMaxResultBytes: Redis's default
-	// proto-max-bulk-len, the largest argument it accepts, less the flag byte
-	// a stored result starts with.
-	MaxResultBytesMax = 512<<20 - 1
 )
 
 // Option configures a [Store].
 //
 // Every option checks its own value: [New] reports each one out of range
 // as a [*store.OptionError] (which matches [store.ErrInvalidOption]), all of
-// them joined, and returns no store. Only an option that was not given
+// them joined, and returns no store; a nil option is an error too. The
+// options every store takes (WithRetention, WithHistoryRetention,
+// WithRetentionFor, WithEventCap, WithStats, WithMaxResultBytes,
+// WithTaskLogLimit) refuse the same values as memstore's, checked by the
+// Check functions of package store. Only an option that was not given
 // takes its default; a value that was given is used as it is or refused,
 // never silently replaced by the default.
 type Option func(*config)
@@ -95,7 +88,7 @@ func (c *config) withDefaults() {
 		c.shards = ShardsDefault
 	}
 	if c.retention == 0 {
-		c.retention = RetentionDefault
+		c.retention = store.RetentionDefault
 	}
 	c.retain = retention.New(c.retention)
 	for _, r := range c.rules {
@@ -105,13 +98,13 @@ func (c *config) withDefaults() {
 		c.logger = slog.Default()
 	}
 	if c.maxResult == 0 {
-		c.maxResult = MaxResultBytesDefault
+		c.maxResult = store.MaxResultBytesDefault
 	}
 	if c.eventCap == 0 {
-		c.eventCap = EventsCapDefault
+		c.eventCap = store.EventCapDefault
 	}
 	if c.logLines == 0 {
-		c.logLines, c.logBytes = TaskLogLinesDefault, TaskLogBytesDefault
+		c.logLines, c.logBytes = store.TaskLogLinesDefault, store.TaskLogBytesDefault
 	}
 }
 
@@ -154,13 +147,13 @@ func WithShards(n int) Option {
 func WithClock(clk store.Clock) Option { return func(c *config) { c.clock = clk } }
 
 // WithRetention sets how long a finished run's keys are kept after it
-// ends. Defaults to RetentionDefault. Zero (which would delete a run as it
-// ends, before its caller could read it), negative d, and d below
-// RetentionMin are errors; d is rounded down to the ms.
+// ends. Defaults to [store.RetentionDefault]. Zero (which would delete a
+// run as it ends, before its caller could read it), negative d, and d
+// below [store.RetentionMin] are errors; d is rounded down to the ms.
 func WithRetention(d time.Duration) Option {
 	return func(c *config) {
-		if d < RetentionMin {
-			c.reject("WithRetention", d.String(), "want at least "+RetentionMin.String())
+		if err := store.CheckRetention(d); err != nil {
+			c.reject("WithRetention", d.String(), err.Error())
 			return
 		}
 		c.retention = d
@@ -178,8 +171,8 @@ func WithRetention(d time.Duration) Option {
 // error; d is rounded down to the ms. Deleting a run deletes them too.
 func WithHistoryRetention(d time.Duration) Option {
 	return func(c *config) {
-		if d < 0 {
-			c.reject("WithHistoryRetention", d.String(), "want 0 (with the run) or more")
+		if err := store.CheckHistoryRetention(d); err != nil {
+			c.reject("WithHistoryRetention", d.String(), err.Error())
 			return
 		}
 		c.history = d
@@ -191,23 +184,17 @@ func WithHistoryRetention(d time.Duration) Option {
 // service, an empty status every terminal status; the most specific rule
 // wins (service and status, then service, then status). A status that is
 // not terminal, a service that is not a valid name, and d below
-// RetentionMin are errors; d is rounded down to the ms. A run's retention
-// is settled when it is created, from the rules of the process creating
-// it, and kept with the run (field q), so processes sharing a prefix
-// should share their rules.
+// [store.RetentionMin] are errors; d is rounded down to the ms. A run's
+// retention is settled when it is created, from the rules of the process
+// creating it, and kept with the run (field q), so processes sharing a
+// prefix should share their rules.
 func WithRetentionFor(service string, status store.RunStatus, d time.Duration) Option {
 	return func(c *config) {
-		what := service + "/" + string(status)
-		switch {
-		case service != "" && ids.Check(service) != nil:
-			c.reject("WithRetentionFor", clip(service), "service "+ids.Check(service).Error())
-		case status != "" && !status.Terminal():
-			c.reject("WithRetentionFor", string(status), "want a terminal status or \"\"")
-		case d < RetentionMin:
-			c.reject("WithRetentionFor", what+" "+d.String(), "want at least "+RetentionMin.String())
-		default:
-			c.rules = append(c.rules, retentionRule{service, status, d})
+		if err := store.CheckRetentionFor(service, status, d); err != nil {
+			c.reject("WithRetentionFor", ids.Quote(service)+", "+ids.Quote(string(status))+", "+d.String(), err.Error())
+			return
 		}
+		c.rules = append(c.rules, retentionRule{service, status, d})
 	}
 }
 
@@ -248,12 +235,13 @@ func WithCompression(thresholdBytes int) Option {
 // [store.ErrResultTooLarge] on its own, before anything is sent: nothing
 // applies for it, its lease still holds, and the rest of the batch applies
 // as usual (a result Redis refuses would fail the whole call). Defaults to
-// MaxResultBytesDefault; below 1 or above MaxResultBytesMax is an error,
-// and a server whose proto-max-bulk-len is lower needs a value below it.
+// [store.MaxResultBytesDefault]; below 1 or above [store.MaxResultBytesMax]
+// is an error, and a server whose proto-max-bulk-len is lower needs a
+// value below it.
 func WithMaxResultBytes(n int) Option {
 	return func(c *config) {
-		if n < 1 || n > MaxResultBytesMax {
-			c.reject("WithMaxResultBytes", strconv.Itoa(n), "want 1.."+strconv.Itoa(MaxResultBytesMax))
+		if err := store.CheckMaxResultBytes(n); err != nil {
+			c.reject("WithMaxResultBytes", strconv.Itoa(n), err.Error())
 			return
 		}
 		c.maxResult = n

@@ -48,9 +48,9 @@ func TestOptionsRejected(t *testing.T) {
 		{WithCompression(-1), "redisstore.WithCompression(-1): must not be negative"},
 		{WithMaxResultBytes(0), "redisstore.WithMaxResultBytes(0): want 1..536870911"},
 		{WithMaxResultBytes(-1), "redisstore.WithMaxResultBytes(-1): want 1..536870911"},
-		{WithMaxResultBytes(MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870912): want 1..536870911"},
+		{WithMaxResultBytes(store.MaxResultBytesMax + 1), "redisstore.WithMaxResultBytes(536870912): want 1..536870911"},
 		{WithTaskLogLimit(0, 10), "redisstore.WithTaskLogLimit(0, 10): want 1..100000 lines and 1..16777216 bytes"},
-		{WithTaskLogLimit(10, TaskLogBytesMax+1), "redisstore.WithTaskLogLimit(10, 16777217): want 1..100000 lines and 1..16777216 bytes"},
+		{WithTaskLogLimit(10, store.TaskLogBytesMax+1), "redisstore.WithTaskLogLimit(10, 16777217): want 1..100000 lines and 1..16777216 bytes"},
 	} {
 		s, err := New(context.Background(), c, tc.opt, WithLogger(discardLogger()))
 		require.Nil(t, s, tc.message)
@@ -69,6 +69,10 @@ func TestOptionsRejected(t *testing.T) {
 
 	_, err = New(context.Background(), nil)
 	require.ErrorIs(t, err, store.ErrInvalidOption)
+
+	s, err := New(context.Background(), c, WithLogger(discardLogger()), nil)
+	require.Nil(t, s)
+	require.ErrorIs(t, err, store.ErrInvalidOption, "a nil option is refused, not called")
 }
 
 // TestOptionsAccepted checks the defaults of options not given, the bounds
@@ -81,13 +85,13 @@ func TestOptionsAccepted(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, PrefixDefault, s.cfg.prefix)
 	require.Equal(t, ShardsDefault, s.cfg.shards)
-	require.Equal(t, RetentionDefault, s.cfg.retention)
+	require.Equal(t, store.RetentionDefault, s.cfg.retention)
 	require.Zero(t, s.cfg.compress, "compression is off by default")
 	require.Nil(t, s.cfg.clock, "Redis TIME by default")
-	require.Equal(t, MaxResultBytesDefault, s.cfg.maxResult)
+	require.Equal(t, store.MaxResultBytesDefault, s.cfg.maxResult)
 
 	clk := fakeclock.New(goldenStart)
-	s, err = New(ctx, c, WithPrefix(strings.Repeat("p", 128)), WithShards(MaxShards), WithRetention(RetentionMin),
+	s, err = New(ctx, c, WithPrefix(strings.Repeat("p", 128)), WithShards(MaxShards), WithRetention(store.RetentionMin),
 		WithCompression(0), WithClock(clk), WithLogger(nil), WithStrictEviction())
 	if err != nil {
 		// miniredis hides its eviction policy; every option passed.
@@ -101,9 +105,9 @@ func TestOptionsAccepted(t *testing.T) {
 	require.Equal(t, "a.b_c-1", s.cfg.prefix)
 	require.Equal(t, int64(1), s.retentionMs(), "retention is kept in ms, rounded down")
 	require.Equal(t, 1, s.cfg.compress)
-	s, err = New(ctx, c, WithMaxResultBytes(MaxResultBytesMax), WithLogger(discardLogger()))
+	s, err = New(ctx, c, WithMaxResultBytes(store.MaxResultBytesMax), WithLogger(discardLogger()))
 	require.NoError(t, err)
-	require.Equal(t, MaxResultBytesMax, s.cfg.maxResult)
+	require.Equal(t, store.MaxResultBytesMax, s.cfg.maxResult)
 
 	var cfg config
 	for _, o := range []Option{WithClock(clk), WithClock(nil), WithLogger(nil)} {

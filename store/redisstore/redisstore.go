@@ -111,7 +111,8 @@ type Store struct {
 // after the store's last use; the store never closes it.
 //
 // New answers an error wrapping [store.ErrInvalidOption] for a nil client,
-// and one [*store.OptionError] per option given out of range, joined. It
+// or a nil option, and one [*store.OptionError] per option given out of
+// range, joined (the shared options refuse what memstore's refuse). It
 // then checks the server's maxmemory-policy (see [WithStrictEviction]) and
 // answers [ErrEvictionPolicy] when strict mode refuses it. Last, it
 // records the shard count and key layout under the prefix on first use, or
@@ -122,7 +123,11 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 		return nil, fmt.Errorf("redisstore: nil client: %w", store.ErrInvalidOption)
 	}
 	var cfg config
-	for _, o := range opts {
+	for i, o := range opts {
+		if o == nil {
+			cfg.errs = append(cfg.errs, fmt.Errorf("redisstore: option %d is nil: %w", i, store.ErrInvalidOption))
+			continue
+		}
 		o(&cfg)
 	}
 	if err := cfg.err(); err != nil {

@@ -92,7 +92,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 	t.Cleanup(func() { c.Close() })
 	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
 		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64),
-		redisstore.WithHistoryRetention(3*redisstore.RetentionDefault))
+		redisstore.WithHistoryRetention(3*store.RetentionDefault))
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,
@@ -101,7 +101,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 			clk.Advance(d)
 			m.FastForward(d)
 		},
-		Caps: storetest.Caps{ExpiresKeys: true, Retention: redisstore.RetentionDefault, HistoryRetention: 3 * redisstore.RetentionDefault, MaxResultBytes: maxResultBytes,
+		Caps: storetest.Caps{ExpiresKeys: true, Retention: store.RetentionDefault, HistoryRetention: 3 * store.RetentionDefault, MaxResultBytes: maxResultBytes,
 			TaskLogLines: 5, TaskLogBytes: 64},
 	}
 }

@@ -12,29 +12,16 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Task log caps: how much of the lines a task's attempts log the store
-// keeps, and the bounds WithTaskLogLimit takes.
-const (
-	// TaskLogLinesDefault is the most lines kept per task, all attempts.
-	TaskLogLinesDefault = 1000
-	// TaskLogBytesDefault is the most bytes of line text kept per task.
-	TaskLogBytesDefault = 256 << 10
-	// TaskLogLinesMax and TaskLogBytesMax bound WithTaskLogLimit: a run's
-	// log hash is read whole by TaskLogRead.
-	TaskLogLinesMax = 100000
-	TaskLogBytesMax = 16 << 20
-)
-
 // WithTaskLogLimit caps the lines the attempts of one task log (see
 // [store.TaskLogStore]): at most lines lines and bytes bytes of text per
 // task, all attempts together; the lines past the cap are counted as
-// dropped. Defaults to TaskLogLinesDefault and TaskLogBytesDefault; values
-// below 1 or above TaskLogLinesMax and TaskLogBytesMax are errors.
+// dropped. Defaults to [store.TaskLogLinesDefault] and
+// [store.TaskLogBytesDefault]; values below 1 or above
+// [store.TaskLogLinesMax] and [store.TaskLogBytesMax] are errors.
 func WithTaskLogLimit(lines, bytes int) Option {
 	return func(c *config) {
-		if lines < 1 || lines > TaskLogLinesMax || bytes < 1 || bytes > TaskLogBytesMax {
-			c.reject("WithTaskLogLimit", strconv.Itoa(lines)+", "+strconv.Itoa(bytes),
-				"want 1.."+strconv.Itoa(TaskLogLinesMax)+" lines and 1.."+strconv.Itoa(TaskLogBytesMax)+" bytes")
+		if err := store.CheckTaskLogLimit(lines, bytes); err != nil {
+			c.reject("WithTaskLogLimit", strconv.Itoa(lines)+", "+strconv.Itoa(bytes), err.Error())
 			return
 		}
 		c.logLines, c.logBytes = lines, bytes
