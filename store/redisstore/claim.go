@@ -87,7 +87,7 @@ func (s *Store) claimOrder(rid string) []int {
 // claimShards claims on the shards not in skip, in claimOrder, until
 // params.Limit tasks are taken; taken counts those taken before, and the
 // new count is returned. A replayed claim counts what the first call took
-// (see claim.lua), so a claim sent again visits the shards the first one
+// (see task_claim.lua), so a claim sent again visits the shards the first one
 // did. first reports whether res.Now is still to be set. A failure after
 // some tasks were claimed keeps them.
 func (s *Store) claimShards(ctx context.Context, params *store.TaskClaimParams, queues []string, res *store.TaskClaimResult, skip map[int]bool, first bool, taken int) (int, error) {
@@ -111,7 +111,7 @@ func (s *Store) claimShards(ctx context.Context, params *store.TaskClaimParams, 
 				}
 			}
 		}
-		v, err := s.runScript(ctx, scriptClaim, keys,
+		v, err := s.runScript(ctx, scriptTaskClaim, keys,
 			s.claimStepArg(params), s.keys.base(shard), params.WorkerID, left, leaseMs, len(queues), promoteBound, more, handlersArg(params.Handlers), sharesArg(params.Shares))
 		if err != nil {
 			if len(res.Tasks) > 0 {
@@ -129,7 +129,7 @@ func (s *Store) claimShards(ctx context.Context, params *store.TaskClaimParams, 
 	return taken, nil
 }
 
-// readClaim reads the claim part of a script reply (see claim.lua) into
+// readClaim reads the claim part of a script reply (see task_claim.lua) into
 // res and returns how many tasks the claim took (a replay took more than
 // it answers when some have moved on since); first sets res.Now.
 func (s *Store) readClaim(r *reply, res *store.TaskClaimResult, first bool) (int, error) {

@@ -48,7 +48,7 @@ import (
 //	   run is read as it is; the new version keeps a plait of version 4,
 //	   which knows no t, from reading such a record as corrupt.
 //	   A replayed run has field g, its generation (absent: 0), written by
-//	   replay_run.lua alone. It is a field of its own and changes no other
+//	   run_replay.lua alone. It is a field of its own and changes no other
 //	   field's layout, so it takes no version: a reader that does not know
 //	   it reads a replayed run as it is, at generation 0.
 //	4  version 3, with each attempt record in a field

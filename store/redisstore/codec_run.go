@@ -183,7 +183,7 @@ func offTime(created, off int64) time.Time {
 }
 
 // decodeRun builds a run from its hash fields (HGETALL, or the fields
-// cancel_run.lua answers with). Field i comes first: its version governs
+// run_cancel.lua answers with). Field i comes first: its version governs
 // every other field.
 func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	ms, ok := h["m"]

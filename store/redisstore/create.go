@@ -74,8 +74,8 @@ func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 // Round trips: the create script, with an id from the store's block (one
 // INCRBY of the sequence per idBlockSize runs; a keyed run of more than
 // createChunk tasks looks up its key index first). A run of more than createChunk
-// tasks is written by one create_part.lua call per chunk and committed by
-// create_run.lua, all in one pipeline: still one round trip, each script
+// tasks is written by one run_create_part.lua call per chunk and committed by
+// run_create.lua, all in one pipeline: still one round trip, each script
 // bounded by the chunk, and the run invisible until the commit.
 func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*store.RunCreateResult, error) {
 	req, found, err := s.prepareCreate(ctx, params)
@@ -84,7 +84,7 @@ func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*
 	}
 	var v []any
 	if req.parts == nil {
-		v, err = s.runScript(ctx, scriptCreateRun, req.keys, req.args...)
+		v, err = s.runScript(ctx, scriptRunCreate, req.keys, req.args...)
 	} else {
 		v, err = s.createInParts(ctx, req.keys, req.parts, req.args)
 	}
@@ -94,7 +94,7 @@ func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*
 	return s.createAnswer(ctx, req, v)
 }
 
-// createReq is one run's create, ready to send: create_run.lua's keys and
+// createReq is one run's create, ready to send: run_create.lua's keys and
 // arguments, and the parts written before it for a large run.
 type createReq struct {
 	params *store.RunCreateParams
@@ -234,7 +234,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	return &createReq{params: params, wf: wf, id: id, keys: keys, args: args, parts: parts}, nil, nil
 }
 
-// createAnswer reads create_run.lua's reply.
+// createAnswer reads run_create.lua's reply.
 func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*store.RunCreateResult, error) {
 	r := &reply{v: v}
 	code, val := r.int(), r.str()
@@ -257,7 +257,7 @@ func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*sto
 	return &store.RunCreateResult{Run: newRunRecord(req.id, req.wf, req.params, created)}, nil
 }
 
-// createInParts sends one create_part.lua per part and the commit in one
+// createInParts sends one run_create_part.lua per part and the commit in one
 // pipeline. A pipeline cannot fall back from EVALSHA to EVAL per command,
 // so on NOSCRIPT it loads the scripts and sends the pipeline again (parts
 // are idempotent until the commit, and a commit that found parts missing
@@ -267,12 +267,12 @@ func (s *Store) createInParts(ctx context.Context, keys []string, parts [][]any,
 	for try := 0; ; try++ {
 		pipe := s.client.Pipeline()
 		for _, p := range parts {
-			scriptCreatePart.eval.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
+			scriptRunCreatePart.eval.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
 		}
-		last := scriptCreateRun.eval.EvalSha(ctx, pipe, keys, commit...)
+		last := scriptRunCreate.eval.EvalSha(ctx, pipe, keys, commit...)
 		cmds, err := pipe.Exec(ctx)
 		if err != nil && try == 0 && hasNoScript(cmds) {
-			for _, sc := range []*redis.Script{scriptCreatePart.eval, scriptCreateRun.eval} {
+			for _, sc := range []*redis.Script{scriptRunCreatePart.eval, scriptRunCreate.eval} {
 				if err := sc.Load(ctx, s.client).Err(); err != nil {
 					return nil, mapErr(err)
 				}

@@ -75,7 +75,7 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreatePara
 	return out, nil
 }
 
-// sendCreates sends create_run.lua for each request in one pipeline and
+// sendCreates sends run_create.lua for each request in one pipeline and
 // returns each reply or each refusal. A pipeline cannot fall back per
 // command, so when the server lacks the script or the function library
 // (a restart emptied it) it loads them and sends the whole pipeline again:
@@ -85,7 +85,7 @@ func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []
 	for i, r := range reqs {
 		calls[i] = scriptCall{keys: r.keys, args: r.args}
 	}
-	cmds, execErr := s.pipeline(ctx, scriptCreateRun, calls, false)
+	cmds, execErr := s.pipeline(ctx, scriptRunCreate, calls, false)
 	replies := make([][]any, len(reqs))
 	errs := make([]error, len(reqs))
 	answered := 0

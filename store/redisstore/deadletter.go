@@ -175,7 +175,7 @@ func (s *Store) readDeadLetters(ctx context.Context, cands []deadCandidate) ([]s
 }
 
 // DeadLetterPurge removes the named letters from the index and the runs'
-// lists, one dead_purge.lua call per shard named. See
+// lists, one dead_letter_purge.lua call per shard named. See
 // [store.DeadLetterStore].
 func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPurgeParams) (*store.DeadLetterPurgeResult, error) {
 	byShard := map[int][]any{}
@@ -191,7 +191,7 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPur
 	}
 	res := &store.DeadLetterPurgeResult{}
 	for shard, args := range byShard {
-		v, err := s.runScript(ctx, scriptDeadPurge, []string{s.keys.deadIndex(shard)}, args...)
+		v, err := s.runScript(ctx, scriptDeadLetterPurge, []string{s.keys.deadIndex(shard)}, args...)
 		if err != nil {
 			return nil, err
 		}

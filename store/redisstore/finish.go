@@ -97,7 +97,7 @@ func (s *Store) finishBatches(outcomes []store.TaskOutcome, out []store.TaskFini
 }
 
 // outcomeArgs appends the run hash keys and the 7 arguments per outcome of
-// one shard's batch (see finish.lua).
+// one shard's batch (see task_finish.lua).
 func (s *Store) outcomeArgs(b shardBatch, outcomes []store.TaskOutcome, results []string, keys []string, args []any) ([]string, []any) {
 	for _, i := range b.idx {
 		o := &outcomes[i]
@@ -148,12 +148,12 @@ func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) 
 	return out, nil
 }
 
-// finishShard applies one shard's outcomes with finish.lua.
+// finishShard applies one shard's outcomes with task_finish.lua.
 func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []store.TaskOutcome, results []string, out []store.TaskFinishResult) error {
 	keys, args := s.outcomeArgs(b, outcomes, results,
 		[]string{s.keys.active(b.shard)},
 		[]any{s.stepArg(), s.keys.base(b.shard), s.retentionArg(), len(b.idx)})
-	v, err := s.runScript(ctx, scriptFinish, keys, args...)
+	v, err := s.runScript(ctx, scriptTaskFinish, keys, args...)
 	if err != nil {
 		return err
 	}
@@ -165,12 +165,12 @@ func (s *Store) finishShard(ctx context.Context, b shardBatch, outcomes []store.
 const memoTTL = time.Minute
 
 // TaskFinishClaim finishes, then claims. See [store.Store.TaskFinishClaim].
-// One script call (finish_claim.lua) per shard touched by the outcomes,
-// each finishing that shard's outcomes and claiming what is still wanted
-// there (where the released children are); then, while the limit is not
-// met, claims on the other shards. With one shard: one round trip. When
-// Redis refuses finish_claim.lua for memory, the outcomes are applied with
-// finish.lua, which Redis runs, and nothing is claimed.
+// One script call (task_finish_claim.lua) per shard touched by the
+// outcomes, each finishing that shard's outcomes and claiming what is still
+// wanted there (where the released children are); then, while the limit is
+// not met, claims on the other shards. With one shard: one round trip. When
+// Redis refuses task_finish_claim.lua for memory, the outcomes are applied
+// with task_finish.lua, which Redis runs, and nothing is claimed.
 func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
 	cp := &params.Claim
 	claim := cp.Limit > 0
@@ -222,7 +222,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 		if cp.RequestID != "" {
 			keys = append(keys, s.keys.claimMemo(b.shard, cp.RequestID))
 		}
-		v, err := s.runScript(ctx, scriptFinishClaim, keys, args...)
+		v, err := s.runScript(ctx, scriptTaskFinishClaim, keys, args...)
 		if errors.Is(err, store.ErrStoreFull) {
 			full = true
 			if err := s.finishShard(ctx, b, outcomes, results, out); err != nil {

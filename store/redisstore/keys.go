@@ -16,7 +16,7 @@ import (
 //	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task ends
 //	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
 //	<prefix>:{<shard>}:dl                dead letters of the shard (zset, score dead-lettered ms, member "<run> <task>")
-//	<prefix>:{<shard>}:tl:<run>          lines the run's tasks logged (hash; tasklog.go, log_append.lua)
+//	<prefix>:{<shard>}:tl:<run>          lines the run's tasks logged (hash; tasklog.go, task_log_append.lua)
 //	<prefix>:{<shard>}:h:<run>           attempt records kept past the run (hash of its m, i, o, s: and a: fields)
 //	<prefix>:{<shard>}:q:<queue>:<prio>  ready list of one (queue, priority), prio 0 (low) .. 3 (urgent)
 //	<prefix>:{<shard>}:z:<queue>         delayed zset of one queue, score = due time (ms)

@@ -94,18 +94,18 @@ func TestScriptKeysShareSlot(t *testing.T) {
 	s := &Store{keys: keys{prefix: "p"}, cfg: config{shards: 4}}
 	for shard := 0; shard < 4; shard++ {
 		sets := map[string][]string{
-			"create_run":  {s.keys.run(shard, "8"), s.keys.keyIndex(shard, "k")},
-			"create_part": {s.keys.run(shard, "8")},
-			"claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
+			"run_create":      {s.keys.run(shard, "8"), s.keys.keyIndex(shard, "k")},
+			"run_create_part": {s.keys.run(shard, "8")},
+			"task_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu", "a.b-c_d"})...),
 				s.keys.claimMemo(shard, "req-1")),
-			"finish": {s.keys.active(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
-			"finish_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu"})...),
+			"task_finish": {s.keys.active(shard), s.keys.run(shard, "4"), s.keys.run(shard, "12")},
+			"task_finish_claim": append(append([]string{s.keys.active(shard)}, s.queueKeys(shard, []string{"default", "gpu"})...),
 				s.keys.run(shard, "4"), s.keys.claimMemo(shard, "req-1")),
-			"extend":     {s.keys.active(shard), s.keys.run(shard, "4")},
-			"sweep":      {s.keys.active(shard)},
-			"cancel_run": {s.keys.run(shard, "4")},
-			"ready_wait": s.wakeKeys(shard, []string{"default", "gpu"}),
-			"run_wait":   {s.keys.done(shard, "4")},
+			"lease_extend": {s.keys.active(shard), s.keys.run(shard, "4")},
+			"lease_sweep":  {s.keys.active(shard)},
+			"run_cancel":   {s.keys.run(shard, "4")},
+			"ready_wait":   s.wakeKeys(shard, []string{"default", "gpu"}),
+			"run_wait":     {s.keys.done(shard, "4")},
 			// keys the scripts build from the shard base
 			"lua-built": {s.keys.base(shard) + "r:99", s.keys.base(shard) + "w:99", s.keys.base(shard) + "q:x:2", s.keys.base(shard) + "z:x",
 				s.keys.base(shard) + "n:x", s.keys.base(shard) + "p:99:t", s.keys.base(shard) + "x:99", s.keys.base(shard) + "k:y"},

@@ -48,7 +48,7 @@ func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams
 			continue
 		}
 		args[2] = len(sent)
-		v, err := s.runScript(ctx, scriptExtend, keys, args...)
+		v, err := s.runScript(ctx, scriptLeaseExtend, keys, args...)
 		if err != nil {
 			return nil, err
 		}

@@ -95,7 +95,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatPa
 		}
 		args = append(args, t.Seq, historyEntry(t))
 	}
-	v, err := s.runScript(ctx, scriptNodeBeat, keys, args...)
+	v, err := s.runScript(ctx, scriptNodeHeartbeat, keys, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -16,12 +16,12 @@ import (
 // its shard (keys.go: ia, it:<status>, iw:<workflow>, is:<service>,
 // iu:<service>:<tenant>), zsets scored by creation (ms) with the run id as
 // member, kept by run_index (lua/lib_status.lua) inside the transitions.
-// A query reads one page per shard with query_runs.lua, all shards in one
+// A query reads one page per shard with run_list.lua, all shards in one
 // pipeline, merges them by (score, id) descending, then reads the page's
 // runs in a second pipeline: two round trips a page whatever the shard
 // count.
 
-// queryBudget bounds the index entries query_runs.lua reads per key and
+// queryBudget bounds the index entries run_list.lua reads per key and
 // call, beyond the page itself: a status filter on a service or workflow
 // index skips runs in other statuses, and a call must stay short.
 const queryBudget = 1000
@@ -145,7 +145,7 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 		keys, letters := s.queryKeys(sh, f)
 		calls[sh] = scriptCall{keys: keys, args: []any{s.keys.base(sh), max, cid, min, want, letters, queryBudget + want}}
 	}
-	replies, err := s.pipeScripts(ctx, scriptQueryRuns, calls)
+	replies, err := s.pipeScripts(ctx, scriptRunList, calls)
 	if err != nil {
 		return nil, err
 	}
@@ -308,14 +308,14 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 	return out, nil
 }
 
-// RunDelete deletes a finished run with delete_run.lua. See
+// RunDelete deletes a finished run with run_delete.lua. See
 // [store.QueryStore.RunDelete].
 func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) error {
 	shard, err := s.runShard(params.ID)
 	if err != nil {
 		return err
 	}
-	v, err := s.runScript(ctx, scriptDeleteRun, []string{s.keys.run(shard, params.ID)}, s.stepArg(), s.keys.base(shard), params.ID)
+	v, err := s.runScript(ctx, scriptRunDelete, []string{s.keys.run(shard, params.ID)}, s.stepArg(), s.keys.base(shard), params.ID)
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) er
 
 // RunPrune removes the runs whose retention is over, shard after shard,
 // until params.Limit runs are pruned. See [store.QueryStore.RunPrune]. One
-// prune_runs.lua call per shard visited.
+// run_prune.lua call per shard visited.
 func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*store.RunPruneResult, error) {
 	if params.Limit < 1 {
 		return nil, fmt.Errorf("redisstore: prune limit %d: %w", params.Limit, store.ErrInvalidArgument)
@@ -344,7 +344,7 @@ func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*st
 			out.More = true
 			break
 		}
-		v, err := s.runScript(ctx, scriptPruneRuns, []string{s.keys.expiryLists(sh)}, s.stepArg(), s.keys.base(sh), left)
+		v, err := s.runScript(ctx, scriptRunPrune, []string{s.keys.expiryLists(sh)}, s.stepArg(), s.keys.base(sh), left)
 		if err != nil {
 			return out, err
 		}

@@ -231,7 +231,7 @@ func (s *Store) wakeKeys(shard int, queues []string) []string {
 
 // queueKeys returns, per queue, its delayed zset, its four ready lists
 // (urgent first) and the index of its tasks set aside by handler: the KEYS
-// layout claim.lua and finish_claim.lua expect.
+// layout task_claim.lua and task_finish_claim.lua expect.
 func (s *Store) queueKeys(shard int, queues []string) []string {
 	out := make([]string, 0, queueKeyCount*len(queues))
 	for _, q := range queues {

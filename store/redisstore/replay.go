@@ -8,7 +8,7 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Reply codes of replay_run.lua beyond the shared ones (scripts.go).
+// Reply codes of run_replay.lua beyond the shared ones (scripts.go).
 const (
 	replayExisting    = 7  // the generation asked for is open already
 	replayConflict    = 8  // the run is active or at another generation
@@ -17,7 +17,7 @@ const (
 )
 
 // RunReplay opens the next generation of a finished run in one call of
-// replay_run.lua: the named tasks (or every failed, dead, cancelled and
+// run_replay.lua: the named tasks (or every failed, dead, cancelled and
 // skipped one) and every task below them go back to pending, their dead
 // letters leave the lists, and the run's keys lose their retention until
 // the generation ends. See [store.ReplayStore]. One round trip.
@@ -42,7 +42,7 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.runScript(ctx, scriptReplayRun, []string{s.keys.run(shard, params.RunID)},
+	v, err := s.runScript(ctx, scriptRunReplay, []string{s.keys.run(shard, params.RunID)},
 		s.stepArg(), s.keys.base(shard), s.retentionArg(), params.RunID, params.Generation,
 		strings.Join(params.Tasks, " "))
 	if err != nil {

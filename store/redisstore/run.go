@@ -30,7 +30,7 @@ func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*
 	if err != nil {
 		return nil, err
 	}
-	v, err := s.runScript(ctx, scriptCancelRun, []string{s.keys.run(shard, params.ID)},
+	v, err := s.runScript(ctx, scriptRunCancel, []string{s.keys.run(shard, params.ID)},
 		s.stepArg(), s.keys.base(shard), s.retentionArg(), params.ID, params.Reason)
 	if err != nil {
 		return nil, err

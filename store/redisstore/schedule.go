@@ -24,7 +24,7 @@ import (
 //	ScheduleList        2: ZRANGEBYSCORE (due) or ZRANGEBYLEX (names), then
 //	                    one pipeline of HGETALL
 //	ScheduleDelete      1: MULTI DEL, ZREM, ZREM
-//	ScheduleRecordFire  1: schedule_fire.lua
+//	ScheduleRecordFire  1: schedule_record_fire.lua
 //	LeaderAcquire       1: leader_acquire.lua
 //	LeaderRelease       1: leader_release.lua
 
@@ -99,7 +99,7 @@ func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSavePara
 		return nil, err
 	}
 	k := s.keys
-	v, err := s.runScript(ctx, scriptSchedSave, []string{k.schedule(params.Name), k.scheduleDue(), k.scheduleNames()},
+	v, err := s.runScript(ctx, scriptScheduleSave, []string{k.schedule(params.Name), k.scheduleDue(), k.scheduleNames()},
 		s.nowArg(), params.Name, params.Definition, msArg(params.NextFire))
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRe
 	}
 	k := s.keys
 	last, run := msArg(params.LastFire), params.LastRunID
-	v, err := s.runScript(ctx, scriptSchedFire, []string{k.leader(), k.schedule(params.Name), k.scheduleDue()},
+	v, err := s.runScript(ctx, scriptScheduleRecordFire, []string{k.leader(), k.schedule(params.Name), k.scheduleDue()},
 		s.nowArg(), params.Name, params.LeaderEpoch, params.Version, msArg(params.NextFire), last, run)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquirePa
 	if params.Holder == "" || params.TTL < time.Millisecond {
 		return nil, fmt.Errorf("redisstore: leader acquire needs a holder and a TTL of at least 1ms: %w", store.ErrInvalidArgument)
 	}
-	v, err := s.runScript(ctx, scriptLeaderTake, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch, ceilDurMillis(params.TTL))
+	v, err := s.runScript(ctx, scriptLeaderAcquire, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch, ceilDurMillis(params.TTL))
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +242,6 @@ func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquirePa
 // LeaderRelease gives the lease up in one script call. See
 // [store.ScheduleStore.LeaderRelease].
 func (s *Store) LeaderRelease(ctx context.Context, params *store.LeaderReleaseParams) error {
-	_, err := s.runScript(ctx, scriptLeaderFree, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch)
+	_, err := s.runScript(ctx, scriptLeaderRelease, []string{s.keys.leader()}, s.nowArg(), params.Holder, params.Epoch)
 	return err
 }

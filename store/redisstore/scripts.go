@@ -14,10 +14,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// One Lua script per transition family, each opening with its header:
-// KEYS, ARGV, the transition it makes, its reply, what a retried call does
-// and what happens when Redis refuses a write for memory. The scripts share
-// the lib_*.lua files (scriptLibs says which each needs):
+// One Lua script per transition family, named after the store method it
+// serves (task_claim.lua for TaskClaim; run_create_part.lua is the part of
+// RunCreate that writes a long run in chunks), each opening with its
+// header: KEYS, ARGV, the transition it makes, its reply, what a retried
+// call does and what happens when Redis refuses a write for memory. The
+// scripts share the lib_*.lua files (scriptLibs says which each needs):
 //
 //	common.lua       key builder, lease and queue entries (keys_test.go reads it)
 //	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
@@ -28,7 +30,7 @@ import (
 //	                 into the Lua tables they check, put right before it
 //	lib_delete.lua   forget_run, a finished run removed (delete, prune)
 //	lib_run.lua      a task made due, a run's end
-//	lib_cancel.lua   stop_run (cancel_run.lua, strategy stop)
+//	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children
 //	lib_claim.lua    the claim step
 //
@@ -38,23 +40,26 @@ import (
 // Round trips on the hot path (single shard; with N shards a claim and a
 // sweep visit shards one after another until their limit is met):
 //
-//	TaskClaim        1 script call (claim.lua)
-//	TaskFinish       1 script call per shard touched by the batch (finish.lua)
-//	TaskFinishClaim  1 script call (finish_claim.lua) per shard touched by
-//	                 the batch; more shards only while the claim limit is not met
-//	LeaseExtend      1 script call per shard touched by the batch (extend.lua)
-//	LeaseSweep       1 script call per shard (sweep.lua)
+//	TaskClaim        1 script call (task_claim.lua)
+//	TaskFinish       1 script call per shard touched by the batch
+//	                 (task_finish.lua)
+//	TaskFinishClaim  1 script call (task_finish_claim.lua) per shard
+//	                 touched by the batch; more shards only while the claim
+//	                 limit is not met
+//	LeaseExtend      1 script call per shard touched by the batch
+//	                 (lease_extend.lua)
+//	LeaseSweep       1 script call per shard (lease_sweep.lua)
 //	ReadyWait        BLPOP on the wake lists of its queues (no script)
-//	RunCreate        1: create_run.lua, with an id from the store's block
+//	RunCreate        1: run_create.lua, with an id from the store's block
 //	                 (one INCRBY of the sequence per idBlockSize runs); a
 //	                 run of more than createChunk tasks sends
-//	                 create_part.lua per chunk and create_run.lua in one
+//	                 run_create_part.lua per chunk and run_create.lua in one
 //	                 pipeline (still 1 round trip; 2 when keyed: the key
 //	                 index is looked up first)
-//	RunCreateMany    1 pipeline per createManyChunk runs of create_run.lua
+//	RunCreateMany    1 pipeline per createManyChunk runs of run_create.lua
 //	RunGet           1: HGETALL of the run hash
-//	RunCancel        1: cancel_run.lua answers with the run's fields
-//	RunReplay        1: replay_run.lua answers with the reset tasks and the
+//	RunCancel        1: run_cancel.lua answers with the run's fields
+//	RunReplay        1: run_replay.lua answers with the reset tasks and the
 //	                 run's fields
 //	RunWait          SUBSCRIBE to the run's channel on the store's one shared
 //	                 pub/sub connection (hub.go), HGETALL, then wait for
@@ -76,15 +81,16 @@ import (
 //     own file, falling back to EVAL on NOSCRIPT (the script cache is empty
 //     after a restart or failover), when the server has no FUNCTION command
 //     (miniredis, older servers) or refuses the load. Only the needed lib
-//     files are sent, so a small script such as extend.lua does not define
-//     the finish and claim steps on every call.
+//     files are sent, so a small script such as lease_extend.lua does not
+//     define the finish and claim steps on every call.
 //
 // A function call that finds no function (a restarted server without
 // persistence) loads the library again and retries. When Redis is out of
-// memory, the functions declared allow-oom (extend, finish, sweep, cancel:
-// see allowOOM) run whole, and the others (creates, claims) are refused up
-// front, whole; TaskFinishClaim then applies its outcomes with finish and
-// claims nothing. On the EVALSHA path (no functions) Redis refuses a
+// memory, the functions declared allow-oom (lease_extend, task_finish,
+// lease_sweep, run_cancel and the control writes: see allowOOM) run whole,
+// and the others (creates, claims) are refused up front, whole;
+// TaskFinishClaim then applies its outcomes with task_finish and claims
+// nothing. On the EVALSHA path (no functions) Redis refuses a
 // script only at its first write that needs memory, so there a claim,
 // whose first write is a removal, still runs, and an extend, whose first
 // write is a ZADD, is refused.
@@ -101,25 +107,27 @@ type script struct {
 
 // allowOOM names the functions Redis runs whole when it is out of memory:
 // those that only move work a worker holds forward or give memory back
-// (extend, finish, sweep, cancel), and the bounded control writes an
+// (lease_extend, task_finish, lease_sweep, run_cancel, run_delete,
+// run_prune, dead_letter_purge), and the bounded control writes an
 // operator needs most when Redis is full (node heartbeats, so no node
 // vanishes from the registry; drain; pause). The others, which bring new work into
 // Redis or lease more of it (creates and claims), are declared without
 // flags, so Redis refuses them up front when it is out of memory, before
 // any write: nothing is half written and the call answers
 // store.ErrStoreFull.
-var allowOOM = map[string]bool{"finish": true, "extend": true, "sweep": true, "cancel_run": true,
-	"schedule_fire": true, "leader_acquire": true, "leader_release": true,
+var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease_sweep": true, "run_cancel": true,
+	"schedule_record_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
-	"delete_run": true, "prune_runs": true, "dead_purge": true}
+	"run_delete": true, "run_prune": true, "dead_letter_purge": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
-var readOnly = map[string]bool{"query_runs": true}
+var readOnly = map[string]bool{"run_list": true}
 
-var scriptNames = []string{"create_run", "create_part", "claim", "finish", "finish_claim", "extend", "sweep", "cancel_run", "replay_run",
-	"delete_run", "prune_runs", "query_runs", "log_append", "dead_purge",
-	"schedule_save", "schedule_fire", "leader_acquire", "leader_release",
+var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_finish", "task_finish_claim",
+	"lease_extend", "lease_sweep", "run_cancel", "run_replay",
+	"run_delete", "run_prune", "run_list", "task_log_append", "dead_letter_purge",
+	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
 // libOrder is the order of the lib files: each uses only those before it.
@@ -133,56 +141,56 @@ var baseLibs = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_li
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{
-	"create_run":   {"lib_run"},
-	"create_part":  nil,
-	"claim":        {"lib_claim"},
-	"finish":       {"lib_run", "lib_cancel", "lib_finish"},
-	"finish_claim": {"lib_run", "lib_cancel", "lib_finish", "lib_claim"},
-	"extend":       nil,
-	"sweep":        {"lib_run", "lib_cancel", "lib_finish"},
-	"cancel_run":   {"lib_run", "lib_cancel"},
-	"replay_run":   {"lib_run", "lib_cancel", "lib_finish"},
+	"run_create":        {"lib_run"},
+	"run_create_part":   nil,
+	"task_claim":        {"lib_claim"},
+	"task_finish":       {"lib_run", "lib_cancel", "lib_finish"},
+	"task_finish_claim": {"lib_run", "lib_cancel", "lib_finish", "lib_claim"},
+	"lease_extend":      nil,
+	"lease_sweep":       {"lib_run", "lib_cancel", "lib_finish"},
+	"run_cancel":        {"lib_run", "lib_cancel"},
+	"run_replay":        {"lib_run", "lib_cancel", "lib_finish"},
 	// The schedule scripts use only now_ms and int of common.lua.
-	"schedule_save":  nil,
-	"schedule_fire":  nil,
-	"leader_acquire": nil,
-	"leader_release": nil,
+	"schedule_save":        nil,
+	"schedule_record_fire": nil,
+	"leader_acquire":       nil,
+	"leader_release":       nil,
 	// So do the node scripts.
 	"node_heartbeat": nil,
 	"node_drain":     nil,
 	"queue_pause":    nil,
 	// The query scripts: delete and prune share forget_run.
-	"delete_run": {"lib_delete"},
-	"prune_runs": {"lib_delete"},
-	"query_runs": nil,
-	// log_append reads a task's state with state_parse of lib_codec.lua.
-	"log_append": nil,
-	// dead_purge uses key and entry of common.lua.
-	"dead_purge": nil,
+	"run_delete": {"lib_delete"},
+	"run_prune":  {"lib_delete"},
+	"run_list":   nil,
+	// task_log_append reads a task's state with state_parse of lib_codec.lua.
+	"task_log_append": nil,
+	// dead_letter_purge uses key and entry of common.lua.
+	"dead_letter_purge": nil,
 }
 
 var (
-	scriptCreateRun   = newScript("create_run")
-	scriptCreatePart  = newScript("create_part")
-	scriptClaim       = newScript("claim")
-	scriptFinish      = newScript("finish")
-	scriptFinishClaim = newScript("finish_claim")
-	scriptExtend      = newScript("extend")
-	scriptSweep       = newScript("sweep")
-	scriptCancelRun   = newScript("cancel_run")
-	scriptReplayRun   = newScript("replay_run")
-	scriptSchedSave   = newScript("schedule_save")
-	scriptSchedFire   = newScript("schedule_fire")
-	scriptLeaderTake  = newScript("leader_acquire")
-	scriptLeaderFree  = newScript("leader_release")
-	scriptNodeBeat    = newScript("node_heartbeat")
-	scriptNodeDrain   = newScript("node_drain")
-	scriptQueuePause  = newScript("queue_pause")
-	scriptDeleteRun   = newScript("delete_run")
-	scriptPruneRuns   = newScript("prune_runs")
-	scriptQueryRuns   = newScript("query_runs")
-	scriptLogAppend   = newScript("log_append")
-	scriptDeadPurge   = newScript("dead_purge")
+	scriptRunCreate          = newScript("run_create")
+	scriptRunCreatePart      = newScript("run_create_part")
+	scriptTaskClaim          = newScript("task_claim")
+	scriptTaskFinish         = newScript("task_finish")
+	scriptTaskFinishClaim    = newScript("task_finish_claim")
+	scriptLeaseExtend        = newScript("lease_extend")
+	scriptLeaseSweep         = newScript("lease_sweep")
+	scriptRunCancel          = newScript("run_cancel")
+	scriptRunReplay          = newScript("run_replay")
+	scriptScheduleSave       = newScript("schedule_save")
+	scriptScheduleRecordFire = newScript("schedule_record_fire")
+	scriptLeaderAcquire      = newScript("leader_acquire")
+	scriptLeaderRelease      = newScript("leader_release")
+	scriptNodeHeartbeat      = newScript("node_heartbeat")
+	scriptNodeDrain          = newScript("node_drain")
+	scriptQueuePause         = newScript("queue_pause")
+	scriptRunDelete          = newScript("run_delete")
+	scriptRunPrune           = newScript("run_prune")
+	scriptRunList            = newScript("run_list")
+	scriptTaskLogAppend      = newScript("task_log_append")
+	scriptDeadLetterPurge    = newScript("dead_letter_purge")
 )
 
 // library is the source of the function library and libraryName its name,

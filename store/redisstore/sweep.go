@@ -23,7 +23,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) 
 			res.More = res.More || i < len(order)
 			break
 		}
-		v, err := s.runScript(ctx, scriptSweep, []string{s.keys.active(shard)},
+		v, err := s.runScript(ctx, scriptLeaseSweep, []string{s.keys.active(shard)},
 			s.stepArg(), s.keys.base(shard), s.retentionArg(), left, params.CrashLimit)
 		if err != nil {
 			return nil, err

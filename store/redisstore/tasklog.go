@@ -29,7 +29,7 @@ func WithTaskLogLimit(lines, bytes int) Option {
 }
 
 // TaskLogAppend stores lines of an attempt under the task's cap. See
-// [store.TaskLogStore]. One round trip (log_append.lua).
+// [store.TaskLogStore]. One round trip (task_log_append.lua).
 func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendParams) (*store.TaskLogAppendResult, error) {
 	shard, err := s.runShard(params.Lease.RunID)
 	if err != nil {
@@ -42,7 +42,7 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendPa
 		args = append(args, strconv.FormatInt(l.Time.UnixMilli(), 10)+","+strconv.Itoa(int(l.Level))+","+
 			strconv.Itoa(len(l.Text))+";"+l.Text)
 	}
-	v, err := s.runScript(ctx, scriptLogAppend, []string{s.keys.run(shard, id), s.keys.taskLogs(shard, id)}, args...)
+	v, err := s.runScript(ctx, scriptTaskLogAppend, []string{s.keys.run(shard, id), s.keys.taskLogs(shard, id)}, args...)
 	if err != nil {
 		return nil, err
 	}

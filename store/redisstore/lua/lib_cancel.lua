@@ -1,5 +1,5 @@
 -- lib_cancel.lua: stop_run, the cancel of a whole run, shared by
--- cancel_run.lua and by a failure under the stop strategy (lib_finish.lua).
+-- run_cancel.lua and by a failure under the stop strategy (lib_finish.lua).
 
 -- stop_run cancels every unfinished task and ends the run with status st.
 -- Running tasks lose their lease (epoch + 1, attempt record "cancelled").

@@ -1,4 +1,5 @@
--- lib_claim.lua: the claim step, shared by claim.lua and finish_claim.lua.
+-- lib_claim.lua: the claim step, shared by task_claim.lua and
+-- task_finish_claim.lua.
 
 -- parent_results appends, after position at of got, a pair parentName,
 -- result per parent in ps (a task's u: field) that succeeded, and returns
@@ -351,12 +352,13 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   out[head + 4] = n
 end
 
--- The claim memory c:<request> (claim.lua, finish_claim.lua) keeps what a
--- call sent with a request id did, for as long as its leases last, so that
--- the same call sent again (its reply was lost) answers it instead of
--- claiming again. One string: per finish outcome "<code><run status
--- letter>,", then "|", then "<run>:<task>:<epoch>" per claimed task, space
--- separated (run ids, task names and epochs hold neither ':' nor ' ').
+-- The claim memory c:<request> (task_claim.lua, task_finish_claim.lua)
+-- keeps what a call sent with a request id did, for as long as its leases
+-- last, so that the same call sent again (its reply was lost) answers it
+-- instead of claiming again. One string: per finish outcome
+-- "<code><run status letter>,", then "|", then "<run>:<task>:<epoch>" per
+-- claimed task, space separated (run ids, task names and epochs hold
+-- neither ':' nor ' ').
 
 -- remember writes the memory of a call: the codes of its n outcomes, the
 -- first 2n values of out, and the tasks in memo, for lease ms (the digits

@@ -149,7 +149,7 @@ end
 -- set_queued keeps in field w:<task> when the task became ready to run,
 -- or the due time it waits for when delayed, as ms after the run's
 -- creation (a string): the queued time of its next attempt record. Every
--- move to ready or to a delayed status sets it (create_run for roots,
+-- move to ready or to a delayed status sets it (run_create for roots,
 -- make_due, a retry, a release, a lost lease), but for the move of a due
 -- delayed task to ready, which keeps its due time, and a claim given back
 -- unstarted, which keeps the time it was first queued.

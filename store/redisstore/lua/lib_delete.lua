@@ -1,5 +1,5 @@
 -- lib_delete.lua: forget_run, the removal of a finished run with everything
--- it owns, shared by delete_run.lua (on request) and prune_runs.lua (at the
+-- it owns, shared by run_delete.lua (on request) and run_prune.lua (at the
 -- end of its retention).
 
 -- forget_run deletes finished run id of status letter st: its hash, its

@@ -1,7 +1,7 @@
--- lib_finish.lua: the finish step, shared by finish.lua and
--- finish_claim.lua, and sweep.lua's failure path: an attempt's outcome
--- applied to its task, the edges out of a task that ended, and the run's
--- end.
+-- lib_finish.lua: the finish step, shared by task_finish.lua and
+-- task_finish_claim.lua, and lease_sweep.lua's failure path: an attempt's
+-- outcome applied to its task, the edges out of a task that ended, and the
+-- run's end.
 --
 -- Per-event work is bounded by the task's own edges: a finishing task reads
 -- its children (c:), each pending child's state and definition header; the

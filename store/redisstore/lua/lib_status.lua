@@ -275,7 +275,7 @@ end
 -- it:U (with the skiplist pin, common.lua), a finished one in it:<S|F|C>.
 -- A finished run also goes at the tail
 -- of the expiry list of its retention, ie:<ms> (registered in the set
--- iel), whose head the pruner (prune_runs.lua) pops once due: runs end in
+-- iel), whose head the pruner (run_prune.lua) pops once due: runs end in
 -- the order of the clock, so a list per retention stays in expiry order
 -- and a push costs less than a zset insert. The cost per run: two ZADDs
 -- at creation (three, four with a service and a tenant), one at its first

@@ -1,4 +1,4 @@
--- sweep.lua: recover running tasks whose lease deadline has passed.
+-- lease_sweep.lua: recover running tasks whose lease deadline has passed.
 --
 -- KEYS[1]  <prefix>:{s}:active   lease zset
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or

@@ -1,4 +1,4 @@
--- claim.lua: move due delayed tasks to ready, then claim up to a limit of
+-- task_claim.lua: move due delayed tasks to ready, then claim up to a limit of
 -- ready tasks, highest priority first, FIFO within one (queue, priority),
 -- queue order as given across queues of one priority (claim_tasks in
 -- lib_claim.lua).
@@ -60,7 +60,7 @@
 -- retried with a request id, the memory answers and nothing is admitted
 -- again (a replay takes no slot); without one, the lost call's tasks keep
 -- their slots until their leases expire and the sweep gives them back.
--- Redis lost data: as finish.lua says. Out of memory: refused up front,
+-- Redis lost data: as task_finish.lua says. Out of memory: refused up front,
 -- whole, like the rest of the claim. Cut off: atomic, whole or nothing.
 -- Events: task_ready per due delayed task moved, task_running per claim
 -- and run_running per first claim of a run, written at the end of the

@@ -1,4 +1,4 @@
--- log_append.lua: store lines one attempt of a task logged, under the
+-- task_log_append.lua: store lines one attempt of a task logged, under the
 -- task's cap (TaskLogAppend).
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash (read only: the task's epoch)

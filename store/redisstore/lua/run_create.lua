@@ -1,5 +1,5 @@
--- create_run.lua: store a new run (or commit one whose fields earlier
--- create_part.lua calls wrote) and make its root tasks ready or delayed.
+-- run_create.lua: store a new run (or commit one whose fields earlier
+-- run_create_part.lua calls wrote) and make its root tasks ready or delayed.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash (no field m yet)
 -- KEYS[2]  <prefix>:{s}:k:<key>   idempotency key index (only for keyed runs)

@@ -1,4 +1,4 @@
--- extend.lua: push held leases out to now + duration.
+-- lease_extend.lua: push held leases out to now + duration.
 --
 -- KEYS[1]    <prefix>:{s}:active       lease zset
 -- KEYS[1+i]  <prefix>:{s}:r:<run i>    run hash of the i-th lease

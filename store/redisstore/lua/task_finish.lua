@@ -1,4 +1,4 @@
--- finish.lua: record the outcomes of attempts, each applied on its own
+-- task_finish.lua: record the outcomes of attempts, each applied on its own
 -- (finish_batch in lib_finish.lua).
 --
 -- KEYS[1]    <prefix>:{s}:active       lease zset

@@ -1,11 +1,12 @@
--- finish_claim.lua: record the outcomes of attempts exactly as finish.lua
--- does, then claim exactly as claim.lua does, in one call: a worker hands
--- back finished attempts and picks up the tasks they released.
+-- task_finish_claim.lua: record the outcomes of attempts exactly as
+-- task_finish.lua does, then claim exactly as task_claim.lua does, in one
+-- call: a worker hands back finished attempts and picks up the tasks they
+-- released.
 --
 -- KEYS[1]              <prefix>:{s}:active          lease zset
 -- KEYS[1+6(i-1)+1]     <prefix>:{s}:z:<queue i>     delayed zset of the i-th queue
 -- KEYS[1+6(i-1)+2..+5] <prefix>:{s}:q:<queue i>:3 .. :0   ready lists, urgent .. low
--- KEYS[1+6(i-1)+6]     <prefix>:{s}:g:<queue i>     aside index (see claim.lua)
+-- KEYS[1+6(i-1)+6]     <prefix>:{s}:g:<queue i>     aside index (see task_claim.lua)
 -- KEYS[1+6q+j]         <prefix>:{s}:r:<run j>       run hash of the j-th outcome
 -- KEYS[2+6q+n]         <prefix>:{s}:c:<request>     claim memory (only with a request id)
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
@@ -18,32 +19,34 @@
 -- ARGV[7]  number of queues q
 -- ARGV[8]  most due delayed tasks moved per queue
 -- ARGV[9]  number of outcomes n
--- ARGV[10] handlers the claimer runs, as claim.lua's ARGV[9]
--- ARGV[11] shares, as claim.lua's ARGV[10]
--- ARGV[12+7(j-1) ..]  per outcome, as in finish.lua
+-- ARGV[10] handlers the claimer runs, as task_claim.lua's ARGV[9]
+-- ARGV[11] shares, as task_claim.lua's ARGV[10]
+-- ARGV[12+7(j-1) ..]  per outcome, as in task_finish.lua
 --
--- Transition: those of finish.lua, then those of claim.lua.
+-- Transition: those of task_finish.lua, then those of task_claim.lua.
 --
--- Returns the 2n values of finish.lua, then, when the limit is at least 1,
--- the reply of claim.lua. Wake-up tokens are pushed only for tasks made
--- ready or delayed by the finish that the claim did not take. With a
--- request id, the outcome codes and the claimed tasks are kept in the claim
--- memory (lib_claim.lua), one SET.
+-- Returns the 2n values of task_finish.lua, then, when the limit is at
+-- least 1, the reply of task_claim.lua. Wake-up tokens are pushed only for
+-- tasks made ready or delayed by the finish that the claim did not take.
+-- With a request id, the outcome codes and the claimed tasks are kept in
+-- the claim memory (lib_claim.lua), one SET.
 --
--- Limits: the releases of finish.lua, then the admissions of claim.lua.
--- Events: those of finish.lua and claim.lua, written last (flush_events),
--- in one stream entry: the claim's first flush keeps the finish's buffered.
+-- Limits: the releases of task_finish.lua, then the admissions of
+-- task_claim.lua.
+-- Events: those of task_finish.lua and task_claim.lua, written last
+-- (flush_events), in one stream entry: the claim's first flush keeps the
+-- finish's buffered.
 -- Retried: with a request id, the memory is found first: the call applies
 -- nothing and claims nothing, and answers the codes the first call's
--- outcomes got and, as claim.lua does, the tasks it claimed that are still
--- held. Without one, the finish part answers stale epoch for every outcome
--- the first call applied, changing nothing, and the claim part claims
--- another batch, which leaves the first batch leased until its leases
--- expire (see claim.lua).
+-- outcomes got and, as task_claim.lua does, the tasks it claimed that are
+-- still held. Without one, the finish part answers stale epoch for every
+-- outcome the first call applied, changing nothing, and the claim part
+-- claims another batch, which leaves the first batch leased until its
+-- leases expire (see task_claim.lua).
 -- Out of memory: the function is declared without allow-oom, so Redis
 -- refuses the call up front, whole; the store then applies the outcomes
--- with finish.lua, which Redis runs, and answers an empty claim. On the
--- EVALSHA path: as finish.lua, then as claim.lua.
+-- with task_finish.lua, which Redis runs, and answers an empty claim. On
+-- the EVALSHA path: as task_finish.lua, then as task_claim.lua.
 
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local limit = tonumber(ARGV[5])

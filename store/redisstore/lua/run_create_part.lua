@@ -1,5 +1,5 @@
--- create_part.lua: write one part of the fields of a large run before
--- create_run.lua commits it. Until the commit the hash has no field m, so
+-- run_create_part.lua: write one part of the fields of a large run before
+-- run_create.lua commits it. Until the commit the hash has no field m, so
 -- every other script and RunGet see no run; an uncommitted part expires.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash being built

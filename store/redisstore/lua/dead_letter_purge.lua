@@ -1,5 +1,5 @@
--- dead_purge.lua: remove named dead letters from the shard's dead-letter
--- index and their runs' dead-letter lists (DeadLetterPurge).
+-- dead_letter_purge.lua: remove named dead letters from the shard's
+-- dead-letter index and their runs' dead-letter lists (DeadLetterPurge).
 --
 -- KEYS[1]  <prefix>:{s}:dl        dead-letter index of the shard
 -- ARGV[1]  shard base "<prefix>:{s}:" (the runs' lists x:<run>)

@@ -1,5 +1,5 @@
--- schedule_fire.lua: record what the leader did with a schedule, fenced by
--- the leader's epoch.
+-- schedule_record_fire.lua: record what the leader did with a schedule,
+-- fenced by the leader's epoch.
 --
 -- KEYS[1]  <prefix>:{sched}:leader    leader lease hash
 -- KEYS[2]  <prefix>:{sched}:s:<name>  schedule hash

@@ -1,4 +1,4 @@
--- cancel_run.lua: cancel every unfinished task of a run and the run itself
+-- run_cancel.lua: cancel every unfinished task of a run and the run itself
 -- (stop_run in lib_cancel.lua).
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash

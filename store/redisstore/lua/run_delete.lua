@@ -1,4 +1,4 @@
--- delete_run.lua: delete a finished run with everything it owns.
+-- run_delete.lua: delete a finished run with everything it owns.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
 -- ARGV[1]  the step argument "<now>;<event cap>;<stats window>" (unused

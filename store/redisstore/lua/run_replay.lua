@@ -1,4 +1,4 @@
--- replay_run.lua: open the next generation of a finished run (a replay):
+-- run_replay.lua: open the next generation of a finished run (a replay):
 -- the named tasks (or every failed, dead, cancelled and skipped one) and
 -- every task below them go back to pending; those whose parents are done
 -- are made due or skipped as a finish would.
@@ -44,7 +44,7 @@
 -- list x:, its log lines tl:, its idempotency key k:, the payload keys of
 -- the reset tasks) while it runs again; run_ended sets it again at the
 -- generation's end. Its expiry list entry stays behind; the pruner skips a
--- run that is active again or ended later (prune_runs.lua). The dead
+-- run that is active again or ended later (run_prune.lua). The dead
 -- letters of the reset tasks leave x:<run> (LREM) and the index dl (ZREM).
 -- A cancelled task's stale queue entries (a cancel leaves them for the
 -- next claim to drop) find the task ready again and may claim it; the

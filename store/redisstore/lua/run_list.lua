@@ -1,4 +1,4 @@
--- query_runs.lua: read one page of run ids from the query indexes of one
+-- run_list.lua: read one page of run ids from the query indexes of one
 -- shard, newest first. It writes nothing.
 --
 -- KEYS[1..n]  the index zsets of the shard to read (score created ms,

@@ -1,4 +1,4 @@
--- prune_runs.lua: remove the runs of one shard whose retention is over,
+-- run_prune.lua: remove the runs of one shard whose retention is over,
 -- with their index entries: the janitor's step.
 --
 -- KEYS[1]  <prefix>:{s}:iel   the retentions (ms) that have an expiry list
@@ -15,7 +15,7 @@
 -- left (a TTL on another clock, a key index) goes with its index entries.
 -- An emptied list leaves the set iel. An entry is stale, and only dropped,
 -- when its run is still there but is no longer the run that ended then: a
--- replay (replay_run) made it active again, so its status is not a
+-- replay (run_replay) made it active again, so its status is not a
 -- finished one, or it ended again later, so its end (created + end offset)
 -- is no longer the entry's due time less the list's retention; the later
 -- end has an entry of its own.
