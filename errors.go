@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/internal/worker"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -13,17 +14,17 @@ import (
 var (
 	// ErrLeaseLost is the cause of a handler's context cancellation when its
 	// lease was lost: another worker may be running the same attempt.
-	ErrLeaseLost = errors.New("plait: lease lost")
+	ErrLeaseLost = worker.ErrLeaseLost
 	// ErrRunCancelled is the cause of a handler's context cancellation when
 	// its run was cancelled or stopped by a failure elsewhere.
-	ErrRunCancelled = errors.New("plait: run cancelled")
+	ErrRunCancelled = worker.ErrRunCancelled
 	// ErrTimeout is the cause of a handler's context cancellation when the
 	// task's timeout passed, and is wrapped by the error recorded for the
 	// attempt.
-	ErrTimeout = errors.New("plait: task timed out")
+	ErrTimeout = worker.ErrTimeout
 	// ErrShutdown is the cause of a handler's context cancellation when Run
 	// is stopping and the shutdown timeout passed.
-	ErrShutdown = errors.New("plait: scheduler shutting down")
+	ErrShutdown = worker.ErrShutdown
 	// ErrUnknownHandler: Submit got a task naming a handler this process
 	// has not registered (see WithRemoteHandlers). A worker that claims
 	// such a task does not fail it: it hands the task back for a process
@@ -109,26 +110,13 @@ func (e *ValidationError) Is(target error) bool {
 }
 
 // permanentError marks a handler error that must not be retried.
-type permanentError struct{ err error }
-
-func (p *permanentError) Error() string { return p.err.Error() }
-func (p *permanentError) Unwrap() error { return p.err }
-
 // Permanent wraps err so the task fails at once instead of being retried.
 // Permanent(nil) returns nil.
-func Permanent(err error) error {
-	if err == nil {
-		return nil
-	}
-	return &permanentError{err: err}
-}
+func Permanent(err error) error { return worker.Permanent(err) }
 
 // IsPermanent reports whether err, or an error it wraps, came from
 // [Permanent].
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
-}
+func IsPermanent(err error) bool { return worker.IsPermanent(err) }
 
 // PanicError is the error recorded when a handler panics.
 type PanicError struct {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/plaitdag/plait/store"
@@ -63,22 +62,6 @@ type HealthReport struct {
 	SweptAt time.Time
 }
 
-// healthState is what a Run records for Health.
-type healthState struct {
-	startedAt  atomic.Int64 // UnixNano on the scheduler's clock
-	extendedAt atomic.Int64
-	sweptAt    atomic.Int64
-	workers    atomic.Int64
-	busy       atomic.Int64
-}
-
-func unixTime(ns int64) time.Time {
-	if ns == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, ns)
-}
-
 // Health checks this scheduler for a host's readiness probe: the store
 // answers (one round trip through [Pinger], when the store implements it),
 // Run is running with all its workers, the lease keeper extended the leases
@@ -109,23 +92,18 @@ func (s *Scheduler) Health(ctx context.Context) (*HealthReport, error) {
 		problems = append(problems, "Run is not running")
 		return rep, &HealthError{Problems: problems, Store: storeErr}
 	}
-	rep.Running = !p.stopping.Load()
+	snap := p.Health()
+	rep.Running = snap.Running
 	if !rep.Running {
 		problems = append(problems, "Run is stopping")
 	}
-	h := &p.health
-	rep.Workers = int(h.workers.Load())
-	rep.Busy = int(h.busy.Load())
-	rep.LeasesExtendedAt = unixTime(h.extendedAt.Load())
-	rep.SweptAt = unixTime(h.sweptAt.Load())
-	p.mu.Lock()
-	rep.Leases = len(p.execs)
-	p.mu.Unlock()
+	rep.Workers, rep.Busy, rep.Leases = snap.Workers, snap.Busy, snap.Leases
+	rep.LeasesExtendedAt, rep.SweptAt = snap.LeasesExtendedAt, snap.SweptAt
 	if rep.Running && rep.Workers < s.cfg.concurrency {
 		problems = append(problems, "only "+strconv.Itoa(rep.Workers)+" of "+strconv.Itoa(s.cfg.concurrency)+" workers are running")
 	}
 	now := s.cfg.clock.Now()
-	started := unixTime(h.startedAt.Load())
+	started := snap.StartedAt
 	if rep.Leases > 0 {
 		last := maxTime(rep.LeasesExtendedAt, started)
 		if d := now.Sub(last); d > 2*s.cfg.leaseDuration/3 {
@@ -139,4 +117,56 @@ func (s *Scheduler) Health(ctx context.Context) (*HealthReport, error) {
 		return rep, &HealthError{Problems: problems, Store: storeErr}
 	}
 	return rep, nil
+}
+
+// maxTime returns the later of a and b.
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// A [Store] is the execution core and nothing more. Everything else a store
+// can offer arrives as its own optional interface, declared here next to
+// Store and discovered by a type assertion, the way database/sql/driver
+// grows: a store implements the capabilities it can, and the [Scheduler]
+// method that needs one it lacks answers an [*UnsupportedError]. The
+// conformance suite in store/storetest runs one suite per capability the
+// store under test implements.
+
+// capability returns the store as the capability C, or an
+// [*UnsupportedError] naming it.
+func capability[C any](store store.Store, name string) (C, error) {
+	c, ok := store.(C)
+	if !ok {
+		return c, &UnsupportedError{Capability: name}
+	}
+	return c, nil
+}
+
+// Ping checks that the store answers and returns how long the round trip
+// took and the store's clock, for health checks. It returns an
+// [*UnsupportedError] when the store does not implement [Pinger].
+func (s *Scheduler) Ping(ctx context.Context) (*PingReport, error) {
+	p, err := capability[store.Pinger](s.store, "Pinger")
+	if err != nil {
+		return nil, err
+	}
+	start := s.cfg.clock.Now()
+	res, err := p.StorePing(ctx, &store.StorePingParams{})
+	if err != nil {
+		return nil, err
+	}
+	return &PingReport{RoundTrip: s.cfg.clock.Now().Sub(start), StoreNow: res.Now}, nil
+}
+
+// PingReport is the answer of [Scheduler.Ping].
+type PingReport struct {
+	// RoundTrip is how long the store took to answer, on the Scheduler's
+	// clock.
+	RoundTrip time.Duration
+	// StoreNow is the store's clock; its distance from the host's clock is
+	// the skew plait is immune to, worth watching all the same.
+	StoreNow time.Time
 }

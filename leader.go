@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plaitdag/plait/internal/worker"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -116,7 +117,7 @@ type leaderRun struct {
 	stopped atomic.Pointer[time.Time]
 }
 
-// Wait waits for the loop to end, but no longer than shutdownWriteWindow
+// Wait waits for the loop to end, but no longer than the engine's shutdown write window
 // after Run's context ended: a pass held up by a store that does not answer
 // ends with its own deadline, after Run has returned, as the engine's last
 // writes do.
@@ -129,7 +130,7 @@ func (r *leaderRun) Wait() {
 		<-r.done
 		return
 	}
-	left := at.Add(shutdownWriteWindow).Sub(r.clock.Now())
+	left := at.Add(worker.ShutdownWriteWindow).Sub(r.clock.Now())
 	if left <= 0 {
 		select {
 		case <-r.done:
@@ -175,7 +176,7 @@ func (l *leader) loop(ctx context.Context) {
 	// The lease is given up under a short deadline of its own, so the
 	// next process leads at once; if the store does not answer, the lease
 	// expires by itself.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWriteWindow)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), worker.ShutdownWriteWindow)
 	defer cancel()
 	_ = l.release(rctx)
 }

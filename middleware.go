@@ -82,8 +82,8 @@ func EnforceTimeout() Middleware {
 			if d <= 0 {
 				return next(ctx, t)
 			}
-			if e := t.exec; e != nil && e.pool != nil {
-				e.pool.guardTimeout(e, e.pool.cfg.clock.Now())
+			if t.exec != nil {
+				t.exec.GuardTimeout()
 				return next(ctx, t)
 			}
 			ctx, cancel := context.WithTimeoutCause(ctx, d, ErrTimeout)

@@ -4,12 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
-	"os"
-	"runtime/debug"
-	"sort"
-	"sync"
-	"sync/atomic"
+	"strconv"
+	"time"
 
 	"github.com/plaitdag/plait/store"
 )
@@ -32,25 +28,6 @@ func newNodeID(workerID string) string {
 	}
 	return workerID + "." + hex.EncodeToString(b[:])
 }
-
-// libraryVersion is the version of this module in the binary's build
-// information, "(devel)" when it has none.
-var libraryVersion = sync.OnceValue(func() string {
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "(devel)"
-	}
-	const path = "github.com/plaitdag/plait"
-	if info.Main.Path == path {
-		return info.Main.Version
-	}
-	for _, m := range info.Deps {
-		if m.Path == path {
-			return m.Version
-		}
-	}
-	return "(devel)"
-})
 
 // NodeID returns the id this scheduler's node has in the store's registry
 // while Run runs, as [Scheduler.NodeList] lists it and [Scheduler.NodeDrain]
@@ -104,212 +81,6 @@ func (s *Scheduler) NodeDrain(ctx context.Context, id string) error {
 	return ns.NodeDrain(ctx, &store.NodeDrainParams{ID: id})
 }
 
-// node is the node service of one Run.
-type node struct {
-	s    *Scheduler
-	ns   store.NodeStore
-	pool *pool
-	// drain ends Run's claiming, as its context ending would.
-	drain context.CancelFunc
-
-	mu sync.Mutex
-	// pending are attempts ended since the last heartbeat the store
-	// answered, oldest first, at most the history limit.
-	pending []store.NodeTask
-	seq     int64
-	// completed and failed count the attempts ended here.
-	completed, failed int64
-	// version is the control version this node knows.
-	version int64
-	// draining is set once the node acts on a drain request.
-	draining atomic.Bool
-	// beats counts the heartbeats the store answered.
-	beats atomic.Int64
-}
-
-// startNode runs the node service beside Run's workers, when the store
-// keeps nodes. The service stops when stop is called, after the workers:
-// until then it keeps reporting what the stopping process still holds.
-func (s *Scheduler) startNode(ctx context.Context, p *pool, drain context.CancelFunc) (stop func()) {
-	ns, err := s.nodeStore()
-	if err != nil {
-		return func() {}
-	}
-	n := &node{s: s, ns: ns, pool: p, drain: drain}
-	p.node = n
-	loop, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		n.loop(loop)
-	}()
-	return func() {
-		cancel()
-		// The removal shares the shutdown deadline of the engine's last
-		// writes; a store call that hangs is not waited for past it.
-		deadline := s.cfg.clock.Now().Add(shutdownLoopWait)
-		if stopBy := p.stopBy.Load(); stopBy != nil {
-			deadline = maxTime(*stopBy, deadline)
-		}
-		t := s.cfg.clock.NewTimer(deadline.Sub(s.cfg.clock.Now()))
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C():
-			s.cfg.logger.Warn("plait: node service still waiting for the store; Run returns without it", "node", s.nodeID)
-		}
-	}
-}
-
-func (n *node) loop(ctx context.Context) {
-	clk := n.s.cfg.clock
-	for {
-		n.beat(ctx)
-		t := clk.NewTimer(n.s.cfg.node.heartbeat)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			// The record is removed under a short deadline of its own; if
-			// the store does not answer, it expires by itself.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownWriteWindow)
-			err := n.ns.NodeRemove(rctx, &store.NodeRemoveParams{ID: n.s.nodeID})
-			cancel()
-			if err != nil {
-				n.s.cfg.logger.Warn("plait: node record not removed; it expires by itself", "node", n.s.nodeID, "err", err)
-			}
-			return
-		case <-t.C():
-		}
-	}
-}
-
-// finished records an attempt this node handed back.
-func (n *node) finished(e *execution, o Outcome) {
-	if o == OutcomeReturned {
-		return
-	}
-	end := n.s.cfg.clock.Now()
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	switch o {
-	case OutcomeSucceeded:
-		n.completed++
-	case OutcomeFailed, OutcomeRetry:
-		n.failed++
-	}
-	n.seq++
-	n.pending = append(n.pending, store.NodeTask{Seq: n.seq, RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt,
-		Outcome: o, StartedAt: e.heldSince, EndedAt: end})
-	// The oldest beyond the cap go in one copy once twice the cap has
-	// piled up: the buffer is reused instead of regrown at every attempt.
-	if h := n.s.cfg.node.history; len(n.pending) >= 2*h {
-		n.pending = append(n.pending[:0], n.pending[len(n.pending)-h:]...)
-	}
-}
-
-// recent returns the pending attempts the record may hold: the last
-// history of them.
-func (n *node) recent() []store.NodeTask {
-	return n.pending[max(0, len(n.pending)-n.s.cfg.node.history):]
-}
-
-// info is what the node reports now.
-func (n *node) info() (store.NodeInfo, []store.NodeTask, int64) {
-	s := n.s
-	host, _ := os.Hostname()
-	info := store.NodeInfo{
-		ID: s.nodeID, Name: s.cfg.workerID, Host: host, PID: os.Getpid(), Version: libraryVersion(),
-		Capabilities: s.cfg.capabilities, Queues: s.cfg.queues, Capacity: s.cfg.concurrency,
-		Draining: n.draining.Load() || n.pool.stopping.Load(),
-	}
-	s.mu.RLock()
-	for name := range s.handlers {
-		info.Handlers = append(info.Handlers, name)
-	}
-	s.mu.RUnlock()
-	sort.Strings(info.Handlers)
-	for _, e := range n.pool.snapshot() {
-		info.Tasks = append(info.Tasks, store.NodeTask{RunID: e.ct.Lease.RunID, Task: e.ct.Spec.Name, Attempt: e.ct.Attempt, StartedAt: e.heldSince})
-	}
-	sort.Slice(info.Tasks, func(i, j int) bool { return info.Tasks[i].StartedAt.Before(info.Tasks[j].StartedAt) })
-	info.Load = len(info.Tasks)
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	info.Completed, info.Failed = n.completed, n.failed
-	return info, append([]store.NodeTask(nil), n.recent()...), n.version
-}
-
-// beat sends one heartbeat and acts on its answer.
-func (n *node) beat(ctx context.Context) {
-	info, hist, version := n.info()
-	// A heartbeat cannot usefully outlast the record it refreshes.
-	bctx, cancel := context.WithTimeout(ctx, n.s.cfg.node.ttl)
-	res, err := n.ns.NodeHeartbeat(bctx, &store.NodeHeartbeatParams{Node: info, TTL: n.s.cfg.node.ttl, History: hist,
-		HistoryLimit: n.s.cfg.node.history, ControlVersion: version})
-	cancel()
-	if err != nil {
-		if !errors.Is(err, context.Canceled) {
-			n.s.cfg.logger.Warn("plait: node heartbeat failed", "node", n.s.nodeID, "err", err)
-		}
-		return
-	}
-	n.mu.Lock()
-	if len(hist) > 0 {
-		// Drop what the store now holds; entries may have been trimmed
-		// from the front meanwhile.
-		top := hist[len(hist)-1].Seq
-		i := 0
-		for i < len(n.pending) && n.pending[i].Seq <= top {
-			i++
-		}
-		n.pending = append(n.pending[:0], n.pending[i:]...)
-	}
-	n.version = res.ControlVersion
-	n.mu.Unlock()
-	if res.PausedQueues != nil {
-		n.pool.setPaused(res.PausedQueues)
-	}
-	n.beats.Add(1)
-	n.s.emit(Event{Type: EventNodeHeartbeat, Node: n.s.nodeID})
-	if res.Drain && n.draining.CompareAndSwap(false, true) {
-		n.s.cfg.logger.Info("plait: node told to drain: taking no more work, finishing what it holds", "node", n.s.nodeID)
-		n.s.emit(Event{Type: EventNodeDraining, Node: n.s.nodeID})
-		n.drain()
-	}
-}
-
-// activeQueues are the queues a claim asks for now: the pool's queues
-// (routed ones included) less the paused ones.
-func (p *pool) activeQueues() []string {
-	if q := p.active.Load(); q != nil {
-		return *q
-	}
-	return p.queues
-}
-
-// setPaused takes the fleet's paused queues from a heartbeat and, when a
-// queue came back, wakes the driver to claim at once. Pausing a queue
-// pauses its routed queues too: they hold its tasks that require
-// capabilities.
-func (p *pool) setPaused(paused []string) {
-	off := make(map[string]bool, len(paused))
-	for _, q := range paused {
-		off[q] = true
-	}
-	active := make([]string, 0, len(p.queues))
-	for _, q := range p.queues {
-		base, _, _ := store.SplitRoutedQueue(q)
-		if !off[q] && !off[base] {
-			active = append(active, q)
-		}
-	}
-	old := p.activeQueues()
-	p.active.Store(&active)
-	if len(active) > len(old) {
-		p.wake()
-	}
-}
-
 // NodeRecord is what the store keeps of one process: see
 // [store.NodeRecord].
 type NodeRecord = store.NodeRecord
@@ -317,3 +88,96 @@ type NodeRecord = store.NodeRecord
 // SplitWorker splits a worker as records carry it into the worker and the
 // node id: see [store.SplitWorker].
 func SplitWorker(recorded string) (worker, node string) { return store.SplitWorker(recorded) }
+
+// Node option defaults. README, tests and code cite these names.
+const (
+	// NodeHeartbeatDefault is how often a running Scheduler refreshes its
+	// node record and reads the fleet's control flags: the longest a pause,
+	// a resume or a drain takes to reach it.
+	NodeHeartbeatDefault = 2 * time.Second
+	// NodeTTLHeartbeats is how many heartbeat intervals a node record lives
+	// without a heartbeat, unless WithNodeTTL says otherwise.
+	NodeTTLHeartbeats = 3
+	// NodeHistoryDefault is how many recent attempts a node's record keeps.
+	NodeHistoryDefault = 100
+	// NodeHistoryMax bounds WithNodeHistory.
+	NodeHistoryMax = 10000
+)
+
+// nodeConfig holds the node settings. A zero nodeConfig means all defaults.
+type nodeConfig struct {
+	// heartbeat is the heartbeat interval. Zero until given.
+	heartbeat time.Duration
+	// ttl is how long the record lives without a heartbeat. Zero until
+	// given.
+	ttl time.Duration
+	// history caps the record's history. Zero until given.
+	history int
+}
+
+// withDefaults fills the node settings no option gave.
+func (c *nodeConfig) withDefaults() {
+	if c.heartbeat == 0 {
+		c.heartbeat = NodeHeartbeatDefault
+		if c.ttl != 0 && c.ttl/NodeTTLHeartbeats < c.heartbeat {
+			c.heartbeat = max(c.ttl/NodeTTLHeartbeats, IntervalMin)
+		}
+	}
+	if c.ttl == 0 {
+		c.ttl = NodeTTLHeartbeats * c.heartbeat
+	}
+	if c.history == 0 {
+		c.history = NodeHistoryDefault
+	}
+}
+
+// validate reports settings that contradict each other once defaults are
+// filled.
+func (c *nodeConfig) validate(cfg *config) {
+	if c.ttl <= c.heartbeat {
+		cfg.reject("WithNodeTTL", c.ttl.String(), "must be longer than the heartbeat interval ("+c.heartbeat.String()+"), or every node expires between two heartbeats")
+	}
+}
+
+// WithNodeHeartbeat sets how often Run refreshes this process's node record
+// and reads the fleet's control flags (drain, paused queues): the longest a
+// pause, a resume or a drain takes to reach this process. Defaults to
+// NodeHeartbeatDefault, or to a third of WithNodeTTL when that is shorter.
+// Below IntervalMin, zero and negative included, is an error.
+func WithNodeHeartbeat(d time.Duration) Option {
+	return func(c *config) {
+		if d < IntervalMin {
+			c.reject("WithNodeHeartbeat", d.String(), "must be at least IntervalMin ("+IntervalMin.String()+")")
+			return
+		}
+		c.node.heartbeat = d
+	}
+}
+
+// WithNodeTTL sets how long this process's node record lives after its
+// last heartbeat: how soon a process that died drops out of
+// [Scheduler.NodeList]. Defaults to NodeTTLHeartbeats heartbeat intervals. It
+// must be longer than the heartbeat interval; below IntervalMin, zero and
+// negative included, is an error.
+func WithNodeTTL(d time.Duration) Option {
+	return func(c *config) {
+		if d < IntervalMin {
+			c.reject("WithNodeTTL", d.String(), "must be at least IntervalMin ("+IntervalMin.String()+")")
+			return
+		}
+		c.node.ttl = d
+	}
+}
+
+// WithNodeHistory sets how many recent attempts this process's node record
+// keeps. Defaults to NodeHistoryDefault. Zero, negative n and n above
+// NodeHistoryMax are errors.
+func WithNodeHistory(n int) Option {
+	return func(c *config) {
+		if n < 1 || n > NodeHistoryMax {
+			c.reject("WithNodeHistory", strconv.Itoa(n), "want 1.."+strconv.Itoa(NodeHistoryMax))
+			return
+		}
+		c.node.history = n
+	}
+}

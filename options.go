@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait/internal/clock"
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/internal/worker"
 )
 
 // Clock is the time source for everything time-based in plait. The zero
@@ -27,7 +28,7 @@ const (
 	SweepIntervalDefault   = 5 * time.Second
 	ShutdownTimeoutDefault = 10 * time.Second
 	CrashLimitDefault      = 3
-	SweepLimitDefault      = 500
+	SweepLimitDefault      = worker.SweepLimitDefault
 	IdleWaitDefault        = time.Second
 	PrefetchDefault        = 64
 	TimeoutGraceDefault    = 5 * time.Second
@@ -121,7 +122,7 @@ type config struct {
 	// capabilities are what this process declares it has (WithCapabilities),
 	// sorted and distinct. Nil: none.
 	capabilities []string
-	// weights turns on the weighted mode of claiming (fairness.go). Nil:
+	// weights turns on the weighted mode of claiming (internal/worker/fairness.go). Nil:
 	// strict priority.
 	weights *PriorityWeights
 	// queueLimits are the concurrency limits WithQueueLimit put on queues,

@@ -34,17 +34,6 @@ func WithInlineResults(n int) Option {
 	}
 }
 
-// lazyParents is what a task claimed without its parents needs to read
-// their results when its handler asks: the store, which answers only the
-// task's parents (TaskResultsParams.ParentsOf), so the worker never holds
-// their names. What was read is kept on the Task.
-type lazyParents struct {
-	store   store.ResultStore
-	mu      sync.Mutex
-	absent  map[string]bool // read, and not a parent with a result
-	fetched bool            // every parent has been read
-}
-
 // ParentResults returns the encoded results of the named parents that
 // succeeded with one (all the task's parents when none is named), reading
 // from the store those the claim did not carry, in as few calls as
@@ -85,8 +74,8 @@ func (t *Task) parentRaw(name string) ([]byte, bool, error) {
 // attemptContext is the context of the attempt running the task, for the
 // reads a handler's plain accessors make on its behalf.
 func (t *Task) attemptContext() context.Context {
-	if t.exec != nil && t.exec.ctx != nil {
-		return t.exec.ctx
+	if t.exec != nil {
+		return t.exec.Context()
 	}
 	return context.Background()
 }
@@ -148,6 +137,17 @@ func (t *Task) keepParents(rs map[string][]byte) {
 	for n, b := range rs {
 		t.parents[n] = b
 	}
+}
+
+// lazyParents is what a task claimed without its parents needs to read
+// their results when its handler asks: the store, which answers only the
+// task's parents (TaskResultsParams.ParentsOf), so the worker never holds
+// their names. What was read is kept on the Task.
+type lazyParents struct {
+	store   store.ResultStore
+	mu      sync.Mutex
+	absent  map[string]bool // read, and not a parent with a result
+	fetched bool            // every parent has been read
 }
 
 // newLazyParents answers what a task claimed without its parents needs to

@@ -60,3 +60,53 @@ func (s *Scheduler) QueueListPaused(ctx context.Context) ([]string, error) {
 	}
 	return res.Queues, nil
 }
+
+// Fair priorities. By default a claim is strict: every ready urgent task
+// goes before any high one, and so on, so a constant stream of urgent work
+// starves low-priority work for as long as it lasts. In the weighted mode
+// ([WithWeightedPriorities]) each claim gives each priority level a share
+// of its tasks in proportion to the level's weight, handed out by a smooth
+// weighted round robin that runs across claims (so even claims of one task
+// follow the weights), and fills what a level could not use in strict
+// order, so no capacity is left idle. The claim also starts at the next of
+// this process's queues each time, so no queue is always served first.
+
+// PriorityWeights are the weights of the priority levels in the weighted
+// mode: under saturation the levels' shares of the claims are in these
+// proportions. Each weight is 1 to [PriorityWeightMax].
+type PriorityWeights struct {
+	Urgent, High, Normal, Low int
+}
+
+// PriorityWeightsDefault are the weights [WithWeightedPriorities] suggests:
+// each level twice the next, so low-priority work still gets one claim in
+// fifteen under a flood of urgent work.
+var PriorityWeightsDefault = PriorityWeights{Urgent: 8, High: 4, Normal: 2, Low: 1}
+
+// PriorityWeightMax bounds each weight.
+const PriorityWeightMax = 1000
+
+// ordered returns the weights in claim order, urgent first.
+func (w PriorityWeights) ordered() [4]int { return [4]int{w.Urgent, w.High, w.Normal, w.Low} }
+
+// String prints the weights as WithWeightedPriorities takes them.
+func (w PriorityWeights) String() string {
+	return fmt.Sprintf("{Urgent: %d, High: %d, Normal: %d, Low: %d}", w.Urgent, w.High, w.Normal, w.Low)
+}
+
+// WithWeightedPriorities turns on the weighted mode of claiming (see
+// [FairClaimer]): priority levels share the claims in proportion to w, and
+// queues take turns. Defaults to off: strict priority. A weight below 1 or
+// above [PriorityWeightMax] is an error. The store must implement
+// [FairClaimer]: New answers an [*UnsupportedError] otherwise.
+func WithWeightedPriorities(w PriorityWeights) Option {
+	return func(c *config) {
+		for _, v := range w.ordered() {
+			if v < 1 || v > PriorityWeightMax {
+				c.reject("WithWeightedPriorities", w.String(), fmt.Sprintf("each weight must be 1 to %d", PriorityWeightMax))
+				return
+			}
+		}
+		c.weights = &w
+	}
+}

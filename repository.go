@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/plaitdag/plait/internal/worker"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -108,4 +109,113 @@ const (
 // RunGet returns the run's current state with every task.
 func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
 	return s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
+}
+
+// Janitor defaults. README, tests and code cite these names.
+const (
+	// JanitorIntervalDefault is how often Run prunes the index entries of
+	// runs whose retention is over.
+	JanitorIntervalDefault = 30 * time.Second
+	// JanitorBatch is the most runs one prune call removes.
+	JanitorBatch = worker.JanitorBatch
+	// JanitorPassMax is the most runs one pass of the janitor removes:
+	// the bound on its work per interval. A backlog larger than that is
+	// worked off over several intervals.
+	JanitorPassMax = worker.JanitorPassMax
+)
+
+// WithJanitorInterval sets how often Run prunes the query indexes of runs
+// whose retention is over (see [QueryStore.RunPrune]); a pass removes at
+// most JanitorPassMax runs. Defaults to JanitorIntervalDefault. Below
+// IntervalMin, zero and negative included, is an error. On a store without
+// [QueryStore] the janitor does not run.
+//
+// Every process runs its janitor, with no leader: a prune call is atomic
+// per shard and removes each expired entry once, so concurrent janitors
+// only share the work, and one process's janitor is enough for all.
+func WithJanitorInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d < IntervalMin {
+			c.reject("WithJanitorInterval", d.String(), "must be at least IntervalMin ("+IntervalMin.String()+")")
+			return
+		}
+		c.janitorInterval = d
+	}
+}
+
+// The records a store keeps of runs, tasks and attempts, re-exported from
+// package store, where their fields are documented.
+type (
+	// Run is one execution of a workflow: see [store.Run].
+	Run = store.Run
+	// RunStatus is the status of a run: see [store.RunStatus].
+	RunStatus = store.RunStatus
+	// TaskInstance is one task of a run: see [store.TaskInstance].
+	TaskInstance = store.TaskInstance
+	// TaskStatus is the status of a task: see [store.TaskStatus].
+	TaskStatus = store.TaskStatus
+	// Attempt is the record of one attempt of a task: see [store.Attempt].
+	Attempt = store.Attempt
+	// TaskHistory is the attempts of one task: see [store.TaskHistory].
+	TaskHistory = store.TaskHistory
+)
+
+// Run statuses.
+const (
+	RunPending   = store.RunPending
+	RunRunning   = store.RunRunning
+	RunCompleted = store.RunCompleted
+	RunFailed    = store.RunFailed
+	RunCancelled = store.RunCancelled
+)
+
+// Task statuses; [store.TaskStatus] says what each means.
+const (
+	TaskPending   = store.TaskPending
+	TaskReady     = store.TaskReady
+	TaskRunning   = store.TaskRunning
+	TaskRetrying  = store.TaskRetrying
+	TaskSucceeded = store.TaskSucceeded
+	TaskFailed    = store.TaskFailed
+	TaskSkipped   = store.TaskSkipped
+	TaskCancelled = store.TaskCancelled
+	TaskDead      = store.TaskDead
+)
+
+// RunHistory answers the attempt history of every task of a run, in
+// definition order. It returns an [*UnsupportedError] when the store does
+// not implement [HistoryStore], and ErrNotFound for an unknown run.
+func (s *Scheduler) RunHistory(ctx context.Context, runID string) ([]TaskHistory, error) {
+	h, err := capability[store.HistoryStore](s.store, "HistoryStore")
+	if err != nil {
+		return nil, err
+	}
+	res, err := h.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: runID})
+	if err != nil {
+		return nil, err
+	}
+	return res.Tasks, nil
+}
+
+// TaskHistory answers the attempt records of one task of a run, oldest
+// first. It returns an [*UnsupportedError] when the store does not
+// implement [HistoryStore], and ErrNotFound for an unknown run or task.
+func (s *Scheduler) TaskHistory(ctx context.Context, runID, task string) ([]Attempt, error) {
+	h, err := capability[store.HistoryStore](s.store, "HistoryStore")
+	if err != nil {
+		return nil, err
+	}
+	if task == "" {
+		return nil, fmt.Errorf("plait: task history needs a task name: %w", ErrInvalidArgument)
+	}
+	res, err := h.AttemptHistory(ctx, &store.AttemptHistoryParams{RunID: runID, Task: task})
+	if err != nil {
+		return nil, err
+	}
+	for _, th := range res.Tasks {
+		if th.Task == task {
+			return th.Attempts, nil
+		}
+	}
+	return nil, fmt.Errorf("plait: run %s task %s: %w", runID, task, ErrNotFound)
 }

@@ -56,7 +56,7 @@ func (t *Task) Run() RunInfo {
 	if e == nil {
 		return info
 	}
-	ct := e.ct
+	ct := e.Claimed()
 	info.Workflow, info.Tenant, info.Service = ct.Workflow, ct.Tenant, ct.Service
 	if ct.Metadata != nil {
 		info.Metadata = make(map[string]string, len(ct.Metadata))
@@ -68,10 +68,8 @@ func (t *Task) Run() RunInfo {
 	if info.Queue == "" {
 		info.Queue = DefaultQueue
 	}
-	info.Attempt.StartedAt = e.claimedAt
-	if e.pool != nil {
-		info.Attempt.Worker, info.Attempt.Node = e.pool.cfg.workerID, e.pool.s.nodeID
-	}
+	info.Attempt.StartedAt = e.ClaimedAt()
+	info.Attempt.Worker, info.Attempt.Node = e.WorkerID(), e.NodeID()
 	info.FirstStartedAt = ct.FirstStartedAt
 	info.LeaseUntil = ct.LeaseUntil
 	return info
@@ -83,7 +81,7 @@ func (t *Task) Timeout() time.Duration {
 	if t.exec == nil {
 		return 0
 	}
-	return t.exec.ct.Spec.Timeout
+	return t.exec.Claimed().Spec.Timeout
 }
 
 // WithBaseContext sets where handler contexts take their values from: fn is

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plaitdag/plait/internal/ids"
+	"github.com/plaitdag/plait/internal/worker"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -24,14 +25,11 @@ type Scheduler struct {
 	handlerNames atomic.Pointer[[]string]
 
 	running atomic.Bool
-	pool    atomic.Pointer[pool]
-
-	// abandoned counts handlers still running after their attempts were
-	// finished as timed out; see AbandonedHandlers.
-	abandoned atomic.Int64
-	// unknown holds the handler names a claimed task named and this
-	// process lacked, so each is logged once.
-	unknown sync.Map
+	// pool is the engine of the Run in progress, nil between Runs.
+	pool atomic.Pointer[worker.Pool]
+	// engine is the engine's state that outlives one Run: the abandoned
+	// handlers and the handler names already reported missing.
+	engine worker.Shared
 
 	// sched holds the schedule Build functions and the leader state.
 	sched scheduleState
@@ -218,7 +216,7 @@ func (s *Scheduler) RunCancel(ctx context.Context, runID string) (*Run, error) {
 		return nil, err
 	}
 	if p := s.pool.Load(); p != nil {
-		p.cancelRun(runID, ErrRunCancelled)
+		p.CancelRun(runID)
 	}
 	s.emit(Event{Type: EventRunCancelled, RunID: runID, RunStatus: run.Status})
 	return run, nil
@@ -239,18 +237,18 @@ func (s *Scheduler) Run(ctx context.Context) error {
 		return ErrAlreadyRunning
 	}
 	defer s.running.Store(false)
-	p := newPool(s)
+	p := worker.New(s.workerConfig())
 	s.pool.Store(p)
 	defer s.pool.Store(nil)
 	// work ends with ctx, or earlier when the node is told to drain; the
 	// node service outlives it, reporting what the stopping Run holds.
 	work, drain := context.WithCancel(ctx)
 	defer drain()
-	stopNode := s.startNode(ctx, p, drain)
+	stopNode := p.StartNode(ctx, drain)
 	defer stopNode()
 	leading := s.startScheduleLeader(work)
 	defer leading.Wait()
-	return p.run(work)
+	return p.Run(work)
 }
 
 func (s *Scheduler) emit(e Event) {
@@ -262,3 +260,10 @@ func (s *Scheduler) emit(e Event) {
 		fn(e)
 	}
 }
+
+// AbandonedHandlers reports how many handlers, over every Run of this
+// scheduler, are still running after their attempts were finished as timed
+// out: each ignored its context for [WithTimeoutGrace] past its task's
+// Timeout. Their results will be ignored; a count that keeps growing names
+// handlers that need to honour their context.
+func (s *Scheduler) AbandonedHandlers() int { return int(s.engine.Abandoned.Load()) }

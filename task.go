@@ -3,7 +3,10 @@ package plait
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
+
+	"github.com/plaitdag/plait/internal/worker"
 )
 
 // HandlerFunc runs one attempt of a task. It returns the task's result,
@@ -36,7 +39,7 @@ type Task struct {
 	lazy  *lazyParents
 	codec Codec
 	// exec is the attempt running the task; nil for a Task built by hand.
-	exec *execution
+	exec *worker.Attempt
 }
 
 // Decode decodes the task's payload into v with the scheduler's codec.
@@ -135,4 +138,19 @@ func ResultValue[T any](run *Run, task string, codec Codec) (T, error) {
 		codec = JSONCodec{}
 	}
 	return v, codec.Unmarshal(ti.Result, &v)
+}
+
+// Logger returns the logger of this attempt: its lines carry the run, the
+// task, the attempt and its epoch, so a handler's logs can be told apart
+// from every other attempt's. They go to the Scheduler's logger and, when
+// the store implements [TaskLogStore], are also kept with the attempt in
+// the store (see [Scheduler.TaskLogRead]): buffered here and sent in one
+// append per WithTaskLogFlush interval and when the attempt ends, never one
+// round trip per line. A Task built by hand, in a handler's unit test, logs
+// to slog.Default.
+func (t *Task) Logger() *slog.Logger {
+	if t.exec != nil {
+		return t.exec.Logger()
+	}
+	return slog.Default().With("run", t.RunID, "task", t.Name, "attempt", t.Attempt, "epoch", t.Epoch)
 }

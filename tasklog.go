@@ -30,10 +30,6 @@ const (
 	TaskLogFlushDefault = time.Second
 	// TaskLogFlushMax is the longest flush interval WithTaskLogFlush takes.
 	TaskLogFlushMax = time.Minute
-	// taskLogBufferMax is how many lines an attempt holds unsent; more are
-	// dropped (and counted) until the next flush, so a handler that logs
-	// faster than the store takes lines cannot grow memory without bound.
-	taskLogBufferMax = 10000
 )
 
 // WithTaskLogFlush sets how long a line logged through [Task.Logger] waits

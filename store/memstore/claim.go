@@ -75,7 +75,7 @@ func (s *Store) claimAllLocked(params *store.TaskClaimParams, names []string, no
 	}
 
 	if params.Shares != nil {
-		// Weighted: each level its share first (fairness.go in plait),
+		// Weighted: each level its share first (internal/worker/fairness.go),
 		// then the strict pass below fills what is left.
 		for p := 0; p < numPriorities && p < len(params.Shares); p++ {
 			s.claimLevelLocked(queues, p, min(params.Limit, len(res.Tasks)+params.Shares[p]), params, res, now, until)

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -47,20 +47,20 @@ func (p *pool) claim(ctx context.Context, params *store.TaskClaimParams) (*store
 	delay := claimRetryMin
 	for failures := 0; ; failures++ {
 		res, err := p.store.TaskClaim(ctx, params)
-		if err == nil || ctx.Err() != nil || errors.Is(err, ErrInvalidArgument) {
+		if err == nil || ctx.Err() != nil || errors.Is(err, store.ErrInvalidArgument) {
 			if err == nil && failures > 0 {
-				p.cfg.logger.Info("plait: claim answered after failed tries", "failed", failures, "tasks", len(res.Tasks))
+				p.cfg.Logger.Info("plait: claim answered after failed tries", "failed", failures, "tasks", len(res.Tasks))
 			}
 			return res, err
 		}
 		if failures == 0 {
-			p.cfg.logger.Warn("plait: claim failed; sending it again", "err", err)
+			p.cfg.Logger.Warn("plait: claim failed; sending it again", "err", err)
 		}
-		if errors.Is(err, ErrStoreFull) {
+		if errors.Is(err, store.ErrStoreFull) {
 			// Nothing was claimed: a full store refuses a claim whole.
 			return nil, err
 		}
 		p.pause(ctx, delay)
-		delay = min(2*delay, p.cfg.idleWait)
+		delay = min(2*delay, p.cfg.IdleWait)
 	}
 }

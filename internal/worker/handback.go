@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import "github.com/plaitdag/plait/store"
 
@@ -14,21 +14,21 @@ import "github.com/plaitdag/plait/store"
 
 // handBack returns a task whose handler is not registered here, with no
 // attempt record and no crash charged.
-func (p *pool) handBack(e *execution) {
+func (p *pool) handBack(e *Attempt) {
 	if !e.settle() {
 		p.slots.release(1)
 		return // released by the shutdown path already
 	}
 	ct := e.ct
-	if _, seen := p.s.unknown.LoadOrStore(ct.Spec.Handler, struct{}{}); !seen {
-		p.cfg.logger.Warn("plait: no handler registered here for a claimed task; it goes back to its queue for a process that has one",
-			"handler", ct.Spec.Handler, "run", ct.Lease.RunID, "task", ct.Spec.Name, "pause", p.cfg.idleWait)
+	if _, seen := p.cfg.Shared.unknown.LoadOrStore(ct.Spec.Handler, struct{}{}); !seen {
+		p.cfg.Logger.Warn("plait: no handler registered here for a claimed task; it goes back to its queue for a process that has one",
+			"handler", ct.Spec.Handler, "run", ct.Lease.RunID, "task", ct.Spec.Name, "pause", p.cfg.IdleWait)
 	}
 	// Before the outcome is queued: the driver writing it must not claim
 	// the task straight back in the same call.
 	p.pauseClaims()
 	p.slots.add(1)
-	p.fin.submit(e, store.TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned})
+	p.fin.submit(e, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReturned})
 }
 
 // pauseClaims stops the drivers claiming for the idle wait; outcomes are
@@ -37,7 +37,7 @@ func (p *pool) pauseClaims() {
 	if p.claimsPaused.Swap(true) {
 		return
 	}
-	p.cfg.clock.AfterFunc(p.cfg.idleWait, func() {
+	p.cfg.Clock.AfterFunc(p.cfg.IdleWait, func() {
 		p.claimsPaused.Store(false)
 		p.wake()
 	})

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -11,33 +11,9 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Logger returns the logger of this attempt: its lines carry the run, the
-// task, the attempt and its epoch, so a handler's logs can be told apart
-// from every other attempt's. They go to the Scheduler's logger and, when
-// the store implements [TaskLogStore], are also kept with the attempt in
-// the store (see [Scheduler.TaskLogRead]): buffered here and sent in one
-// append per WithTaskLogFlush interval and when the attempt ends, never one
-// round trip per line. A Task built by hand, in a handler's unit test, logs
-// to slog.Default.
-func (t *Task) Logger() *slog.Logger {
-	base := slog.Default()
-	if t.exec != nil && t.exec.pool != nil {
-		base = t.exec.pool.cfg.logger
-	}
-	named := base.With("run", t.RunID, "task", t.Name, "attempt", t.Attempt, "epoch", t.Epoch)
-	if t.exec == nil {
-		return named
-	}
-	l := t.exec.taskLog()
-	if l == nil {
-		return named
-	}
-	return slog.New(&teeHandler{first: named.Handler(), stored: &storeHandler{log: l}})
-}
-
 // taskLog returns the attempt's log buffer, made at the first call, or nil
 // when the store keeps no task logs.
-func (e *execution) taskLog() *attemptLog {
+func (e *Attempt) taskLog() *attemptLog {
 	e.logOnce.Do(func() {
 		ls, ok := e.pool.store.(store.TaskLogStore)
 		if !ok {
@@ -51,7 +27,7 @@ func (e *execution) taskLog() *attemptLog {
 // endTaskLog sends the attempt's last lines, before its outcome is written,
 // and stops its flush timer. Lines logged after it go to the Scheduler's
 // logger only, and are counted and reported as dropped.
-func (e *execution) endTaskLog() {
+func (e *Attempt) endTaskLog() {
 	e.logOnce.Do(func() {}) // no log made from here on
 	if e.log != nil {
 		e.log.end()
@@ -62,17 +38,17 @@ func (e *execution) endTaskLog() {
 type attemptLog struct {
 	pool    *pool
 	store   store.TaskLogStore
-	lease   Lease
+	lease   store.Lease
 	attempt int
 
 	// sending orders the appends, so their Seq follows the order of the
 	// lines.
 	sending sync.Mutex
 	mu      sync.Mutex
-	pending []LogLine
+	pending []store.LogLine
 	// seq counts the appends sent; timer is armed while lines wait.
 	seq   int
-	timer Timer
+	timer store.Timer
 	// ended is set by end: later lines are not stored.
 	ended bool
 	// lost counts lines not stored: over the buffer, after the end, or
@@ -87,7 +63,7 @@ type attemptLog struct {
 }
 
 // add buffers one line and arms the flush timer.
-func (l *attemptLog) add(line LogLine) {
+func (l *attemptLog) add(line store.LogLine) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.unsupported {
@@ -99,7 +75,7 @@ func (l *attemptLog) add(line LogLine) {
 	}
 	l.pending = append(l.pending, line)
 	if l.timer == nil {
-		l.timer = l.pool.cfg.clock.AfterFunc(l.pool.cfg.taskLogFlush, func() { l.flush(false) })
+		l.timer = l.pool.cfg.Clock.AfterFunc(l.pool.cfg.TaskLogFlush, func() { l.flush(false) })
 	}
 }
 
@@ -137,14 +113,14 @@ func (l *attemptLog) flush(final bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), taskLogAppendTimeout)
 		res, err = l.store.TaskLogAppend(ctx, params)
 		cancel()
-		if err == nil || errors.Is(err, ErrStaleEpoch) || errors.Is(err, ErrNotFound) {
+		if err == nil || errors.Is(err, store.ErrStaleEpoch) || errors.Is(err, store.ErrNotFound) {
 			break
 		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case errors.Is(err, ErrUnsupported):
+	case errors.Is(err, store.ErrUnsupported):
 		// A wrapper that forwards the capability to a store without it:
 		// the lines went to the Scheduler's logger, which is all there is.
 		l.unsupported = true
@@ -167,7 +143,7 @@ func (l *attemptLog) lostLocked(n int, why string) {
 		return
 	}
 	l.reported = true
-	l.pool.cfg.logger.Warn("plait: task log lines not stored", "run", l.lease.RunID, "task", l.lease.Task,
+	l.pool.cfg.Logger.Warn("plait: task log lines not stored", "run", l.lease.RunID, "task", l.lease.Task,
 		"epoch", l.lease.Epoch, "lines", n, "reason", why)
 }
 
@@ -227,7 +203,7 @@ func (h *storeHandler) Handle(_ context.Context, r slog.Record) error {
 		appendAttr(&b, h.prefix, a)
 		return true
 	})
-	h.log.add(LogLine{Time: r.Time, Level: r.Level, Text: b.String()})
+	h.log.add(store.LogLine{Time: r.Time, Level: r.Level, Text: b.String()})
 	return nil
 }
 

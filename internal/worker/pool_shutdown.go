@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// shutdownWriteWindow is how long, past the shutdown timeout, the last
+// ShutdownWriteWindow is how long, past the shutdown timeout, the last
 // writes of a stopping Run may take: the releases of handlers cut short
 // and the outcomes still queued. On a healthy store they take one round
 // trip; on a hanging one Run gives up on them then, and their tasks come
 // back when their leases expire.
-const shutdownWriteWindow = 500 * time.Millisecond
+const ShutdownWriteWindow = 500 * time.Millisecond
 
 // shutdownLoopWait is how long Run waits for its background loops to see
 // that it stopped when the shutdown deadline has passed already.
@@ -39,7 +39,7 @@ func (p *pool) waitUntil(wg *sync.WaitGroup, deadline time.Time) bool {
 		return true
 	default:
 	}
-	t := p.cfg.clock.NewTimer(deadline.Sub(p.cfg.clock.Now()))
+	t := p.cfg.Clock.NewTimer(deadline.Sub(p.cfg.Clock.Now()))
 	defer t.Stop()
 	select {
 	case <-done:
@@ -58,14 +58,14 @@ func (p *pool) writeCtx(base context.Context) (ctx context.Context, done func())
 	if stopBy == nil {
 		return base, func() {}
 	}
-	return context.WithTimeout(base, stopBy.Sub(p.cfg.clock.Now()))
+	return context.WithTimeout(base, stopBy.Sub(p.cfg.Clock.Now()))
 }
 
 // pastDeadline reports whether Run is stopping and its shutdown deadline
 // has passed.
 func (p *pool) pastDeadline() bool {
 	stopBy := p.stopBy.Load()
-	return stopBy != nil && !p.cfg.clock.Now().Before(*stopBy)
+	return stopBy != nil && !p.cfg.Clock.Now().Before(*stopBy)
 }
 
 // withdrawHeld takes back from the workers the tasks claimed ahead that
@@ -73,7 +73,7 @@ func (p *pool) pastDeadline() bool {
 // held since cutoff or earlier, or all of them when cutoff is zero. The
 // caller sends them back to their queues with sendBack. waiting counts the
 // held tasks left.
-func (p *pool) withdrawHeld(cutoff time.Time) (out []*execution, waiting int) {
+func (p *pool) withdrawHeld(cutoff time.Time) (out []*Attempt, waiting int) {
 	for _, e := range p.snapshot() {
 		if e.begun.Load() {
 			continue
@@ -91,9 +91,9 @@ func (p *pool) withdrawHeld(cutoff time.Time) (out []*execution, waiting int) {
 
 // sendBack returns withdrawn tasks to the heads of their queues through
 // the finisher; they never started, so no attempt is recorded.
-func (p *pool) sendBack(es []*execution) {
+func (p *pool) sendBack(es []*Attempt) {
 	for _, e := range es {
-		p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
+		p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: store.OutcomeReturned})
 	}
 }
 
@@ -102,7 +102,7 @@ func (p *pool) sendBack(es []*execution) {
 func (p *pool) drain() {
 	done := make(chan struct{})
 	go func() { p.handlers.Wait(); close(done) }()
-	t := p.cfg.clock.NewTimer(p.cfg.shutdownTimeout)
+	t := p.cfg.Clock.NewTimer(p.cfg.ShutdownTimeout)
 	defer t.Stop()
 	select {
 	case <-done:
@@ -121,11 +121,11 @@ func (p *pool) drain() {
 // attempt record carries an error naming [ErrShutdown], so whoever reads
 // the task's history sees that the attempt did not fail but was cut short,
 // and by what.
-func (p *pool) shutdownOutcome(e *execution) store.TaskOutcome {
-	return store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReleased, Error: p.shutdownErr().Error()}
+func (p *pool) shutdownOutcome(e *Attempt) store.TaskOutcome {
+	return store.TaskOutcome{Lease: e.ct.Lease, Outcome: store.OutcomeReleased, Error: p.shutdownErr().Error()}
 }
 
 // shutdownErr is the error of an attempt released by shutdown.
 func (p *pool) shutdownErr() error {
-	return fmt.Errorf("%w: the handler was still running when the shutdown timeout (%s) passed", ErrShutdown, p.cfg.shutdownTimeout)
+	return fmt.Errorf("%w: the handler was still running when the shutdown timeout (%s) passed", ErrShutdown, p.cfg.ShutdownTimeout)
 }

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -60,16 +60,16 @@ func (p *pace) ahead() bool {
 	return h >= 0 && h <= p.call.Load()
 }
 
-// holdMax is how long a task claimed ahead may wait for a slot. Behind
+// HoldMax is how long a task claimed ahead may wait for a slot. Behind
 // quick handlers it waits well under a millisecond; one that waits longer
 // sits behind handlers that turned slow (a quick task released a batch of
 // slow ones, say), while another process may have a slot free.
-const holdMax = 20 * time.Millisecond
+const HoldMax = 20 * time.Millisecond
 
 // watchHeld sends back to their queues the tasks claimed ahead that waited
-// holdMax for a slot, and stops claiming ahead until a handler returns
+// HoldMax for a slot, and stops claiming ahead until a handler returns
 // quickly again. It sleeps until a claim hands tasks to the workers, then
-// looks every holdMax while any task is held.
+// looks every HoldMax while any task is held.
 func (p *pool) watchHeld(ctx context.Context) {
 	for {
 		select {
@@ -78,11 +78,11 @@ func (p *pool) watchHeld(ctx context.Context) {
 			return
 		}
 		for {
-			p.pause(ctx, holdMax)
+			p.pause(ctx, HoldMax)
 			if ctx.Err() != nil {
 				return
 			}
-			stale, waiting := p.withdrawHeld(p.cfg.clock.Now().Add(-holdMax))
+			stale, waiting := p.withdrawHeld(p.cfg.Clock.Now().Add(-HoldMax))
 			if len(stale) > 0 {
 				// Before the call that sends them back, which would
 				// otherwise claim them straight back.

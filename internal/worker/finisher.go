@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -27,7 +27,7 @@ const (
 )
 
 type finishReq struct {
-	e *execution
+	e *Attempt
 	o store.TaskOutcome
 }
 
@@ -44,12 +44,12 @@ type finisher struct {
 
 func newFinisher(p *pool) *finisher { return &finisher{p: p, done: make(chan struct{})} }
 
-func (f *finisher) submit(e *execution, o store.TaskOutcome) {
+func (f *finisher) submit(e *Attempt, o store.TaskOutcome) {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
 		f.p.untrack(e)
-		f.p.cfg.logger.Warn("plait: outcome after shutdown dropped; the lease will expire", "run", o.Lease.RunID, "task", o.Lease.Task)
+		f.p.cfg.Logger.Warn("plait: outcome after shutdown dropped; the lease will expire", "run", o.Lease.RunID, "task", o.Lease.Task)
 		return
 	}
 	f.queue = append(f.queue, finishReq{e: e, o: o})
@@ -77,7 +77,7 @@ func (f *finisher) take(buf []finishReq, max int) []finishReq {
 	n := min(len(f.queue), max)
 	buf = append(buf[:0], f.queue[:n]...)
 	rest := copy(f.queue, f.queue[n:])
-	clear(f.queue[rest:]) // no execution stays reachable from the spare room
+	clear(f.queue[rest:]) // no Attempt stays reachable from the spare room
 	f.queue = f.queue[:rest]
 	return buf
 }
@@ -102,11 +102,11 @@ func (f *finisher) drained() bool {
 // first call took, instead of leaving them held by nobody.
 func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams) *store.TaskClaimResult {
 	p := f.p
-	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.s.nodeID, Outcomes: outcomesOf(batch)}}
+	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
-	claimUntil := p.cfg.clock.Now().Add(p.cfg.leaseDuration)
+	claimUntil := p.cfg.Clock.Now().Add(p.cfg.LeaseDuration)
 	// given marks outcomes given up on: they are still sent, since the call
 	// must not change while it may have applied, but no longer reported.
 	given := make([]bool, len(batch))
@@ -117,7 +117,7 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.Ta
 		done()
 		if err == nil && len(res.Finished) == len(batch) {
 			if failures > 0 {
-				p.cfg.logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
+				p.cfg.Logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
 			}
 			for i, r := range batch {
 				if given[i] {
@@ -136,19 +136,19 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.Ta
 			f.giveUp(pending(batch, given), fmt.Errorf("plait: the store answered %d results for %d outcomes", len(res.Finished), len(batch)))
 			return nil
 		}
-		if errors.Is(err, ErrInvalidArgument) {
+		if errors.Is(err, store.ErrInvalidArgument) {
 			f.giveUp(pending(batch, given), err)
 			return nil
 		}
 		if failures == 0 {
-			p.cfg.logger.Warn("plait: recording outcomes failed; retrying while their leases hold", "err", err, "count", len(batch))
+			p.cfg.Logger.Warn("plait: recording outcomes failed; retrying while their leases hold", "err", err, "count", len(batch))
 		}
 		if !p.retryWait(delay) {
 			f.giveUp(pending(batch, given), fmt.Errorf("plait: shutdown deadline passed: %w", err))
 			return nil
 		}
 		delay = min(2*delay, maxDelay)
-		now := p.cfg.clock.Now()
+		now := p.cfg.Clock.Now()
 		var lost []finishReq
 		left := 0
 		for i, r := range batch {
@@ -186,11 +186,11 @@ func pending(batch []finishReq, given []bool) []finishReq {
 // for it, so its lease still holds and stays extended meanwhile. The result
 // would be as large on every attempt, so the failure is for good.
 func (f *finisher) tooLarge(r finishReq, res store.TaskFinishResult) bool {
-	if r.o.Outcome != OutcomeSucceeded || !errors.Is(res.Err, ErrResultTooLarge) {
+	if r.o.Outcome != store.OutcomeSucceeded || !errors.Is(res.Err, store.ErrResultTooLarge) {
 		return false
 	}
-	f.p.cfg.logger.Warn("plait: result too large for the store; the attempt fails", "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", res.Err)
-	failed := store.TaskOutcome{Lease: r.o.Lease, Outcome: OutcomeFailed, Error: res.Err.Error()}
+	f.p.cfg.Logger.Warn("plait: result too large for the store; the attempt fails", "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", res.Err)
+	failed := store.TaskOutcome{Lease: r.o.Lease, Outcome: store.OutcomeFailed, Error: res.Err.Error()}
 	f.mu.Lock()
 	// Queued even when the finisher is closing: the driver calling write
 	// drains the queue before it stops.
@@ -211,7 +211,7 @@ func outcomesOf(batch []finishReq) []store.TaskOutcome {
 // giveUp drops outcomes that could not be recorded: their leases expire
 // and the sweep recovers the tasks, which run again (at-least-once).
 func (f *finisher) giveUp(batch []finishReq, err error) {
-	f.p.cfg.logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(batch))
+	f.p.cfg.Logger.Error("plait: recording outcomes failed; leases will expire and the tasks re-run", "err", err, "count", len(batch))
 	for _, r := range batch {
 		f.p.untrack(r.e)
 	}
@@ -221,17 +221,17 @@ func (f *finisher) giveUp(batch []finishReq, err error) {
 // again, or less once Run is stopping and its deadline comes first. It
 // reports false when the shutdown deadline has passed.
 func (p *pool) retryWait(d time.Duration) bool {
-	t := p.cfg.clock.NewTimer(d)
+	t := p.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C():
 	case <-p.stopped:
-		rest := p.stopBy.Load().Sub(p.cfg.clock.Now())
+		rest := p.stopBy.Load().Sub(p.cfg.Clock.Now())
 		if rest <= 0 {
 			return false
 		}
 		if rest < d {
-			dl := p.cfg.clock.NewTimer(rest)
+			dl := p.cfg.Clock.NewTimer(rest)
 			defer dl.Stop()
 			select {
 			case <-t.C():
@@ -250,47 +250,47 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus}
 	switch {
 	case res.Err == nil:
-	case errors.Is(res.Err, ErrStaleEpoch), errors.Is(res.Err, ErrNotFound):
+	case errors.Is(res.Err, store.ErrStaleEpoch), errors.Is(res.Err, store.ErrNotFound):
 		ev.Type, ev.Err = EventTaskLeaseLost, res.Err
-		p.s.emit(ev)
-		if m := p.cfg.hooks.metrics; m != nil && r.o.Outcome != OutcomeReturned {
+		p.emit(ev)
+		if m := p.cfg.Metrics; m != nil && r.o.Outcome != store.OutcomeReturned {
 			m.LeaseLost(labelsOf(ct))
 		}
 		return
 	default:
-		p.cfg.logger.Error("plait: outcome refused", "run", ct.Lease.RunID, "task", ct.Spec.Name, "err", res.Err)
+		p.cfg.Logger.Error("plait: outcome refused", "run", ct.Lease.RunID, "task", ct.Spec.Name, "err", res.Err)
 		return
 	}
 	switch r.o.Outcome {
-	case OutcomeSucceeded:
+	case store.OutcomeSucceeded:
 		ev.Type = EventTaskSucceeded
-	case OutcomeRetry:
+	case store.OutcomeRetry:
 		ev.Type, ev.Err, ev.RetryIn = EventTaskRetrying, errors.New(r.o.Error), r.o.RetryDelay
-	case OutcomeFailed:
+	case store.OutcomeFailed:
 		ev.Type, ev.Err = EventTaskFailed, errors.New(r.o.Error)
-	case OutcomeReleased:
+	case store.OutcomeReleased:
 		// Only shutdown releases a running attempt.
 		ev.Type, ev.Err = EventTaskReleased, p.shutdownErr()
-	case OutcomeReturned:
+	case store.OutcomeReturned:
 		ev.Type = EventTaskReleased
 	}
-	p.s.emit(ev)
+	p.emit(ev)
 	if p.node != nil {
 		p.node.finished(r.e, r.o.Outcome)
 	}
-	if m := p.cfg.hooks.metrics; m != nil && r.o.Outcome != OutcomeReturned {
+	if m := p.cfg.Metrics; m != nil && r.o.Outcome != store.OutcomeReturned {
 		l := labelsOf(ct)
-		if r.o.Outcome == OutcomeRetry {
+		if r.o.Outcome == store.OutcomeRetry {
 			m.TaskRetried(l, r.o.RetryDelay)
 		}
 		m.TaskFinished(l, r.o.Outcome, r.e.ran)
 	}
 	if res.RunStatus.Terminal() {
-		if res.RunStatus != RunCompleted {
+		if res.RunStatus != store.RunCompleted {
 			// Stop strategy: sibling handlers here are now working for
 			// nothing; elsewhere they learn it at their next heartbeat.
 			p.cancelRun(ct.Lease.RunID, ErrRunCancelled)
 		}
-		p.s.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus})
+		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus})
 	}
 }

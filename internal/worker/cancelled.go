@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"sync"

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -13,9 +13,8 @@ import (
 // claims, the worker goroutines running handlers, the lease keeper and the
 // sweeper.
 type pool struct {
-	s     *Scheduler
 	store store.Store
-	cfg   *config
+	cfg   *Config
 
 	slots *slots
 	fin   *finisher
@@ -58,7 +57,7 @@ type pool struct {
 	wantWait chan struct{}
 
 	mu    sync.Mutex
-	execs map[Lease]*execution
+	execs map[store.Lease]*Attempt
 
 	// requests names this process's claims: every claim carries a fresh
 	// RequestID, so a claim whose answer was lost can be sent again and
@@ -68,7 +67,7 @@ type pool struct {
 	// work feeds claimed attempts to long-lived worker goroutines; a
 	// goroutine per attempt would pay for its creation and stack growth on
 	// every task. Its buffer holds the tasks claimed ahead.
-	work     chan *execution
+	work     chan *Attempt
 	handlers sync.WaitGroup // one per attempt not yet returned from its handler
 
 	// base is the parent of every handler context: values, no
@@ -83,23 +82,23 @@ type pool struct {
 	active atomic.Pointer[[]string]
 }
 
-func newPool(s *Scheduler) *pool {
-	capacity := s.cfg.concurrency + s.cfg.prefetch
-	p := &pool{s: s, store: s.store, cfg: &s.cfg, execs: map[Lease]*execution{}, pace: newPace(),
-		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *execution, capacity),
+func newPool(cfg *Config) *pool {
+	capacity := cfg.Concurrency + cfg.Prefetch
+	p := &pool{store: cfg.Store, cfg: cfg, execs: map[store.Lease]*Attempt{}, pace: newPace(),
+		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *Attempt, capacity),
 		stopped: make(chan struct{})}
 	p.slots = newSlots(capacity, p.wake)
-	p.cancelled = newCancelledRuns(s.cfg.leaseDuration)
+	p.cancelled = newCancelledRuns(cfg.LeaseDuration)
 	p.held = make(chan struct{}, 1)
 	p.fin = newFinisher(p)
 	p.requests = newRequestIDs()
-	p.queues = claimQueues(s.cfg.queues, s.cfg.capabilities)
-	p.routes = s.routes()
-	if rs, err := capability[store.ResultStore](s.store, "ResultStore"); err == nil && s.cfg.inlineResults > 0 {
+	p.queues = claimQueues(cfg.Queues, cfg.Capabilities)
+	p.routes = cfg.Routes
+	if rs, ok := cfg.Store.(store.ResultStore); ok && cfg.InlineResults > 0 {
 		p.results = rs
 	}
-	if s.cfg.weights != nil {
-		p.fair = newFairness(*s.cfg.weights)
+	if cfg.Weights != nil {
+		p.fair = newFairness(*cfg.Weights)
 	}
 	return p
 }
@@ -117,8 +116,8 @@ func (p *pool) run(ctx context.Context) error {
 	// cut off by the cancelled Run context; they run under the shutdown
 	// deadline instead (see writeCtx).
 	bg := context.WithoutCancel(ctx)
-	p.base = p.cfg.baseContextFor(ctx)
-	p.health.startedAt.Store(p.cfg.clock.Now().UnixNano())
+	p.base = p.cfg.BaseContext(ctx)
+	p.health.startedAt.Store(p.cfg.Clock.Now().UnixNano())
 	loops, stopLoops := context.WithCancel(bg)
 	var wg sync.WaitGroup
 	var drivers sync.WaitGroup
@@ -131,17 +130,17 @@ func (p *pool) run(ctx context.Context) error {
 	go func() { defer wg.Done(); p.watchHeld(ctx) }()
 	go func() { defer wg.Done(); p.keepLeases(loops) }()
 	go func() { defer wg.Done(); p.sweep(loops) }()
-	if qs, err := capability[store.QueryStore](p.store, "QueryStore"); err == nil {
+	if qs, ok := p.store.(store.QueryStore); ok {
 		wg.Add(1)
 		go func() { defer wg.Done(); p.janitor(loops, qs) }()
 	}
-	p.health.workers.Add(int64(p.cfg.concurrency))
-	for i := 0; i < p.cfg.concurrency; i++ {
+	p.health.workers.Add(int64(p.cfg.Concurrency))
+	for i := 0; i < p.cfg.Concurrency; i++ {
 		go p.worker()
 	}
 
 	<-ctx.Done()
-	stopBy := p.cfg.clock.Now().Add(p.cfg.shutdownTimeout + shutdownWriteWindow)
+	stopBy := p.cfg.Clock.Now().Add(p.cfg.ShutdownTimeout + ShutdownWriteWindow)
 	p.stopBy.Store(&stopBy)
 	close(p.stopped)
 	// Under startMu, so a claim either started before (and is withdrawn or
@@ -157,19 +156,19 @@ func (p *pool) run(ctx context.Context) error {
 	close(p.work)
 	p.fin.close()
 	if !p.waitUntil(&drivers, stopBy) {
-		p.cfg.logger.Warn("plait: shutdown deadline passed with outcomes still being written; their leases will expire and the sweep will recover the tasks",
-			"deadline", p.cfg.shutdownTimeout+shutdownWriteWindow)
+		p.cfg.Logger.Warn("plait: shutdown deadline passed with outcomes still being written; their leases will expire and the sweep will recover the tasks",
+			"deadline", p.cfg.ShutdownTimeout+ShutdownWriteWindow)
 	}
 	stopLoops()
 	// The loops stop at once unless a store call of theirs hangs; it is
 	// not waited for past the deadline either.
-	if !p.waitUntil(&wg, maxTime(stopBy, p.cfg.clock.Now().Add(shutdownLoopWait))) {
-		p.cfg.logger.Warn("plait: shutdown deadline passed with a store call still in flight; Run returns without it")
+	if !p.waitUntil(&wg, maxTime(stopBy, p.cfg.Clock.Now().Add(shutdownLoopWait))) {
+		p.cfg.Logger.Warn("plait: shutdown deadline passed with a store call still in flight; Run returns without it")
 	}
 	return nil
 }
 
-func (p *pool) track(e *execution) {
+func (p *pool) track(e *Attempt) {
 	p.mu.Lock()
 	p.execs[e.ct.Lease] = e
 	p.mu.Unlock()
@@ -177,7 +176,7 @@ func (p *pool) track(e *execution) {
 
 // untrack forgets an attempt that left this process: its outcome was
 // written or given up, or its lease is gone.
-func (p *pool) untrack(e *execution) {
+func (p *pool) untrack(e *Attempt) {
 	p.mu.Lock()
 	if p.execs[e.ct.Lease] == e {
 		delete(p.execs, e.ct.Lease)
@@ -186,10 +185,10 @@ func (p *pool) untrack(e *execution) {
 	e.end()
 }
 
-func (p *pool) snapshot() []*execution {
+func (p *pool) snapshot() []*Attempt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make([]*execution, 0, len(p.execs))
+	out := make([]*Attempt, 0, len(p.execs))
 	for _, e := range p.execs {
 		out = append(out, e)
 	}
@@ -198,7 +197,7 @@ func (p *pool) snapshot() []*execution {
 
 // cancelRun cancels every local handler of the run.
 func (p *pool) cancelRun(runID string, cause error) {
-	p.cancelled.add(runID, p.cfg.clock.Now())
+	p.cancelled.add(runID, p.cfg.Clock.Now())
 	for _, e := range p.snapshot() {
 		if e.ct.Lease.RunID == runID {
 			e.cancel(cause)

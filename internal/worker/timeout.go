@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"fmt"
@@ -18,25 +18,25 @@ import (
 // and counted by Scheduler.AbandonedHandlers meanwhile.
 
 // guardTimeout arms the attempt's timeout, which arms the grace after it.
-func (p *pool) guardTimeout(e *execution, started time.Time) {
+func (p *pool) guardTimeout(e *Attempt, started time.Time) {
 	e.mu.Lock()
-	e.guard = p.cfg.clock.AfterFunc(e.ct.Spec.Timeout, func() { p.timedOut(e, started) })
+	e.guard = p.cfg.Clock.AfterFunc(e.ct.Spec.Timeout, func() { p.timedOut(e, started) })
 	e.mu.Unlock()
 }
 
 // timedOut cancels the handler and gives it the grace to return.
-func (p *pool) timedOut(e *execution, started time.Time) {
+func (p *pool) timedOut(e *Attempt, started time.Time) {
 	e.cancel(ErrTimeout)
 	e.mu.Lock()
 	if !e.returned {
-		e.guard = p.cfg.clock.AfterFunc(p.cfg.timeoutGrace, func() { p.abandon(e, started) })
+		e.guard = p.cfg.Clock.AfterFunc(p.cfg.TimeoutGrace, func() { p.abandon(e, started) })
 	}
 	e.mu.Unlock()
 }
 
 // handlerReturned stops the attempt's timeout guard and reports whether
 // the attempt was abandoned before the handler returned.
-func (p *pool) handlerReturned(e *execution) (abandoned bool) {
+func (p *pool) handlerReturned(e *Attempt) (abandoned bool) {
 	e.mu.Lock()
 	e.returned = true
 	if e.guard != nil {
@@ -45,9 +45,9 @@ func (p *pool) handlerReturned(e *execution) (abandoned bool) {
 	abandoned = e.abandoned
 	e.mu.Unlock()
 	if abandoned {
-		n := p.s.abandoned.Add(-1)
+		n := p.cfg.Shared.Abandoned.Add(-1)
 		ct := e.ct
-		p.cfg.logger.Info("plait: abandoned handler returned; its result is ignored",
+		p.cfg.Logger.Info("plait: abandoned handler returned; its result is ignored",
 			"run", ct.Lease.RunID, "task", ct.Spec.Name, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch, "abandoned", n)
 	}
 	return abandoned
@@ -56,7 +56,7 @@ func (p *pool) handlerReturned(e *execution) (abandoned bool) {
 // abandon finishes the attempt as timed out without waiting for its
 // handler, which ignored its context for the whole grace. The worker stuck
 // in the handler is replaced, so the pool keeps its concurrency.
-func (p *pool) abandon(e *execution, started time.Time) {
+func (p *pool) abandon(e *Attempt, started time.Time) {
 	e.mu.Lock()
 	if e.returned || !e.settle() {
 		// The handler returned after all, or shutdown or a lost lease
@@ -67,13 +67,13 @@ func (p *pool) abandon(e *execution, started time.Time) {
 	e.abandoned = true
 	e.mu.Unlock()
 	ct := e.ct
-	n := p.s.abandoned.Add(1)
-	p.cfg.logger.Warn("plait: handler ignored its context past the timeout and grace; the attempt is finished as timed out and the handler left running",
+	n := p.cfg.Shared.Abandoned.Add(1)
+	p.cfg.Logger.Warn("plait: handler ignored its context past the timeout and grace; the attempt is finished as timed out and the handler left running",
 		"run", ct.Lease.RunID, "task", ct.Spec.Name, "handler", ct.Spec.Handler, "attempt", ct.Attempt, "epoch", ct.Lease.Epoch,
-		"timeout", ct.Spec.Timeout, "grace", p.cfg.timeoutGrace, "abandoned", n)
+		"timeout", ct.Spec.Timeout, "grace", p.cfg.TimeoutGrace, "abandoned", n)
 	p.handlers.Done()
 	go p.worker()
-	e.ran = p.cfg.clock.Now().Sub(started)
+	e.ran = p.cfg.Clock.Now().Sub(started)
 	p.slots.add(1)
 	p.fin.submit(e, p.outcome(e, started, nil, p.timeoutErr(ct)))
 }
@@ -82,10 +82,3 @@ func (p *pool) abandon(e *execution, started time.Time) {
 func (p *pool) timeoutErr(ct *store.ClaimedTask) error {
 	return fmt.Errorf("%w after %s", ErrTimeout, ct.Spec.Timeout)
 }
-
-// AbandonedHandlers reports how many handlers, over every Run of this
-// scheduler, are still running after their attempts were finished as timed
-// out: each ignored its context for [WithTimeoutGrace] past its task's
-// Timeout. Their results will be ignored; a count that keeps growing names
-// handlers that need to honour their context.
-func (s *Scheduler) AbandonedHandlers() int { return int(s.abandoned.Load()) }

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // hangs holds up neither the timers nor the next round; while one hangs no
 // other is started, so calls cannot pile up behind it.
 func (p *pool) keepLeases(ctx context.Context) {
-	interval := p.cfg.leaseDuration / 3
+	interval := p.cfg.LeaseDuration / 3
 	var calls sync.WaitGroup
 	defer calls.Wait()
 	var busy atomic.Bool
@@ -32,15 +32,15 @@ func (p *pool) keepLeases(ctx context.Context) {
 		}
 		execs := p.snapshot()
 		if len(execs) == 0 {
-			p.health.extendedAt.Store(p.cfg.clock.Now().UnixNano())
+			p.health.extendedAt.Store(p.cfg.Clock.Now().UnixNano())
 			continue
 		}
-		now := p.cfg.clock.Now()
+		now := p.cfg.Clock.Now()
 		for _, e := range execs {
 			p.watchLease(e, now)
 		}
 		if busy.Swap(true) {
-			p.cfg.logger.Warn("plait: lease extension still in flight from the last round; this round skips it", "leases", len(execs))
+			p.cfg.Logger.Warn("plait: lease extension still in flight from the last round; this round skips it", "leases", len(execs))
 			continue
 		}
 		calls.Add(1)
@@ -55,45 +55,45 @@ func (p *pool) keepLeases(ctx context.Context) {
 // leaseMargin is how long before the known lease deadline a handler is
 // cancelled when extensions keep failing: it must stop before another
 // worker can have taken over.
-func (p *pool) leaseMargin() time.Duration { return p.cfg.leaseDuration / 6 }
+func (p *pool) leaseMargin() time.Duration { return p.cfg.LeaseDuration / 6 }
 
-func (p *pool) extendLeases(ctx context.Context, execs []*execution) {
-	leases := make([]Lease, len(execs))
+func (p *pool) extendLeases(ctx context.Context, execs []*Attempt) {
+	leases := make([]store.Lease, len(execs))
 	for i, e := range execs {
 		leases[i] = e.ct.Lease
 	}
-	sent := p.cfg.clock.Now()
+	sent := p.cfg.Clock.Now()
 	// The next round is due in a third of the lease: a call still hanging
 	// by then is given up. Handlers do not depend on it returning; see
 	// watchLease.
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.leaseDuration/3)
-	res, err := p.store.LeaseExtend(cctx, &store.LeaseExtendParams{WorkerID: p.s.nodeID, Leases: leases, Duration: p.cfg.leaseDuration})
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.LeaseDuration/3)
+	res, err := p.store.LeaseExtend(cctx, &store.LeaseExtendParams{WorkerID: p.cfg.NodeID, Leases: leases, Duration: p.cfg.LeaseDuration})
 	cancel()
 	if err != nil || len(res) != len(execs) {
 		if ctx.Err() == nil {
-			p.cfg.logger.Warn("plait: lease extension failed", "err", err, "leases", len(leases))
+			p.cfg.Logger.Warn("plait: lease extension failed", "err", err, "leases", len(leases))
 		}
-		p.expireUnvouched(p.cfg.clock.Now(), execs)
+		p.expireUnvouched(p.cfg.Clock.Now(), execs)
 		return
 	}
 	p.health.extendedAt.Store(sent.UnixNano())
 	for i, r := range res {
 		e := execs[i]
 		if r.Err != nil {
-			if errors.Is(r.Err, ErrStaleEpoch) || errors.Is(r.Err, ErrNotFound) {
+			if errors.Is(r.Err, store.ErrStaleEpoch) || errors.Is(r.Err, store.ErrNotFound) {
 				e.cancel(ErrLeaseLost)
 				continue
 			}
-			p.cfg.logger.Warn("plait: lease extension refused", "run", e.ct.Lease.RunID, "task", e.ct.Lease.Task, "err", r.Err)
+			p.cfg.Logger.Warn("plait: lease extension refused", "run", e.ct.Lease.RunID, "task", e.ct.Lease.Task, "err", r.Err)
 			continue
 		}
-		e.setDeadline(sent.Add(p.cfg.leaseDuration))
+		e.setDeadline(sent.Add(p.cfg.LeaseDuration))
 	}
-	p.expireUnvouched(p.cfg.clock.Now(), execs)
+	p.expireUnvouched(p.cfg.Clock.Now(), execs)
 }
 
 // expireUnvouched cancels attempts whose lease may have run out by now.
-func (p *pool) expireUnvouched(now time.Time, execs []*execution) {
+func (p *pool) expireUnvouched(now time.Time, execs []*Attempt) {
 	for _, e := range execs {
 		if !now.Before(e.leaseDeadline().Add(-p.leaseMargin())) {
 			e.cancel(ErrLeaseLost)
@@ -112,7 +112,7 @@ func (p *pool) expireUnvouched(now time.Time, execs []*execution) {
 // of the lease after it and well before the margin; a quick attempt is over
 // by then and never pays for a timer. An attempt whose claim took half the
 // lease to come back is armed at once by startAll instead.
-func (p *pool) watchLease(e *execution, now time.Time) {
+func (p *pool) watchLease(e *Attempt, now time.Time) {
 	e.mu.Lock()
 	if !e.over && e.leaseTimer == nil {
 		p.armLeaseLocked(e, now)
@@ -120,16 +120,16 @@ func (p *pool) watchLease(e *execution, now time.Time) {
 	e.mu.Unlock()
 }
 
-func (p *pool) armLeaseLocked(e *execution, now time.Time) {
-	e.leaseTimer = p.cfg.clock.AfterFunc(e.deadline.Add(-p.leaseMargin()).Sub(now), func() { p.checkLease(e) })
+func (p *pool) armLeaseLocked(e *Attempt, now time.Time) {
+	e.leaseTimer = p.cfg.Clock.AfterFunc(e.deadline.Add(-p.leaseMargin()).Sub(now), func() { p.checkLease(e) })
 }
 
 // checkLease runs when an attempt's lease timer fires. An extension that
 // moved the deadline since the timer was armed re-arms it for the new one,
 // so extensions never touch timers; otherwise the lease can no longer be
 // vouched for.
-func (p *pool) checkLease(e *execution) {
-	now := p.cfg.clock.Now()
+func (p *pool) checkLease(e *Attempt) {
+	now := p.cfg.Clock.Now()
 	e.mu.Lock()
 	if e.over {
 		e.mu.Unlock()
@@ -147,6 +147,6 @@ func (p *pool) checkLease(e *execution) {
 // vouched reports whether the attempt's lease is known to hold at now with
 // the margin to spare, so a write for it can still land before another
 // worker could have taken the task over.
-func (p *pool) vouched(e *execution, now time.Time) bool {
+func (p *pool) vouched(e *Attempt, now time.Time) bool {
 	return now.Before(e.leaseDeadline().Add(-p.leaseMargin()))
 }

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 		claiming := ctx.Err() == nil
 		free := 0
 		if claiming && !p.claimsPaused.Load() && len(p.activeQueues()) > 0 {
-			reserve := p.cfg.prefetch
+			reserve := p.cfg.Prefetch
 			if p.pace.ahead() {
 				reserve = 0
 			}
@@ -52,7 +52,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 			}
 			continue
 		}
-		sent, seq := p.cfg.clock.Now(), p.cancelled.claimSent()
+		sent, seq := p.cfg.Clock.Now(), p.cancelled.claimSent()
 		var claimed *store.TaskClaimResult
 		if len(batch) > 0 {
 			claimed = p.fin.write(bg, batch, p.claimParams(free))
@@ -61,13 +61,13 @@ func (p *pool) drive(ctx, bg context.Context) {
 			if err != nil {
 				p.slots.add(free)
 				if ctx.Err() == nil {
-					p.pause(ctx, p.cfg.idleWait)
+					p.pause(ctx, p.cfg.IdleWait)
 				}
 				continue
 			}
 			claimed = res
 		}
-		p.pace.observeCall(p.cfg.clock.Now().Sub(sent))
+		p.pace.observeCall(p.cfg.Clock.Now().Sub(sent))
 		got := 0
 		if claimed != nil {
 			got = len(claimed.Tasks)
@@ -86,14 +86,14 @@ func (p *pool) drive(ctx, bg context.Context) {
 
 func (p *pool) claimParams(free int) *store.TaskClaimParams {
 	params := &store.TaskClaimParams{
-		WorkerID:      p.s.nodeID, // the records name the node and its worker id (SplitWorker)
+		WorkerID:      p.cfg.NodeID, // the records name the node and its worker id (SplitWorker)
 		Queues:        p.activeQueues(),
 		Limit:         free,
-		LeaseDuration: p.cfg.leaseDuration,
+		LeaseDuration: p.cfg.LeaseDuration,
 		RequestID:     p.requests.next(),
 	}
 	if p.results != nil {
-		params.InlineResultsMax = p.cfg.inlineResults
+		params.InlineResultsMax = p.cfg.InlineResults
 	}
 	if p.fair != nil {
 		params.Shares = p.fair.shares(free)
@@ -101,8 +101,8 @@ func (p *pool) claimParams(free int) *store.TaskClaimParams {
 	}
 	if p.routes {
 		params.Handlers = []string{}
-		if names := p.s.handlerNames.Load(); names != nil {
-			params.Handlers = *names
+		if names := p.cfg.HandlerNames(); names != nil {
+			params.Handlers = names
 		}
 	}
 	return params
@@ -114,7 +114,7 @@ func (p *pool) claimParams(free int) *store.TaskClaimParams {
 // has to abandon a blocked store call.
 func (p *pool) idle(ctx context.Context, res *store.TaskClaimResult) {
 	if !res.NextDueAt.IsZero() {
-		t := p.cfg.clock.AfterFunc(res.NextDueAt.Sub(res.Now), p.wake)
+		t := p.cfg.Clock.AfterFunc(res.NextDueAt.Sub(res.Now), p.wake)
 		defer t.Stop()
 	}
 	select {
@@ -137,19 +137,17 @@ func (p *pool) waitForStore(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		wait := &store.ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.idleWait}
+		wait := &store.ReadyWaitParams{Queues: p.activeQueues(), Timeout: p.cfg.IdleWait}
 		if p.routes {
-			if names := p.s.handlerNames.Load(); names != nil {
-				wait.Handlers = *names
-			}
+			wait.Handlers = p.cfg.HandlerNames()
 		}
 		err := p.store.ReadyWait(ctx, wait)
 		if ctx.Err() != nil {
 			return
 		}
 		if err != nil {
-			p.cfg.logger.Warn("plait: wait for work failed", "err", err)
-			p.pause(ctx, p.cfg.idleWait)
+			p.cfg.Logger.Warn("plait: wait for work failed", "err", err)
+			p.pause(ctx, p.cfg.IdleWait)
 		}
 		p.wake()
 	}
@@ -157,7 +155,7 @@ func (p *pool) waitForStore(ctx context.Context) {
 
 // pause waits d on the scheduler's clock, or until ctx is done.
 func (p *pool) pause(ctx context.Context, d time.Duration) {
-	t := p.cfg.clock.NewTimer(d)
+	t := p.cfg.Clock.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

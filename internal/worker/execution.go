@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// execution is one claimed attempt running in this process.
-type execution struct {
+// Attempt is one claimed attempt running in this process.
+type Attempt struct {
 	ct   *store.ClaimedTask
 	pool *pool
 	// claimedAt is the store's clock at the claim.
@@ -37,19 +37,19 @@ type execution struct {
 	deadline time.Time
 	// leaseTimer cancels the handler at deadline minus the lease margin,
 	// whatever the lease keeper's store call is doing; see watchLease.
-	leaseTimer Timer
+	leaseTimer store.Timer
 	// over is set once the attempt left this process (its outcome written
 	// or given up): its timers must not fire any more.
 	over bool
 	// guard is the timeout timer, then the grace timer after it; returned
 	// is set when the handler returned, and abandoned when the grace
 	// passed first and the attempt was finished without it.
-	guard     Timer
+	guard     store.Timer
 	returned  bool
 	abandoned bool
 
 	// logOnce makes log, the buffer of the lines the handler logs for the
-	// store (tasklogger.go), at the first Task.Logger call; nil when the
+	// store (tasklog.go), at the first Task.Logger call; nil when the
 	// store keeps no task logs.
 	logOnce sync.Once
 	log     *attemptLog
@@ -60,12 +60,12 @@ type execution struct {
 }
 
 // settle claims the right to report the attempt's outcome.
-func (e *execution) settle() bool { return e.settled.CompareAndSwap(false, true) }
+func (e *Attempt) settle() bool { return e.settled.CompareAndSwap(false, true) }
 
 // setDeadline moves the known lease deadline out. The lease timer is not
 // touched here: when it fires it finds the later deadline and re-arms
 // itself, which costs an extension nothing on the hot path.
-func (e *execution) setDeadline(t time.Time) {
+func (e *Attempt) setDeadline(t time.Time) {
 	e.mu.Lock()
 	if t.After(e.deadline) {
 		e.deadline = t
@@ -73,14 +73,14 @@ func (e *execution) setDeadline(t time.Time) {
 	e.mu.Unlock()
 }
 
-func (e *execution) leaseDeadline() time.Time {
+func (e *Attempt) leaseDeadline() time.Time {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return e.deadline
 }
 
 // end stops the attempt's timers once it left this process.
-func (e *execution) end() {
+func (e *Attempt) end() {
 	e.mu.Lock()
 	e.over = true
 	if e.leaseTimer != nil {
@@ -96,15 +96,15 @@ func (e *execution) end() {
 // written by the calling driver itself: the finisher may be closing.
 func (p *pool) startAll(ctx context.Context, res *store.TaskClaimResult, sent time.Time, seq uint64) {
 	var late []finishReq
-	now := p.cfg.clock.Now()
+	now := p.cfg.Clock.Now()
 	// A claim that took half the lease to come back leaves less than the
 	// keeper's round before the margin: its attempts get their lease
 	// timers now (see watchLease).
-	slow := now.Sub(sent) >= p.cfg.leaseDuration/2
+	slow := now.Sub(sent) >= p.cfg.LeaseDuration/2
 	p.startMu.Lock()
 	for _, ct := range res.Tasks {
 		ectx, cancel := context.WithCancelCause(p.base)
-		e := &execution{ct: ct, pool: p, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.leaseDuration)}
+		e := &Attempt{ct: ct, pool: p, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.LeaseDuration)}
 		p.track(e)
 		if slow {
 			p.watchLease(e, now)
@@ -116,7 +116,7 @@ func (p *pool) startAll(ctx context.Context, res *store.TaskClaimResult, sent ti
 			e.begun.Store(true)
 			e.settle()
 			cancel(ErrShutdown)
-			late = append(late, finishReq{e: e, o: store.TaskOutcome{Lease: ct.Lease, Outcome: OutcomeReturned}})
+			late = append(late, finishReq{e: e, o: store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReturned}})
 			continue
 		}
 		p.handlers.Add(1)
@@ -152,7 +152,7 @@ func (p *pool) worker() {
 
 // execute runs one attempt and reports whether its handler was abandoned
 // (see abandon), in which case the caller's place is taken already.
-func (p *pool) execute(e *execution) (abandoned bool) {
+func (p *pool) execute(e *Attempt) (abandoned bool) {
 	ct := e.ct
 	defer e.cancel(context.Canceled)
 	if !e.begun.CompareAndSwap(false, true) {
@@ -163,30 +163,18 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 		p.skip(e)
 		return false
 	}
-	fn, ok := p.s.handler(ct.Spec.Handler)
+	fn, ok := p.cfg.Handler(ct.Spec.Handler)
 	if !ok {
 		p.handBack(e)
 		return false
 	}
-	task := &Task{
-		RunID:   ct.Lease.RunID,
-		Name:    ct.Spec.Name,
-		Handler: ct.Spec.Handler,
-		Attempt: ct.Attempt,
-		Epoch:   ct.Lease.Epoch,
-		Payload: ct.Spec.Payload,
-		parents: ct.ParentResults,
-		lazy:    newLazyParents(ct, p.results),
-		codec:   p.cfg.codec,
-		exec:    e,
-	}
-	p.s.emit(Event{Type: EventTaskStarted, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch})
-	if m := p.cfg.hooks.metrics; m != nil {
+	p.emit(Event{Type: EventTaskStarted, RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch})
+	if m := p.cfg.Metrics; m != nil {
 		m.TaskStarted(labelsOf(ct))
 	}
-	started := p.cfg.clock.Now()
+	started := p.cfg.Clock.Now()
 	p.health.busy.Add(1)
-	result, err := call(e.ctx, fn, task)
+	result, err := fn(e.ctx, e)
 	p.health.busy.Add(-1)
 	// The attempt's lines reach the store before its outcome: after it, a
 	// retry's next claim would make them stale.
@@ -194,7 +182,7 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}
-	ran := p.cfg.clock.Now().Sub(started)
+	ran := p.cfg.Clock.Now().Sub(started)
 	p.pace.observeHandler(ran)
 	if !e.settle() {
 		p.slots.release(1)
@@ -208,8 +196,8 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 			// The store already moved on; any write would be refused.
 			p.untrack(e)
 			p.slots.release(1)
-			p.s.emit(Event{Type: EventTaskLeaseLost, RunID: task.RunID, Task: task.Name, Attempt: task.Attempt, Epoch: task.Epoch, Err: cause})
-			if m := p.cfg.hooks.metrics; m != nil {
+			p.emit(Event{Type: EventTaskLeaseLost, RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, Err: cause})
+			if m := p.cfg.Metrics; m != nil {
 				m.LeaseLost(labelsOf(ct))
 			}
 			return false
@@ -232,7 +220,7 @@ func (p *pool) execute(e *execution) (abandoned bool) {
 // skip disposes of a task claimed ahead that will not start here: its run
 // was cancelled or its lease lost while it waited (nothing to write), or Run
 // is stopping (it goes back to its queue unstarted).
-func (p *pool) skip(e *execution) {
+func (p *pool) skip(e *Attempt) {
 	if !e.settle() {
 		p.slots.release(1)
 		return // released by the shutdown path already
@@ -242,24 +230,24 @@ func (p *pool) skip(e *execution) {
 		p.untrack(e)
 		p.slots.release(1)
 		ct := e.ct
-		p.s.emit(Event{Type: EventTaskLeaseLost, RunID: ct.Lease.RunID, Task: ct.Lease.Task, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, Err: cause})
-		if m := p.cfg.hooks.metrics; m != nil {
+		p.emit(Event{Type: EventTaskLeaseLost, RunID: ct.Lease.RunID, Task: ct.Lease.Task, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, Err: cause})
+		if m := p.cfg.Metrics; m != nil {
 			m.LeaseLost(labelsOf(ct))
 		}
 		return
 	}
 	p.slots.add(1)
-	p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: OutcomeReturned})
+	p.fin.submit(e, store.TaskOutcome{Lease: e.ct.Lease, Outcome: store.OutcomeReturned})
 }
 
 // outcome turns a handler's return into what the store records.
-func (p *pool) outcome(e *execution, started time.Time, result any, err error) store.TaskOutcome {
+func (p *pool) outcome(e *Attempt, started time.Time, result any, err error) store.TaskOutcome {
 	ct := e.ct
 	o := store.TaskOutcome{Lease: ct.Lease}
 	if err == nil {
-		b, encErr := encodeValue(p.cfg.codec, result)
+		b, encErr := p.cfg.Encode(result)
 		if encErr == nil {
-			o.Outcome, o.Result = OutcomeSucceeded, b
+			o.Outcome, o.Result = store.OutcomeSucceeded, b
 			return o
 		}
 		err = Permanent(fmt.Errorf("plait: encode result: %w", encErr))
@@ -267,20 +255,20 @@ func (p *pool) outcome(e *execution, started time.Time, result any, err error) s
 	o.Error = err.Error()
 	o.TimedOut = errors.Is(err, ErrTimeout)
 	if IsPermanent(err) {
-		o.Outcome = OutcomeFailed
+		o.Outcome = store.OutcomeFailed
 		return o
 	}
-	policy := mergedRetry(ct.Spec.Retry, p.cfg.defaultRetry)
+	policy := MergedRetry(ct.Spec.Retry, p.cfg.DefaultRetry)
 	// Time before this attempt is measured on the store's clock, this
 	// attempt's own run time on ours: no cross-clock subtraction.
-	elapsed := p.cfg.clock.Now().Sub(started)
+	elapsed := p.cfg.Clock.Now().Sub(started)
 	if !ct.FirstStartedAt.IsZero() && e.claimedAt.After(ct.FirstStartedAt) {
 		elapsed += e.claimedAt.Sub(ct.FirstStartedAt)
 	}
 	if d, ok := retryNext(policy, ct.Attempt, elapsed, err); ok {
-		o.Outcome, o.RetryDelay = OutcomeRetry, d
+		o.Outcome, o.RetryDelay = store.OutcomeRetry, d
 		return o
 	}
-	o.Outcome = OutcomeFailed
+	o.Outcome = store.OutcomeFailed
 	return o
 }

@@ -1,4 +1,4 @@
-package plait
+package worker
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // the store makes each recovery happen once, so no leader is needed.
 func (p *pool) sweep(ctx context.Context) {
 	for {
-		p.pause(ctx, p.cfg.sweepInterval)
+		p.pause(ctx, p.cfg.SweepInterval)
 		if ctx.Err() != nil {
 			return
 		}
@@ -21,28 +21,28 @@ func (p *pool) sweep(ctx context.Context) {
 func (p *pool) sweepOnce(ctx context.Context) {
 	total := 0
 	for {
-		res, err := p.store.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: SweepLimitDefault, CrashLimit: p.cfg.crashLimit})
+		res, err := p.store.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: SweepLimitDefault, CrashLimit: p.cfg.CrashLimit})
 		if err != nil {
 			if ctx.Err() == nil {
-				p.cfg.logger.Warn("plait: lease sweep failed", "err", err)
+				p.cfg.Logger.Warn("plait: lease sweep failed", "err", err)
 			}
 			break
 		}
 		for _, c := range res.Corrupt {
-			p.cfg.logger.Error("plait: skipped unreadable record in sweep", "record", c)
+			p.cfg.Logger.Error("plait: skipped unreadable record in sweep", "record", c)
 		}
 		for _, l := range res.Dead {
-			p.cfg.logger.Warn("plait: task dead-lettered after too many lost leases", "run", l.RunID, "task", l.Task)
-			if m := p.cfg.hooks.metrics; m != nil {
+			p.cfg.Logger.Warn("plait: task dead-lettered after too many lost leases", "run", l.RunID, "task", l.Task)
+			if m := p.cfg.Metrics; m != nil {
 				m.TaskDead(l)
 			}
 		}
 		total += len(res.Requeued) + len(res.Dead)
 		if !res.More {
-			p.health.sweptAt.Store(p.cfg.clock.Now().UnixNano())
+			p.health.sweptAt.Store(p.cfg.Clock.Now().UnixNano())
 			break
 		}
 	}
-	p.s.emit(Event{Type: EventLeasesSwept, Count: total})
+	p.emit(Event{Type: EventLeasesSwept, Count: total})
 	p.sampleDepth(ctx)
 }
