@@ -9,10 +9,9 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/plaitdag/plait/internal/maintenance"
 	"github.com/plaitdag/plait/internal/worker"
 	"github.com/plaitdag/plait/store"
 )
@@ -24,24 +23,6 @@ import (
 // expired) create one run between them. The lease keeps the work in one
 // process, and its epoch fences ScheduleRecordFire, so a deposed leader
 // cannot move a schedule's next instant backwards.
-
-// leader is one process's side of the lease. Its methods are called by one
-// goroutine at a time (mu).
-type leader struct {
-	s      *Scheduler
-	ss     store.ScheduleStore
-	holder string
-
-	mu sync.Mutex
-	// epoch is the lease's epoch while this process leads, else 0.
-	epoch int64
-	// validUntil is when this process stops acting as leader, on its own
-	// clock: four fifths of the TTL after the renewal was sent, so it has
-	// stopped before the store can see the lease expire.
-	validUntil time.Time
-	// renewAt is when the next pass renews the lease.
-	renewAt time.Time
-}
 
 // ScheduleFireReport is the answer of [Scheduler.ScheduleFireDue].
 type ScheduleFireReport struct {
@@ -55,13 +36,26 @@ type ScheduleFireReport struct {
 	NextDue time.Time
 }
 
-func (s *Scheduler) leaderFor(ss store.ScheduleStore) *leader {
+// leaderFor answers this process's side of the schedule leader lease,
+// made at the first need.
+func (s *Scheduler) leaderFor(ss store.ScheduleStore) *maintenance.Leader {
 	s.sched.mu.Lock()
 	defer s.sched.mu.Unlock()
 	if s.sched.lead == nil {
 		var b [4]byte
 		_, _ = rand.Read(b[:])
-		s.sched.lead = &leader{s: s, ss: ss, holder: s.cfg.workerID + "." + hex.EncodeToString(b[:])}
+		holder := s.cfg.workerID + "." + hex.EncodeToString(b[:])
+		s.sched.lead = maintenance.NewLeader(maintenance.Config{
+			Store: ss, Holder: holder, Clock: s.cfg.clock, Logger: s.cfg.logger,
+			TTL: s.cfg.sched.leaseOrDefault(), Tick: s.cfg.sched.tickOrDefault(),
+			Changed: func(acquired bool, epoch int64) {
+				e := Event{Type: EventLeaderLost, Epoch: epoch, Node: holder}
+				if acquired {
+					e.Type = EventLeaderAcquired
+				}
+				s.emit(e)
+			},
+		})
 	}
 	return s.sched.lead
 }
@@ -76,7 +70,7 @@ func (s *Scheduler) ScheduleFireDue(ctx context.Context) (*ScheduleFireReport, e
 	if err != nil {
 		return nil, err
 	}
-	return s.leaderFor(ss).pass(ctx)
+	return s.schedulePass(ctx, s.leaderFor(ss))
 }
 
 // scheduleLeaderRelease gives the leader lease up when this process holds
@@ -87,172 +81,47 @@ func (s *Scheduler) scheduleLeaderRelease(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return s.leaderFor(ss).release(ctx)
+	return s.leaderFor(ss).Release(ctx)
 }
 
 // startScheduleLeader runs the leader loop beside Run's workers until ctx
 // is done, when the store keeps schedules and leading is not switched off.
-func (s *Scheduler) startScheduleLeader(ctx context.Context) *leaderRun {
+func (s *Scheduler) startScheduleLeader(ctx context.Context) *maintenance.Running {
 	ss, err := s.scheduleStore()
 	if err != nil || s.cfg.sched.off {
 		return nil
 	}
-	r := &leaderRun{clock: s.cfg.clock, done: make(chan struct{})}
-	context.AfterFunc(ctx, func() {
-		at := s.cfg.clock.Now()
-		r.stopped.Store(&at)
+	lead := s.leaderFor(ss)
+	return lead.Start(ctx, worker.ShutdownWriteWindow, func(ctx context.Context) (time.Time, error) {
+		rep, err := s.schedulePass(ctx, lead)
+		if rep == nil {
+			return time.Time{}, err
+		}
+		return rep.NextDue, err
 	})
-	l := s.leaderFor(ss)
-	go func() {
-		defer close(r.done)
-		l.loop(ctx)
-	}()
-	return r
-}
-
-// leaderRun is the leader loop of one Run.
-type leaderRun struct {
-	clock   Clock
-	done    chan struct{}
-	stopped atomic.Pointer[time.Time]
-}
-
-// Wait waits for the loop to end, but no longer than the engine's shutdown write window
-// after Run's context ended: a pass held up by a store that does not answer
-// ends with its own deadline, after Run has returned, as the engine's last
-// writes do.
-func (r *leaderRun) Wait() {
-	if r == nil {
-		return
-	}
-	at := r.stopped.Load()
-	if at == nil {
-		<-r.done
-		return
-	}
-	left := at.Add(worker.ShutdownWriteWindow).Sub(r.clock.Now())
-	if left <= 0 {
-		select {
-		case <-r.done:
-		default:
-		}
-		return
-	}
-	t := r.clock.NewTimer(left)
-	defer t.Stop()
-	select {
-	case <-r.done:
-	case <-t.C():
-	}
-}
-
-func (l *leader) loop(ctx context.Context) {
-	tick := l.s.cfg.sched.tickOrDefault()
-	for ctx.Err() == nil {
-		wait := tick
-		// A pass cannot outlast the lease it acts under; the deadline
-		// also ends a store call that hangs, which cancellation alone
-		// may not.
-		pctx, cancel := context.WithTimeout(ctx, l.s.cfg.sched.leaseOrDefault())
-		rep, err := l.pass(pctx)
-		cancel()
-		if err != nil && ctx.Err() == nil {
-			l.s.cfg.logger.Warn("plait: schedule pass failed", "err", err)
-		}
-		if rep != nil && !rep.NextDue.IsZero() {
-			if d := rep.NextDue.Sub(l.s.cfg.clock.Now()); d < wait {
-				wait = max(d, 0)
-			}
-		}
-		if wait > 0 {
-			t := l.s.cfg.clock.NewTimer(wait)
-			select {
-			case <-ctx.Done():
-			case <-t.C():
-			}
-			t.Stop()
-		}
-	}
-	// The lease is given up under a short deadline of its own, so the
-	// next process leads at once; if the store does not answer, the lease
-	// expires by itself.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), worker.ShutdownWriteWindow)
-	defer cancel()
-	_ = l.release(rctx)
-}
-
-func (l *leader) release(ctx context.Context) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.epoch == 0 {
-		return nil
-	}
-	epoch := l.epoch
-	l.lost()
-	return l.ss.LeaderRelease(ctx, &store.LeaderReleaseParams{Holder: l.holder, Epoch: epoch})
-}
-
-// lost forgets the lease; called with mu held.
-func (l *leader) lost() {
-	if l.epoch != 0 {
-		l.s.emit(Event{Type: EventLeaderLost, Epoch: l.epoch, Node: l.holder})
-	}
-	l.epoch = 0
-	l.validUntil = time.Time{}
-}
-
-// valid reports whether this process may still act as leader.
-func (l *leader) valid() bool {
-	return l.epoch != 0 && l.s.cfg.clock.Now().Before(l.validUntil)
-}
-
-// ensure takes or renews the lease when due; called with mu held.
-func (l *leader) ensure(ctx context.Context) (bool, error) {
-	clk := l.s.cfg.clock
-	sent := clk.Now()
-	if l.epoch != 0 && sent.Before(l.renewAt) && l.valid() {
-		return true, nil
-	}
-	ttl := l.s.cfg.sched.leaseOrDefault()
-	res, err := l.ss.LeaderAcquire(ctx, &store.LeaderAcquireParams{Holder: l.holder, Epoch: l.epoch, TTL: ttl})
-	if err != nil {
-		if !l.valid() {
-			l.lost()
-		}
-		return l.valid(), err
-	}
-	if !res.Acquired {
-		l.lost()
-		return false, nil
-	}
-	if res.Lease.Epoch != l.epoch {
-		l.lost()
-		l.epoch = res.Lease.Epoch
-		l.s.emit(Event{Type: EventLeaderAcquired, Epoch: l.epoch, Node: l.holder})
-	}
-	l.validUntil = sent.Add(ttl * 4 / 5)
-	tick := l.s.cfg.sched.tickOrDefault()
-	l.renewAt = sent.Add(min(tick, ttl/3))
-	return true, nil
 }
 
 // passLimit bounds the schedules one pass fires; the rest wait for the
 // next pass, which comes at once.
 const passLimit = 256
 
-func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
+// schedulePass is one pass of the schedule leader: holding the lease, it
+// fires every schedule due now under its policies.
+func (s *Scheduler) schedulePass(ctx context.Context, lead *maintenance.Leader) (*ScheduleFireReport, error) {
 	rep := &ScheduleFireReport{}
-	ok, err := l.ensure(ctx)
-	if !ok {
-		return rep, err
-	}
-	rep.Leader = true
-	now := l.s.cfg.clock.Now()
-	res, err := l.ss.ScheduleList(ctx, &store.ScheduleListParams{DueBy: now, Limit: passLimit})
+	leading, err := lead.Act(ctx, func(ctx context.Context, term maintenance.Term) error {
+		return s.fireDue(ctx, term, rep)
+	})
+	rep.Leader = leading
+	return rep, err
+}
+
+// fireDue fires the due schedules under the lease term holds.
+func (s *Scheduler) fireDue(ctx context.Context, term maintenance.Term, rep *ScheduleFireReport) error {
+	now := s.cfg.clock.Now()
+	res, err := s.leaderStore().ScheduleList(ctx, &store.ScheduleListParams{DueBy: now, Limit: passLimit})
 	if err != nil {
-		return rep, err
+		return err
 	}
 	// Each due schedule is planned (its policies applied, previous runs
 	// cancelled where the overlap policy says so), then every instant of
@@ -263,10 +132,10 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 	var plans []*firePlan
 	var params []*store.RunCreateParams
 	for _, rec := range res.Schedules {
-		if !l.valid() {
+		if !term.Valid() {
 			break
 		}
-		p, err := l.plan(ctx, rec, now, rep)
+		p, err := s.planFire(ctx, rec, now, rep)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -278,29 +147,29 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 		plans = append(plans, p)
 	}
 	var out []store.RunCreateOutcome
-	if len(params) > 0 && l.valid() {
-		out, err = l.s.createRuns(ctx, params)
+	if len(params) > 0 && term.Valid() {
+		out, err = s.createRuns(ctx, params)
 		if err != nil {
 			// Nothing is recorded: every instant stays due and the next
 			// pass tries again, where the run keys answer any run this
 			// call created.
-			return rep, errors.Join(append(errs, err)...)
+			return errors.Join(append(errs, err)...)
 		}
 	}
 	for _, p := range plans {
-		if err := l.record(ctx, p, out, rep); err != nil {
+		if err := s.recordFire(ctx, term, p, out, rep); err != nil {
 			if errors.Is(err, ErrStaleEpoch) {
-				l.lost()
-				return rep, errors.Join(errs...)
+				term.Lost()
+				return errors.Join(errs...)
 			}
 			errs = append(errs, err)
 		}
 	}
 	if res.More {
 		rep.NextDue = now
-		return rep, errors.Join(errs...)
+		return errors.Join(errs...)
 	}
-	ahead, err := l.ss.ScheduleList(ctx, &store.ScheduleListParams{DueBy: now.Add(l.s.cfg.sched.tickOrDefault()), Limit: 1})
+	ahead, err := s.leaderStore().ScheduleList(ctx, &store.ScheduleListParams{DueBy: now.Add(s.cfg.sched.tickOrDefault()), Limit: 1})
 	if err == nil && len(ahead.Schedules) > 0 {
 		rep.NextDue = ahead.Schedules[0].NextFire
 		if !rep.NextDue.After(now) {
@@ -309,7 +178,7 @@ func (l *leader) pass(ctx context.Context) (*ScheduleFireReport, error) {
 			rep.NextDue = time.Time{}
 		}
 	}
-	return rep, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // jitterOf is the delay of one instant: drawn from the name and the
@@ -339,11 +208,10 @@ type firePlan struct {
 	held bool
 }
 
-// plan applies a due schedule's policies at now. It answers nil when the
+// planFire applies a due schedule's policies at now. It answers nil when the
 // schedule is to be left as it is (paused, held by jitter or by the buffer
 // policy, or without a workflow in this process).
-func (l *leader) plan(ctx context.Context, rec *store.ScheduleRecord, now time.Time, rep *ScheduleFireReport) (*firePlan, error) {
-	s := l.s
+func (s *Scheduler) planFire(ctx context.Context, rec *store.ScheduleRecord, now time.Time, rep *ScheduleFireReport) (*firePlan, error) {
 	var d scheduleDef
 	if err := json.Unmarshal(rec.Definition, &d); err != nil {
 		s.cfg.logger.Error("plait: schedule has an unreadable definition", "schedule", rec.Name, "err", err)
@@ -429,11 +297,11 @@ func (l *leader) plan(ctx context.Context, rec *store.ScheduleRecord, now time.T
 	return p, nil
 }
 
-// record writes what the pass did with one schedule, given the outcomes of
+// recordFire writes what the pass did with one schedule, given the outcomes of
 // the pass's batch.
-func (l *leader) record(ctx context.Context, p *firePlan, out []store.RunCreateOutcome, rep *ScheduleFireReport) error {
+func (s *Scheduler) recordFire(ctx context.Context, term maintenance.Term, p *firePlan, out []store.RunCreateOutcome, rep *ScheduleFireReport) error {
 	rec := p.rec
-	params := &store.ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: l.epoch, Version: rec.Version, NextFire: p.next}
+	params := &store.ScheduleRecordFireParams{Name: rec.Name, LeaderEpoch: term.Epoch(), Version: rec.Version, NextFire: p.next}
 	var failed error
 	fired := 0
 	for i, t := range p.instants {
@@ -447,14 +315,20 @@ func (l *leader) record(ctx context.Context, p *firePlan, out []store.RunCreateO
 		fired++
 		params.LastFire, params.LastRunID = t, o.Result.Run.ID
 		rep.Fired++
-		l.s.emit(Event{Type: EventScheduleFired, Schedule: rec.Name, Instant: t, RunID: o.Result.Run.ID, RunStatus: o.Result.Run.Status})
+		s.emit(Event{Type: EventScheduleFired, Schedule: rec.Name, Instant: t, RunID: o.Result.Run.ID, RunStatus: o.Result.Run.Status})
 	}
 	if skipped := len(p.due) - len(p.instants); skipped > 0 && failed == nil && !p.held {
 		rep.Skipped += skipped
-		l.s.emit(Event{Type: EventScheduleSkipped, Schedule: rec.Name, Instant: p.due[len(p.due)-1], Count: skipped})
+		s.emit(Event{Type: EventScheduleSkipped, Schedule: rec.Name, Instant: p.due[len(p.due)-1], Count: skipped})
 	}
-	if _, err := l.ss.ScheduleRecordFire(ctx, params); err != nil {
+	if _, err := s.leaderStore().ScheduleRecordFire(ctx, params); err != nil {
 		return err
 	}
 	return failed
+}
+
+// leaderStore is the store's ScheduleStore, which a pass runs only with.
+func (s *Scheduler) leaderStore() store.ScheduleStore {
+	ss, _ := s.scheduleStore()
+	return ss
 }

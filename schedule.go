@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/internal/cronspec"
+	"github.com/plaitdag/plait/internal/maintenance"
 )
 
 // Schedules
@@ -220,7 +221,7 @@ type scheduleState struct {
 	mu       sync.Mutex
 	builders map[string]func(time.Time) (*Workflow, error)
 	// lead is this process's side of the leader lease, made on first use.
-	lead *leader
+	lead *maintenance.Leader
 }
 
 func (st *scheduleState) builder(name string) func(time.Time) (*Workflow, error) {
