@@ -234,6 +234,11 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	return &createReq{params: params, wf: wf, id: id, keys: keys, args: args, parts: parts}, nil, nil
 }
 
+// createKeyTaken is run_create.lua's reply code when the idempotency key
+// names another run, whose id follows. It shares codeNotFound's value:
+// createAnswer reads it before any shared code.
+const createKeyTaken = 1
+
 // createAnswer reads run_create.lua's reply.
 func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*store.RunCreateResult, error) {
 	r := &reply{v: v}
@@ -242,7 +247,7 @@ func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*sto
 		return nil, r.err
 	}
 	switch code {
-	case 1:
+	case createKeyTaken:
 		return s.existing(ctx, val)
 	case codeCorrupt:
 		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", req.id)

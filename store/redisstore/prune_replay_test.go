@@ -28,7 +28,7 @@ if ARGV[4] == 'replay' then
 end
 local ok = run_to(ctx, KEYS[1], ARGV[3], r, to)
 flush()
-if not ok then return code_illegal end
+if not ok then return ILLEGAL end
 return 0
 `)
 

@@ -8,7 +8,7 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// Reply codes of run_replay.lua beyond the shared ones (scripts.go).
+// Reply codes of run_replay.lua beyond the shared ones (codes.go).
 const (
 	replayExisting    = 7  // the generation asked for is open already
 	replayConflict    = 8  // the run is active or at another generation

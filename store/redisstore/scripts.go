@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/plaitdag/plait/store"
@@ -21,13 +20,16 @@ import (
 // call does and what happens when Redis refuses a write for memory. The
 // scripts share the lib_*.lua files (scriptLibs says which each needs):
 //
+//	(reply codes)    OK, NOT_FOUND, STALE... as Lua locals, which codesTable
+//	                 renders from the Go codes (codes.go), first of all
 //	common.lua       key builder, lease and queue entries (keys_test.go reads it)
 //	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
 //	lib_codec.lua    the packed run meta, task state and definition header
 //	lib_limit.lua    task limits: admit at a claim, release as an attempt ends
 //	lib_status.lua   task_to and run_to, the one place a status letter
-//	                 changes; statusTable renders plait's status machine
-//	                 into the Lua tables they check, put right before it
+//	                 changes; statusTable (status_table.go) renders
+//	                 plait's status machine into the Lua tables they
+//	                 check, put right before lib_limit.lua
 //	lib_delete.lua   forget_run, a finished run removed (delete, prune)
 //	lib_run.lua      a task made due, a run's end
 //	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
@@ -131,13 +133,14 @@ var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_
 	"node_heartbeat", "node_drain", "queue_pause"}
 
 // libOrder is the order of the lib files: each uses only those before it.
-// statusLib stands for the tables statusTable renders.
-var libOrder = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status", "lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+// codesLib and statusLib stand for what codesTable and statusTable render.
+var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
+	"lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
 // baseLibs are the lib files every script gets.
-var baseLibs = []string{"common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status"}
+var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status"}
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{
@@ -199,7 +202,10 @@ var (
 var library, libraryName = buildLibrary()
 
 func luaFile(name string) string {
-	if name == statusLib {
+	switch name {
+	case codesLib:
+		return codesTable()
+	case statusLib:
 		return statusTable()
 	}
 	b, err := luaFS.ReadFile("lua/" + name + ".lua")
@@ -266,127 +272,6 @@ func buildLibrary() (string, string) {
 
 func (sc *script) function() string { return libraryName + "_" + sc.name }
 
-// letterStatus is a status letter of the store's records and the plait
-// status it stands for.
-type letterStatus struct{ letter, status string }
-
-// taskLetters are the letters of a task's state field. P and W are both
-// pending: W is a pending task waiting in the delayed set for its run-at
-// time, P one waiting for its parents.
-var taskLetters = []letterStatus{
-	{"P", string(store.TaskPending)}, {"W", string(store.TaskPending)}, {"R", string(store.TaskReady)},
-	{"U", string(store.TaskRunning)}, {"Y", string(store.TaskRetrying)}, {"S", string(store.TaskSucceeded)},
-	{"F", string(store.TaskFailed)}, {"K", string(store.TaskSkipped)}, {"C", string(store.TaskCancelled)},
-	{"D", string(store.TaskDead)},
-}
-
-// runLetters are the letters of a run's meta field.
-var runLetters = []letterStatus{
-	{"P", string(store.RunPending)}, {"U", string(store.RunRunning)}, {"S", string(store.RunCompleted)},
-	{"F", string(store.RunFailed)}, {"C", string(store.RunCancelled)},
-}
-
-// letterMoves is a status table in letters: from "" (a record being
-// created) and from each letter, the letters that plait's check can allows
-// moving to. A move between two letters of one status (task P and W) is no
-// status change and allowed.
-func letterMoves(ls []letterStatus, can func(from, to string) bool) (froms []string, moves map[string][]string) {
-	moves = map[string][]string{}
-	for _, f := range append([]letterStatus{{"", ""}}, ls...) {
-		froms = append(froms, f.letter)
-		moves[f.letter] = []string{}
-		for _, t := range ls {
-			if can(f.status, t.status) || (f.letter != "" && f.status == t.status && f.letter != t.letter) {
-				moves[f.letter] = append(moves[f.letter], t.letter)
-			}
-		}
-	}
-	return froms, moves
-}
-
-// statusTable renders plait's status machine into the Lua tables that
-// task_to and run_to check (lua/lib_status.lua): task_moves and run_moves
-// (from letter -> set of letters), task_final and run_final (the letters
-// that lead nowhere), task_replay and run_replay (the moves only a replay
-// may take, from ReplayNext), and code_illegal, the reply code of a refused
-// move.
-func statusTable() string {
-	var b strings.Builder
-	b.WriteString("-- Rendered by scripts.go from plait's status machine (transition.go).\n")
-	write := func(kind string, ls []letterStatus, can func(from, to string) bool) {
-		froms, moves := letterMoves(ls, can)
-		b.WriteString("local " + kind + "_moves = {\n")
-		for _, from := range froms {
-			b.WriteString("  [" + strconv.Quote(from) + "] = {" + luaSet(moves[from]) + "},\n")
-		}
-		b.WriteString("}\n")
-		var final []string
-		for _, l := range ls {
-			if len(moves[l.letter]) == 0 {
-				final = append(final, l.letter)
-			}
-		}
-		b.WriteString("local " + kind + "_final = {" + luaSet(final) + "}\n")
-	}
-	write("task", taskLetters, func(from, to string) bool {
-		return store.TaskStatus(from).CanBecome(store.TaskStatus(to))
-	})
-	write("run", runLetters, func(from, to string) bool {
-		return store.RunStatus(from).CanBecome(store.RunStatus(to))
-	})
-	// The replay moves are tables of their own: task_to and run_to take
-	// them only for a step that sets ctx.replay, so no other step can
-	// revive a finished task or run.
-	replay := func(kind string, ls []letterStatus, next func(status string) []string) {
-		b.WriteString("local " + kind + "_replay = {\n")
-		for _, f := range ls {
-			var to []string
-			for _, n := range next(f.status) {
-				for _, l := range ls {
-					// A replayed task goes back to pending waiting for its
-					// parents (P); make_due moves it on as a create would.
-					if l.status == n && (kind != "task" || l.letter == "P") {
-						to = append(to, l.letter)
-					}
-				}
-			}
-			if len(to) > 0 {
-				b.WriteString("  [" + strconv.Quote(f.letter) + "] = {" + luaSet(to) + "},\n")
-			}
-		}
-		b.WriteString("}\n")
-	}
-	replay("task", taskLetters, func(status string) []string {
-		var out []string
-		for _, n := range store.TaskStatus(status).ReplayNext() {
-			out = append(out, string(n))
-		}
-		return out
-	})
-	replay("run", runLetters, func(status string) []string {
-		var out []string
-		for _, n := range store.RunStatus(status).ReplayNext() {
-			out = append(out, string(n))
-		}
-		return out
-	})
-	b.WriteString("local code_illegal = " + strconv.Itoa(codeIllegal) + "\n")
-	// The largest run whose long payloads are kept apart (create.go): the
-	// scripts that expire or delete a finished run's payload keys visit
-	// its task names only up to it.
-	b.WriteString("local apart_max_tasks = " + strconv.Itoa(apartMaxTasks) + "\n")
-	return b.String()
-}
-
-// luaSet writes the body of a Lua table holding each of ls as a key.
-func luaSet(ls []string) string {
-	parts := make([]string, len(ls))
-	for i, l := range ls {
-		parts[i] = l + " = true"
-	}
-	return strings.Join(parts, ", ")
-}
-
 // loadLibrary loads the function library on every master; a library of
 // this very source already loaded counts as loaded.
 func (s *Store) loadLibrary(ctx context.Context) error {
@@ -401,38 +286,6 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 		return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return load(ctx, c) })
 	}
 	return load(ctx, s.client)
-}
-
-// Script return codes.
-const (
-	codeOK       = 0
-	codeNotFound = 1
-	codeStale    = 2
-	codeInvalid  = 3
-	codeCorrupt  = 4
-	codeIllegal  = 5 // a status move plait's status machine does not allow
-	codeActive   = 6 // a delete of a run that has not finished
-)
-
-// codeErrors is the one table mapping script return codes to sentinels.
-var codeErrors = map[int64]error{
-	codeNotFound: store.ErrNotFound,
-	codeStale:    store.ErrStaleEpoch,
-	codeInvalid:  store.ErrInvalidArgument,
-	codeCorrupt:  errCorrupt,
-	codeIllegal:  store.ErrIllegalTransition,
-	codeActive:   store.ErrRunActive,
-}
-
-// codeErr returns the error of a script return code, nil for codeOK.
-func codeErr(code int64) error {
-	if code == codeOK {
-		return nil
-	}
-	if err, ok := codeErrors[code]; ok {
-		return err
-	}
-	return fmt.Errorf("redisstore: unknown script code %d", code)
 }
 
 // runScript runs sc and maps Redis's OOM refusal to store.ErrStoreFull.

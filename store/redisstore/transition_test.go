@@ -121,7 +121,7 @@ func TestStatusTableMatchesPlait(t *testing.T) {
 	m := miniredis.RunT(t)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { _ = c.Close() })
-	probe := redis.NewScript(statusTable() + `
+	probe := redis.NewScript(codesTable() + statusTable() + `
 local out = {}
 local function list(kind, moves, final)
   for from, tos in pairs(moves) do
@@ -137,7 +137,7 @@ end
 for from, tos in pairs(run_replay) do
   for to in pairs(tos) do out[#out + 1] = 'run replay ' .. from .. '>' .. to end
 end
-out[#out + 1] = 'code ' .. code_illegal
+out[#out + 1] = 'code ' .. ILLEGAL
 return out`)
 	got, err := probe.Run(context.Background(), c, nil).StringSlice()
 	require.NoError(t, err)
@@ -210,7 +210,7 @@ return out`)
 // that had changed anything would show in the database.
 //
 // KEYS[1] the run hash; ARGV: shard base, record ("task" or "run"), task
-// name, target letter, "replay" to make the move inside a replay. Returns {0} or {code_illegal, 1 when ctx.refused}.
+// name, target letter, "replay" to make the move inside a replay. Returns {0} or {ILLEGAL, 1 when ctx.refused}.
 var moveScript = redis.NewScript(libSource() + `
 local rk = KEYS[1]
 local ctx = new_ctx(ARGV[1], '2000;100;1000', 0)
@@ -235,7 +235,7 @@ flush()
 if not ok then
   local refused = 0
   if ctx.refused then refused = 1 end
-  return {code_illegal, refused}
+  return {ILLEGAL, refused}
 end
 return {0}
 `)

@@ -9,8 +9,8 @@
 --
 -- Transition: none; the task stays U, only its lease deadline moves.
 --
--- Returns {untilMs, then n codes: 0 extended, 1 not found, 2 stale epoch,
--- 4 corrupt record}.
+-- Returns {untilMs, then n codes: OK extended, NOT_FOUND, STALE (stale
+-- epoch), CORRUPT (corrupt record)}.
 --
 -- Retried: extends again, to now + duration as of the retry.
 -- Out of memory: the function is declared allow-oom and runs whole: its
@@ -25,13 +25,13 @@ local out = {int(until_ms)}
 for i = 1, n do
   local a = 4 + 3 * (i - 1)
   local rk, id, name, epoch = KEYS[1 + i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
-  local code = 0
+  local code = OK
   local r = meta_get(rk)
-  if r == nil then code = 1 elseif r == false then code = 4 else
+  if r == nil then code = NOT_FOUND elseif r == false then code = CORRUPT else
     local t = state_get(rk, name)
-    if t == nil then code = 1
-    elseif t == false then code = 4
-    elseif t.st ~= 'U' or t.epoch ~= epoch then code = 2
+    if t == nil then code = NOT_FOUND
+    elseif t == false then code = CORRUPT
+    elseif t.st ~= 'U' or t.epoch ~= epoch then code = STALE
     else redis.call('ZADD', KEYS[1], until_ms, entry(id, name)) end
   end
   out[#out + 1] = code

@@ -139,13 +139,13 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local claim = t.claim
   if claim == nil or claim == '' then claim = 0 end
   local ns = task_to(ctx, rk, id, r, name, t, 'S', h, not ch)
-  if not ns then return code_illegal, r.st end
+  if not ns then return ILLEGAL, r.st end
   local nm, ended
   if not ch then
     local to = run_done(r)
     if to then
       nm = run_to(ctx, rk, id, r, to, true)
-      if not nm then return code_illegal, r.st end
+      if not nm then return ILLEGAL, r.st end
       ended = true
     else
       nm = meta_pack(r)
@@ -165,8 +165,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     if e then hdel(rk, ef) end
     release_children(ctx, rk, id, r, name, 'S')
     if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
-    if ctx.refused then return code_illegal, r.st end
-    return 0, r.st
+    if ctx.refused then return ILLEGAL, r.st end
+    return OK, r.st
   end
 
   if result ~= '' then
@@ -176,12 +176,12 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   end
   if e then redis.call('HDEL', rk, ef) end
   if ended then run_ended(ctx, rk, id, r, k) end
-  return 0, r.st
+  return OK, r.st
 end
 
 -- finish_one applies one outcome (1 succeeded, 2 retry, 3 failed,
--- 4 released, 5 returned) and returns a code (0 applied, 1 not found, 2 stale epoch,
--- 4 corrupt record, code_illegal refused move) and the run's status letter
+-- 4 released, 5 returned) and returns a code (OK applied, NOT_FOUND, STALE
+-- epoch, CORRUPT record, ILLEGAL refused move) and the run's status letter
 -- after it.
 local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay, timed)
   ctx.refused = nil
@@ -191,19 +191,19 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   end
   hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
   local r = meta_get(rk)
-  if r == nil then return 1, '' end
-  if r == false then return 4, '' end
+  if r == nil then return NOT_FOUND, '' end
+  if r == false then return CORRUPT, '' end
   local t = state_get(rk, name)
-  if t == nil then return 1, r.st end
-  if t == false then return 4, r.st end
-  if t.st ~= 'U' or t.epoch ~= epoch then return 2, r.st end
+  if t == nil then return NOT_FOUND, r.st end
+  if t == false then return CORRUPT, r.st end
+  if t.st ~= 'U' or t.epoch ~= epoch then return STALE, r.st end
   local h = def_get(rk, name)
-  if not h then return 4, r.st end
+  if not h then return CORRUPT, r.st end
   local to = 'R'
   if outcome == 1 then to = 'S'
   elseif outcome == 3 then to = 'F'
   elseif outcome == 2 and delay > 0 then to = 'Y' end
-  if not task_can(t.st, to) then return code_illegal, r.st end
+  if not task_can(t.st, to) then return ILLEGAL, r.st end
 
   -- validated: writes start here (the lease entry goes first, at the flush).
   unlease(active, entry(id, name))
@@ -246,8 +246,8 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     push_front(ctx, id, name, h)
   end
   if not run_terminal(r) and not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
-  if ctx.refused then return code_illegal, r.st end
-  return 0, r.st
+  if ctx.refused then return ILLEGAL, r.st end
+  return OK, r.st
 end
 
 -- finish_batch applies n outcomes, each on its own; rks[i] is the run hash

@@ -2,9 +2,9 @@
 --
 -- Every change of a task's or a run's status letter, in every script, is
 -- made by task_to or run_to below. They check the move against task_moves
--- and run_moves, which scripts.go renders from plait's status machine
+-- and run_moves, which status_table.go renders from plait's status machine
 -- (transition.go) and puts right before this file, together with
--- task_final, run_final and code_illegal: the table is written once, in Go.
+-- task_final and run_final: the table is written once, in Go.
 -- The letters map to plait's statuses as follows; P and W are both pending
 -- (W waits in the delayed set), so P -> W and W -> P are moves inside one
 -- status and allowed:
@@ -24,7 +24,7 @@
 -- status, so nothing else can revive a finished task or run.
 --
 -- A refused move changes nothing, returns nil and sets ctx.refused, so the
--- step that asked answers code_illegal however deep the refusal was. Steps
+-- step that asked answers ILLEGAL however deep the refusal was. Steps
 -- that write before their move check it first with task_can / run_can, so
 -- that a refused step writes nothing.
 

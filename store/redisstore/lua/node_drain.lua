@@ -5,7 +5,7 @@
 --
 -- Transition: when the hash exists and its exp is after now, drain = 1.
 --
--- Returns 0, or 1 (not found) when there is no live node.
+-- Returns OK, or NOT_FOUND when there is no live node.
 --
 -- Retried: sets the flag again; the same state.
 -- Lost data: a request lost with the node's hash is not seen by the node;
@@ -18,6 +18,6 @@
 
 local now = now_ms(ARGV[1])
 local exp = tonumber(redis.call('HGET', KEYS[1], 'exp') or '0')
-if exp <= now then return 1 end
+if exp <= now then return NOT_FOUND end
 redis.call('HSET', KEYS[1], 'drain', '1')
-return 0
+return OK

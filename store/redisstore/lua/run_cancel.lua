@@ -12,10 +12,10 @@
 -- Transition: every unfinished task (P, W, R, U, Y) -> C; run P -> C or
 -- U -> C. A terminal run is left as it is.
 --
--- Returns {code, then the run hash as HGETALL gives it}: code 0 cancelled
--- or already terminal (unchanged), 1 not found, 4 corrupt record,
--- code_illegal a refused move (nothing written); no fields follow a
--- non-zero code. Ready and delayed entries of the cancelled tasks stay in
+-- Returns {code, then the run hash as HGETALL gives it}: code OK
+-- cancelled or already terminal (unchanged), NOT_FOUND, CORRUPT (corrupt
+-- record), ILLEGAL a refused move (nothing written); no fields follow a
+-- code other than OK. Ready and delayed entries of the cancelled tasks stay in
 -- their queues and are dropped by the next claim (lazy deletion).
 --
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
@@ -33,7 +33,7 @@
 -- is atomic: either it applied whole or not at all.
 -- Events: one per task cancelled and run_cancelled, written last
 -- (flush_events); a cancel of a finished run moves nothing and makes none.
--- Retried: the run is terminal by then: the retry answers 0 and the run's
+-- Retried: the run is terminal by then: the retry answers OK and the run's
 -- fields, changing nothing.
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- cancel ends work and frees leases. On the EVALSHA path the run hash is
@@ -46,11 +46,11 @@
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local rk = KEYS[1]
 local r = meta_get(rk)
-if r == nil then return {1} end
-if r == false then return {4} end
-if not run_terminal(r) and not stop_run(ctx, rk, ARGV[4], r, 'C', ARGV[5]) then return {code_illegal} end
+if r == nil then return {NOT_FOUND} end
+if r == false then return {CORRUPT} end
+if not run_terminal(r) and not stop_run(ctx, rk, ARGV[4], r, 'C', ARGV[5]) then return {ILLEGAL} end
 flush()
 wake(ctx)
-local out = {0}
+local out = {OK}
 for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
 return out

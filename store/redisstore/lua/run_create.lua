@@ -24,11 +24,12 @@
 -- iw, is, iu as its field q names them; see run_index in lib_status.lua),
 -- after the first write.
 --
--- Returns {0, createdMs} when created (also when this very id was created by
--- an earlier try of the same call), {1, existingRunId} when the key is taken
--- (the parts of this id are deleted), {4, ''} when parts are missing (they
+-- Returns {OK, createdMs} when created (also when this very id was created
+-- by an earlier try of the same call), {KEY_TAKEN, existingRunId} when the
+-- key is taken (the parts of this id are deleted), {CORRUPT, ''} when parts
+-- are missing (they
 -- expired before the commit; whatever is left is deleted) or a root's state
--- is unreadable, {code_illegal, ''} when a move is refused (before any
+-- is unreadable, {ILLEGAL, ''} when a move is refused (before any
 -- write on the common path).
 --
 -- Events: run_pending and one per root made due (R), written after the
@@ -36,7 +37,7 @@
 -- <base>e (MAXLEN ~ cap), with WithStats HINCRBY of <base>st, one PUBLISH
 -- to <prefix>:ev; a retry that finds the run writes none. They are never
 -- the first write, so a create Redis refuses for memory writes none either.
--- Retried: the run exists (field m), so the retry answers {0, createdMs} of
+-- Retried: the run exists (field m), so the retry answers {OK, createdMs} of
 -- the first try and changes nothing (its index entries are there already;
 -- a ZADD of them again would change nothing either); a keyed retry finds its own id in the
 -- key index and answers the same. A run under this id can only be this
@@ -80,7 +81,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   r.st, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat = '', ARGV[5], '0', '0,0,0',
     ctx.nows, nil, nil, ARGV[4]
   local m = run_to(ctx, rk, id, r, 'P', true)
-  if not m then return {code_illegal, ''} end
+  if not m then return {ILLEGAL, ''} end
   local args = {'m', m}
   for a = first, last, 2 do
     local f = ARGV[a]
@@ -101,12 +102,12 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     if runat > 0 and runat > due then due = runat end
     if delay > 0 and now + delay > due then due = now + delay end
     local t = state_scan(args[root.s], scan_t)
-    if not t then return {4, ''} end
+    if not t then return {CORRUPT, ''} end
     local e = entry(id, root.name)
     local to = 'R'
     if due > now then to = 'W' end
     local s = task_to(ctx, rk, id, r, root.name, t, to, {queue = queue}, true)
-    if not s then return {code_illegal, ''} end
+    if not s then return {ILLEGAL, ''} end
     args[root.s] = s
     -- its queued time (set_queued): now, the run's creation, or its due
     local n = #args
@@ -140,24 +141,24 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   end
   flush_events()
   wake(ctx)
-  return {0, now}
+  return {OK, now}
 end
 if KEYS[2] then
   local old = redis.call('GET', KEYS[2])
   if old then
     if old == id then
       local r = meta_get(rk)
-      if r then return {0, int(r.created)} end
+      if r then return {OK, int(r.created)} end
     end
     if prior > 0 and not redis.call('HGET', rk, 'm') then redis.call('DEL', rk) end
-    return {1, old}
+    return {KEY_TAKEN, old}
   end
 end
 local r = meta_get(rk)
-if r then return {0, int(r.created)} end
+if r then return {OK, int(r.created)} end
 if prior > 0 and redis.call('HLEN', rk) ~= prior then
   redis.call('DEL', rk)
-  return {4, ''}
+  return {CORRUPT, ''}
 end
 
 local ctx = new_ctx(ARGV[2], ARGV[1])
@@ -167,7 +168,7 @@ local np = tonumber(ARGV[9])
 local first = 10 + nroots
 r = {st = '', total = tonumber(ARGV[5]), succ = 0, failed = 0, skipped = 0, cancelled = 0,
   created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
-if not run_can(r.st, 'P') then return {code_illegal, ''} end
+if not run_can(r.st, 'P') then return {ILLEGAL, ''} end
 
 -- first write: the fields, in chunks that stay under Lua's unpack limit.
 local i = first
@@ -194,5 +195,5 @@ for a = 10, first - 1 do
 end
 flush()
 wake(ctx)
-if ctx.refused then return {code_illegal, ''} end
-return {0, int(ctx.now)}
+if ctx.refused then return {ILLEGAL, ''} end
+return {OK, int(ctx.now)}

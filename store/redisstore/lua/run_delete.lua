@@ -12,12 +12,12 @@
 -- copy of its attempt records kept past it, h:<run> (keep_history). A run
 -- that has not finished is refused and left as it is.
 --
--- Returns {0} deleted, {1} not found, {4} unreadable meta, {6} the run has
--- not finished (plait.ErrRunActive).
+-- Returns {OK} deleted, {NOT_FOUND}, {CORRUPT} unreadable meta, {ACTIVE}
+-- the run has not finished (plait.ErrRunActive).
 --
--- Retried: the run is gone, so the retry answers {1} (not found) and
+-- Retried: the run is gone, so the retry answers {NOT_FOUND} and
 -- changes nothing; the Go side does not retry on its own.
--- Lost data: a run Redis lost answers {1}; index entries whose run was
+-- Lost data: a run Redis lost answers {NOT_FOUND}; index entries whose run was
 -- lost stay until the expiry entry of the run (if it had ended) is pruned.
 -- Out of memory: the function is declared allow-oom: it only deletes, and
 -- deleting is how memory comes back. On the EVALSHA path too, DEL and ZREM
@@ -27,13 +27,13 @@
 
 local rk, id = KEYS[1], ARGV[3]
 local m = redis.call('HGET', rk, 'm')
-if not m then return {1} end
+if not m then return {NOT_FOUND} end
 local st = string.sub(m, 1, 1)
-if not run_moves[st] then return {4} end
-if not run_final[st] then return {6} end
+if not run_moves[st] then return {CORRUPT} end
+if not run_final[st] then return {ACTIVE} end
 local ctx = new_ctx(ARGV[2], ARGV[1])
 local wf, svc, tenant = run_query(ctx, rk, false)
 forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
 -- the attempt records kept past the run, if any (keep_history)
 redis.call('DEL', key(ctx.base, 'h', id))
-return {0}
+return {OK}

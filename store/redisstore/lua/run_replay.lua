@@ -12,34 +12,38 @@
 -- ARGV[6]  the task names asked for, separated by ' ', or '' for every
 --          failed, dead, cancelled and skipped task
 --
--- Transition: run S/F/C -> U (run_replay, taken only because ctx.replay is
--- set); each reset task F/D/C/K/S -> P (task_replay), then P -> R or W
+-- Transition: run S/F/C -> U (the table run_replay of the rendered status
+-- machine, taken only because ctx.replay is set); each reset task
+-- F/D/C/K/S -> P (the table task_replay), then P -> R or W
 -- (make_due) or K (skipped again, release_children), and the run may end
 -- again at once (finish_run) when nothing is left to run.
 --
--- Returns {0, n, the n reset names, then the run hash as HGETALL gives
--- it}; {7, then the run hash} when the run is at generation ARGV[5]+1
--- already; {1} no run, {1, task} no such task; {3} nothing to replay;
--- {4} corrupt record; {8, generation, status} the run is active or at
--- another generation; {9, task, status, run status} a named task a replay does not
--- restart; {10, task} a reset task whose payload, kept apart, is gone;
--- code_illegal a refused move. Every refusal is decided before the first
--- write, so a refused replay writes nothing.
+-- Returns {OK, n, the n reset names, then the run hash as HGETALL gives
+-- it}; {REPLAY_EXISTING, then the run hash} when the run is at generation
+-- ARGV[5]+1 already; {NOT_FOUND} no run, {NOT_FOUND, task} no such task;
+-- {INVALID} nothing to replay; {CORRUPT} corrupt record; {REPLAY_CONFLICT,
+-- generation, status} the run is active or at another generation;
+-- {REPLAY_NOT_REPLAY, task, status, run status} a named task a replay does
+-- not restart; {REPLAY_PAYLOAD_GONE, task} a reset task whose payload, kept
+-- apart, is gone; {ILLEGAL} a refused move. Every refusal is decided before
+-- the first write, so a refused replay writes nothing.
 --
 -- Retried after a lost reply: the first call moved the run to generation
--- ARGV[5]+1, so the retry answers 7 and the run, changing nothing: one
--- generation per caller's intent. A second caller that read the same
--- generation gets the same answer; one that read an older one is refused.
--- Redis lost data: a lost run hash answers 1. A lost payload key of a
--- reset task (kept apart, expired or evicted) refuses the replay (10)
--- rather than reset a task no claim could run. Lost index or dead-letter
--- entries stay lost; the ZREM/LREM of a missing entry removes nothing.
+-- ARGV[5]+1, so the retry answers REPLAY_EXISTING and the run, changing
+-- nothing: one generation per caller's intent. A second caller that read
+-- the same generation gets the same answer; one that read an older one is
+-- refused.
+-- Redis lost data: a lost run hash answers NOT_FOUND. A lost payload key of
+-- a reset task (kept apart, expired or evicted) refuses the replay
+-- (REPLAY_PAYLOAD_GONE) rather than reset a task no claim could run. Lost
+-- index or dead-letter entries stay lost; the ZREM/LREM of a missing entry
+-- removes nothing.
 -- Out of memory: declared without allow-oom, like a create: a replay
 -- brings work back, so a full Redis refuses it up front, whole, and the
 -- call answers plait.ErrStoreFull. On the EVALSHA path its first write is
 -- the HSET of field g, which Redis refuses alone.
 -- Cut off: the script is atomic; a caller cut off mid-call retries and
--- gets 0 or 7.
+-- gets OK or REPLAY_EXISTING.
 -- Keys: the run's keys lose their TTL (PERSIST: the hash, its dead-letter
 -- list x:, its log lines tl:, its idempotency key k:, the payload keys of
 -- the reset tasks) while it runs again; run_ended sets it again at the
@@ -53,15 +57,15 @@
 local rk, id = KEYS[1], ARGV[4]
 local expect = tonumber(ARGV[5]) or 0
 local r = meta_get(rk)
-if r == nil then return {1} end
-if r == false then return {4} end
+if r == nil then return {NOT_FOUND} end
+if r == false then return {CORRUPT} end
 local gen = tonumber(hget(rk, 'g') or '0') or 0
 if gen == expect + 1 then
-  local out = {7}
+  local out = {REPLAY_EXISTING}
   for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
   return out
 end
-if gen ~= expect or not run_terminal(r) then return {8, gen, r.st} end
+if gen ~= expect or not run_terminal(r) then return {REPLAY_CONFLICT, gen, r.st} end
 
 local names, pos = {}, {}
 for name in string.gmatch(hget(rk, 'o') or '', '[^ ]+') do
@@ -77,7 +81,7 @@ hmget(rk, fs)
 local states = {}
 for i, name in ipairs(names) do
   local t = state_get(rk, name)
-  if not t then return {4} end
+  if not t then return {CORRUPT} end
   states[i] = t
 end
 local replayable = {F = true, D = true, C = true, K = true}
@@ -88,12 +92,12 @@ if ARGV[6] == '' then
   for i, t in ipairs(states) do
     if replayable[t.st] then asked[#asked + 1] = i end
   end
-  if #asked == 0 then return {3} end
+  if #asked == 0 then return {INVALID} end
 else
   for name in string.gmatch(ARGV[6], '[^ ]+') do
     local i = pos[name]
-    if not i then return {1, name} end
-    if not replayable[states[i].st] then return {9, name, states[i].st, r.st} end
+    if not i then return {NOT_FOUND, name} end
+    if not replayable[states[i].st] then return {REPLAY_NOT_REPLAY, name, states[i].st, r.st} end
     asked[#asked + 1] = i
   end
 end
@@ -110,7 +114,7 @@ while #work > 0 do
   local i = table.remove(work)
   for _, e in ipairs(edges(hget(rk, 'c:' .. names[i]) or '')) do
     local c = pos[e.name]
-    if not c then return {4} end
+    if not c then return {CORRUPT} end
     if not seen[c] then
       seen[c] = true
       work[#work + 1] = c
@@ -124,9 +128,9 @@ for i = 1, #names do
     fs = {'d:' .. names[i], 'u:' .. names[i]}
     hmget(rk, fs)
     local h = def_get(rk, names[i])
-    if not h then return {4} end
+    if not h then return {CORRUPT} end
     heads[i] = h
-    if h.apart and redis.call('EXISTS', key(ARGV[2], 'p', id, names[i])) == 0 then return {10, names[i]} end
+    if h.apart and redis.call('EXISTS', key(ARGV[2], 'p', id, names[i])) == 0 then return {REPLAY_PAYLOAD_GONE, names[i]} end
   end
 end
 
@@ -135,13 +139,13 @@ end
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 ctx.replay = true
 redis.call('HSET', rk, 'g', int(expect + 1))
-if not run_to(ctx, rk, id, r, 'U') then return {code_illegal} end
+if not run_to(ctx, rk, id, r, 'U') then return {ILLEGAL} end
 local x = key(ctx.base, 'x', id)
 for _, i in ipairs(reset) do
   local name, t = names[i], states[i]
   local was = t.st
   t.attempt, t.resolved, t.satisfied = 0, 0, 0
-  if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {code_illegal} end
+  if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {ILLEGAL} end
   for _, f in ipairs({'e:', 'r:', 'g:'}) do
     if hget(rk, f .. name) then hdel(rk, f .. name) end
   end
@@ -161,7 +165,7 @@ for _, i in ipairs(reset) do
   if us then
     for _, e in ipairs(edges(us)) do
       local p = pos[e.name]
-      if not p then return {4} end
+      if not p then return {CORRUPT} end
       local ps = states[p].st
       if task_final[ps] then
         t.resolved = t.resolved + 1
@@ -184,10 +188,10 @@ for _, i in ipairs(reset) do
       skip = (not due) and t.resolved > t.satisfied
     end
     if due then
-      if not make_due(ctx, rk, id, r, name, t, h) then return {code_illegal} end
+      if not make_due(ctx, rk, id, r, name, t, h) then return {ILLEGAL} end
     elseif skip then
-      if not task_to(ctx, rk, id, r, name, t, 'K', h) then return {code_illegal} end
-      if not release_children(ctx, rk, id, r, name, 'K') then return {4} end
+      if not task_to(ctx, rk, id, r, name, t, 'K', h) then return {ILLEGAL} end
+      if not release_children(ctx, rk, id, r, name, 'K') then return {CORRUPT} end
     end
   end
 end
@@ -198,10 +202,10 @@ redis.call('PERSIST', key(ctx.base, 'tl', id))
 local k = hget(rk, 'k')
 if k then redis.call('PERSIST', key(ctx.base, 'k', k)) end
 if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
-if ctx.refused then return {code_illegal} end
+if ctx.refused then return {ILLEGAL} end
 flush()
 wake(ctx)
-local out = {0, #reset}
+local out = {OK, #reset}
 for _, i in ipairs(reset) do out[#out + 1] = names[i] end
 for _, v in ipairs(redis.call('HGETALL', rk)) do out[#out + 1] = v end
 return out

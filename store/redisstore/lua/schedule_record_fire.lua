@@ -16,8 +16,8 @@
 -- (and the due zset) is set when the version is still the hash's; last and
 -- run are set when given. Otherwise nothing changes.
 --
--- Returns {code, then the hash's fields and values, flat}: code 0 recorded,
--- 1 no such schedule, 2 stale epoch.
+-- Returns {code, then the hash's fields and values, flat}: code OK
+-- recorded, NOT_FOUND no such schedule, STALE stale epoch.
 --
 -- Retried: records the same values again; the state is the same.
 -- Out of memory: the function is declared allow-oom and runs whole: it
@@ -28,8 +28,8 @@
 local now = now_ms(ARGV[1])
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 local until_ms = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
-if epoch ~= ARGV[3] or until_ms <= now then return {2} end
-if redis.call('EXISTS', KEYS[2]) == 0 then return {1} end
+if epoch ~= ARGV[3] or until_ms <= now then return {STALE} end
+if redis.call('EXISTS', KEYS[2]) == 0 then return {NOT_FOUND} end
 local name = ARGV[2]
 if redis.call('HGET', KEYS[2], 'ver') == ARGV[4] then
   if ARGV[5] == '' then
@@ -43,6 +43,6 @@ end
 if ARGV[6] ~= '' then
   redis.call('HSET', KEYS[2], 'last', ARGV[6], 'run', ARGV[7])
 end
-local out = {0}
+local out = {OK}
 for _, v in ipairs(redis.call('HGETALL', KEYS[2])) do out[#out + 1] = v end
 return out

@@ -20,8 +20,8 @@
 -- P -> K; under strategy stop, every unfinished task -> C and the run
 -- U -> F; run U -> S or U -> F when its last task ends.
 --
--- Returns 2n values: per outcome a code (0 applied, 1 not found, 2 stale
--- epoch, 4 corrupt record, code_illegal a refused move) and the run's
+-- Returns 2n values: per outcome a code (OK applied, NOT_FOUND, STALE
+-- epoch, CORRUPT record, ILLEGAL a refused move) and the run's
 -- status letter after it ('' when the run is gone). Pushes one wake-up
 -- token per task made ready or delayed, to its queue's wake list.
 --
@@ -52,7 +52,7 @@
 -- (stale epoch) moves nothing and makes no event. A lost reply retried
 -- applies nothing (below) and so appends no event twice.
 -- Retried: every outcome the first call applied finds the epoch moved on
--- and answers 2 (stale epoch), changing nothing. Each applied outcome
+-- and answers STALE (stale epoch), changing nothing. Each applied outcome
 -- writes its attempt record once, into field a:<task>:<epoch> of its own
 -- (never rewritten), so a retry cannot append a record twice.
 -- Out of memory: the function is declared allow-oom and runs whole, so

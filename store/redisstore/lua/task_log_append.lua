@@ -18,15 +18,16 @@
 --
 -- Transition: none; no status changes.
 --
--- Returns {code, stored, dropped}: code 0 applied, 1 run or task not found,
--- 2 stale epoch (the task's epoch is not the attempt's: nothing stored),
--- 4 corrupt record. A line is kept while the task is under both caps; the
--- first line that does not fit and every line after it are dropped.
+-- Returns {code, stored, dropped}: code OK applied, NOT_FOUND run or task
+-- not found, STALE epoch (the task's epoch is not the attempt's: nothing
+-- stored), CORRUPT record. A line is kept while the task is under both
+-- caps; the first line that does not fit and every line after it are
+-- dropped.
 --
 -- Retried (a lost reply resent with the same epoch and sequence number):
 -- b:<task>:<epoch>:<seq> is there, and its header is answered again; no
 -- line is stored twice and the totals do not move.
--- Redis lost data: a lost run hash answers 1 (not found) and stores
+-- Redis lost data: a lost run hash answers NOT_FOUND and stores
 -- nothing; a log hash lost without its run starts the task's totals again
 -- (its cap counts from zero), and a resend of an append whose field was
 -- lost stores it once.
@@ -35,7 +36,7 @@
 -- lost (the Scheduler says so once per attempt on its logger); the attempt
 -- itself is not affected.
 -- Worker cut off: its lease expired and the sweep bumped the epoch, so its
--- lines answer 2 and are never mixed into the next attempt's.
+-- lines answer STALE and are never mixed into the next attempt's.
 --
 -- Expiry: while the run is active the log hash has no TTL; the run's end
 -- (run_ended) gives it the run's retention, and an append after the end
@@ -45,17 +46,17 @@
 local rk, lk = KEYS[1], KEYS[2]
 local name, epoch, seq = ARGV[1], tonumber(ARGV[2]), ARGV[4]
 local s = redis.call('HGET', rk, 's:' .. name)
-if not s then return {1, 0, 0} end
+if not s then return {NOT_FOUND, 0, 0} end
 local t = state_parse(s)
-if not t then return {4, 0, 0} end
-if t.epoch ~= epoch then return {2, 0, 0} end
+if not t then return {CORRUPT, 0, 0} end
+if t.epoch ~= epoch then return {STALE, 0, 0} end
 
 local bf = 'b:' .. name .. ':' .. epoch .. ':' .. seq
 local prev = redis.call('HGET', lk, bf)
 if prev then
   local st, dr = string.match(prev, '^%d+,(%d+),(%d+);')
-  if not st then return {4, 0, 0} end
-  return {0, tonumber(st), tonumber(dr)}
+  if not st then return {CORRUPT, 0, 0} end
+  return {OK, tonumber(st), tonumber(dr)}
 end
 
 local nf = 'n:' .. name
@@ -63,7 +64,7 @@ local lines, bytes, dropped = 0, 0, 0
 local totals = redis.call('HGET', lk, nf)
 if totals then
   local l, b, d = string.match(totals, '^(%d+),(%d+),(%d+)$')
-  if not l then return {4, 0, 0} end
+  if not l then return {CORRUPT, 0, 0} end
   lines, bytes, dropped = tonumber(l), tonumber(b), tonumber(d)
 end
 local max_lines, max_bytes = tonumber(ARGV[5]), tonumber(ARGV[6])
@@ -71,7 +72,7 @@ local kept, stored, drop = {}, 0, 0
 for i = 7, #ARGV do
   local v = ARGV[i]
   local len = tonumber(string.match(v, '^%-?%d+,%-?%d+,(%d+);'))
-  if not len then return {4, 0, 0} end
+  if not len then return {CORRUPT, 0, 0} end
   if drop > 0 or lines >= max_lines or bytes + len > max_bytes then
     drop = drop + 1
   else
@@ -83,4 +84,4 @@ redis.call('HSET', lk, bf, ARGV[3] .. ',' .. stored .. ',' .. drop .. ';' .. tab
   nf, lines .. ',' .. bytes .. ',' .. (dropped + drop))
 local ttl = redis.call('PTTL', rk)
 if ttl > 0 then redis.call('PEXPIRE', lk, ttl) end
-return {0, stored, drop}
+return {OK, stored, drop}
