@@ -37,7 +37,11 @@
 //
 // # Quickstart
 //
-//	s, err := plait.New(memstore.New())
+//	st, err := memstore.New()
+//	if err != nil {
+//		return err
+//	}
+//	s, err := plait.New(st)
 //	if err != nil {
 //		return err
 //	}

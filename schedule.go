@@ -15,7 +15,7 @@ import (
 // process that shares the store exactly once per instant. Schedules live in
 // the store ([ScheduleStore]); one process at a time, the leader, fires
 // them from inside [Scheduler.Run]. See Schedule for the spec forms and the
-// policies, and the README for the guarantees.
+// policies, and docs/schedules.md for the guarantees.
 
 // ScheduleNameMax is the longest schedule name, in bytes: the name goes
 // into the key of every run it fires, with the instant.

@@ -42,7 +42,8 @@ type DeadLetterListParams struct {
 	// before Until; zero means no bound.
 	Since time.Time
 	Until time.Time
-	// Cursor is the Next of the previous page; empty starts at the newest.
+	// Cursor is the NextCursor of the previous page; empty starts at the
+	// newest.
 	Cursor string
 	// Limit is the page size, 1 to DeadLetterPageMax.
 	Limit int

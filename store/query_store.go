@@ -106,8 +106,8 @@ func (f *RunFilter) Validate() error {
 	return errors.Join(errs...)
 }
 
-// RunListParams are the arguments of [QueryStore.RunList] and of
-// [Scheduler.Runs].
+// RunListParams are the arguments of [QueryStore.RunList] and of the
+// Scheduler's RunList.
 type RunListParams struct {
 	Filter RunFilter
 	// Cursor is the cursor of the previous page, empty for the first. It
