@@ -15,10 +15,12 @@
 -- Retried: the letters the first call removed are gone; the retry removes
 -- nothing more and answers 0 for them (the effect is the same, the count
 -- is the first call's to report).
--- Redis lost data: a letter whose index entry was lost is no longer listed
--- and purging it removes nothing; its task keeps its status in the run.
+-- Lost data: a letter whose index entry was lost is no longer listed and
+-- purging it removes nothing; its task keeps its status in the run.
 -- Out of memory: declared allow-oom; it only removes.
--- Worker cut off: not involved (no lease).
+-- Cut off: no lease is involved: the call is atomic, so a caller cut off
+-- mid-call purged every letter it named or none, and sending it again
+-- removes what is left (Retried).
 
 local dl, base = KEYS[1], ARGV[1]
 local n = 0

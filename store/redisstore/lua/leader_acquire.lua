@@ -19,9 +19,16 @@
 -- Retried: a retried acquire that took the lease finds it held by the same
 -- holder and renews it, answering the epoch the lost reply carried. A
 -- retried renewal renews again.
+-- Lost data: a lost lease hash reads as free, so the next acquire takes it
+-- with epoch 1: epochs start over. The holder before the loss is fenced
+-- all the same: the hash no longer holds its epoch, so its fires answer
+-- STALE until its own next acquire takes the lease anew.
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- full Redis must not depose a leader whose fires free memory no less than
 -- before. On the EVALSHA path Redis refuses the HSET and nothing changes.
+-- Cut off: a holder cut off cannot renew: its lease runs out TTL after its
+-- last renewal, the next acquire by another process takes it with the
+-- next epoch, and the old holder's late fires answer STALE.
 
 local now = now_ms(ARGV[1])
 local holder = redis.call('HGET', KEYS[1], 'holder') or ''

@@ -11,9 +11,13 @@
 -- Returns 1 released, 0 not held.
 --
 -- Retried: the lease is no longer held; answers 0 and changes nothing.
+-- Lost data: a lost lease hash has nothing to release: the call answers 0
+-- and writes nothing, and the next acquire takes the lease with epoch 1.
 -- Out of memory: the function is declared allow-oom and runs whole (it
 -- overwrites one field). On the EVALSHA path Redis refuses the HSET, and
 -- the lease expires by itself.
+-- Cut off: a holder cut off cannot release: its lease runs out TTL after
+-- its last renewal, and another process takes it then instead of at once.
 
 local now = now_ms(ARGV[1])
 local until_ms = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')

@@ -13,10 +13,19 @@
 -- epoch), CORRUPT (corrupt record)}.
 --
 -- Retried: extends again, to now + duration as of the retry.
+-- Lost data: a lease whose run hash Redis lost answers NOT_FOUND, and the
+-- worker stops the attempt (its lease is lost). A lease entry lost from
+-- the lease zset while its task still runs under the epoch is put back by
+-- the ZADD, so the sweep watches it again.
 -- Out of memory: the function is declared allow-oom and runs whole: its
 -- ZADDs update members the lease zset already holds, so a held lease is
 -- never lost to a full Redis. On the EVALSHA path (no functions) Redis
 -- refuses the first ZADD: the call fails and nothing changes.
+-- Cut off: a worker cut off extends nothing: its handlers are cancelled
+-- with ErrLeaseLost by its own timer before their leases can expire in
+-- Redis, and the sweep requeues the tasks under a new epoch; an extend
+-- that gets through afterwards answers STALE, which stops the attempt
+-- too.
 
 local now = now_ms(ARGV[1])
 local until_ms = now + tonumber(ARGV[2])

@@ -24,28 +24,37 @@
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
 -- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
 -- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
--- HDEL of g:<task>, a wake-up token). Retried: the second call finds the
--- epoch moved on and makes no move, so nothing is given back twice, and an
--- SREM of a slot already given back frees nothing. Redis lost data: a lost
--- l:<key> forgets holders, so the key admits more than its limit until
--- they end (their SREM then finds nothing); a lost lw:<key> forgets who
--- waited, and those tasks stay ready but out of every list until their
--- run is cancelled (the store cannot find them again without a scan).
--- Out of memory: the releases shrink memory; the waiter moved back costs
--- one list entry it already had. Cut off: as the rest of the call, which
--- is atomic: either it applied whole or not at all.
+-- HDEL of g:<task>, a wake-up token).
 -- Events: one per task recovered (task_ready or task_dead, with the
 -- attempt's duration) and per move it brings (children, the run's end),
 -- written last (flush_events); crashes counted in <base>st. A call that
 -- recovered nothing makes none.
+--
 -- Retried: the entries the first call handled are gone from the lease
--- zset; a retry handles the next expired ones, if any, once each.
+-- zset; a retry handles the next expired ones, if any, once each, and
+-- gives back no slot twice (an SREM of a slot already given back frees
+-- nothing).
+-- Lost data: an expired entry whose run hash Redis lost is removed and
+-- reported as 'c' (run record missing), never requeued. A running task
+-- whose lease entry was lost is found by no sweep: it stays running until
+-- its worker finishes it or extends it (lease_extend's ZADD puts the entry
+-- back), or its run is cancelled. A lost l:<key> forgets holders, so the
+-- key admits more than its limit until they end (their SREM then finds
+-- nothing); a lost lw:<key> forgets who waited, and those tasks stay ready
+-- but out of every list until their run is cancelled (the store cannot find
+-- them again without a scan).
 -- Out of memory: the function is declared allow-oom and runs whole; on the
 -- EVALSHA path the first write is the removal of the first expired lease
--- entry, which Redis allows, and the call then runs whole too.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
+-- entry, which Redis allows, and the call then runs whole too. The
+-- releases shrink memory; the waiter moved back costs one list entry it
+-- already had. Its events are written last, under allow-oom like the rest:
+-- a full Redis still applies the step, and its events with it; the
+-- streams are trimmed as they grow, so they stay within their caps.
+-- Cut off: the sweep is how the tasks of a worker cut off from Redis come
+-- back: their leases expire and the sweep requeues them under a new epoch
+-- (a crash each), so the cut-off worker's late finishes answer STALE.
+-- Every process sweeps, so a sweeper that is cut off itself leaves the
+-- work to the others; the call is atomic and each entry is handled once.
 
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 ctx.crash = true -- a task this call moves off running lost its lease

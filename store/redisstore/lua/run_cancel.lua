@@ -21,27 +21,33 @@
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
 -- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
 -- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
--- HDEL of g:<task>, a wake-up token). Retried: the second call finds the
--- epoch moved on and makes no move, so nothing is given back twice, and an
--- SREM of a slot already given back frees nothing. Redis lost data: a lost
--- l:<key> forgets holders, so the key admits more than its limit until
--- they end (their SREM then finds nothing); a lost lw:<key> forgets who
--- waited, and those tasks stay ready but out of every list until their
--- run is cancelled (the store cannot find them again without a scan).
--- Out of memory: the releases shrink memory; the waiter moved back costs
--- one list entry it already had. Cut off: as the rest of the call, which
--- is atomic: either it applied whole or not at all.
+-- HDEL of g:<task>, a wake-up token).
 -- Events: one per task cancelled and run_cancelled, written last
 -- (flush_events); a cancel of a finished run moves nothing and makes none.
+--
 -- Retried: the run is terminal by then: the retry answers OK and the run's
--- fields, changing nothing.
+-- fields, changing nothing; no slot is given back twice (the retry moves
+-- no task, and an SREM of a slot already given back frees nothing).
+-- Lost data: a run whose hash Redis lost answers NOT_FOUND and nothing is
+-- written; lease entries of its tasks that survived are dropped by the
+-- sweep, once they expire, as records missing. A lost l:<key> forgets
+-- holders, so the key admits more than its limit until they end (their SREM
+-- then finds nothing); a lost lw:<key> forgets who waited, and those tasks
+-- stay ready but out of every list until their run is cancelled (the store
+-- cannot find them again without a scan).
 -- Out of memory: the function is declared allow-oom and runs whole: a
--- cancel ends work and frees leases. On the EVALSHA path the run hash is
+-- cancel ends work and frees leases; the releases shrink memory, and the
+-- waiter moved back costs one list entry it already had. Its events are
+-- written last, under allow-oom like the rest: a full Redis still applies
+-- the step, and its events with it; the streams are trimmed as they grow,
+-- so they stay within their caps. On the EVALSHA path the run hash is
 -- written first (one HSET), before the lease entries are removed, so Redis
 -- refuses the cancel at that write and nothing changes.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
+-- Cut off: the call is atomic, releases and events included: a caller cut
+-- off mid-call cancelled the run whole or not at all, and sending the
+-- cancel again (Retried) answers the run as it stands. Workers running its
+-- tasks see their next extend or finish answer STALE (the cancel moved
+-- the epoch on) and stop the attempt.
 
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local rk = KEYS[1]

@@ -37,19 +37,29 @@
 -- <base>e (MAXLEN ~ cap), with WithStats HINCRBY of <base>st, one PUBLISH
 -- to <prefix>:ev; a retry that finds the run writes none. They are never
 -- the first write, so a create Redis refuses for memory writes none either.
--- Retried: the run exists (field m), so the retry answers {OK, createdMs} of
--- the first try and changes nothing (its index entries are there already;
--- a ZADD of them again would change nothing either); a keyed retry finds its own id in the
--- key index and answers the same. A run under this id can only be this
--- call's: the id carries the nonce of its store value's block and is handed
--- out once (ids.go), so even after Redis lost data no other create holds
--- it, and no earlier run can have had it.
+-- Retried: the run exists (field m), so the retry answers {OK, createdMs}
+-- of the first try and changes nothing (its index entries are there
+-- already; a ZADD of them again would change nothing either); a keyed
+-- retry finds its own id in the key index and answers the same. A run
+-- under this id can only be this call's: the id carries the nonce of its
+-- store value's block and is handed out once (ids.go), so even after Redis
+-- lost data no other create holds it, and no earlier run can have had it.
+-- Lost data: ids stay unique across the loss (above). A retry that reaches
+-- a Redis that lost the first try's run writes the run again under the
+-- same id, still this call's. A keyed create whose key index was lost
+-- creates a new run under the key. A run sent in parts whose parts were
+-- lost before the commit answers CORRUPT and deletes what is left: the
+-- create fails and no run is written.
 -- Out of memory: the function is declared without allow-oom, so Redis
 -- refuses the call up front and nothing is written. On the EVALSHA path
 -- (and for the commit of a run sent in parts) the first write is the HSET
 -- of the run's fields, which Redis refuses: nothing is written (parts of a
 -- large run stay until their time to live ends). Deleting the parts of a
 -- taken key or of a broken commit frees memory and is allowed.
+-- Cut off: the call is atomic: a caller cut off mid-call created the run
+-- whole or not at all. A resend of the same call (same id) answers the one
+-- run (Retried); a new RunCreate takes a new id, so only a keyed create
+-- keeps a caller that tries again to one run.
 
 local rk = KEYS[1]
 local id = ARGV[3]

@@ -13,9 +13,18 @@
 --
 -- Retried: before the commit it writes the same fields again and restarts
 -- the time to live; after the commit it writes nothing.
+-- Lost data: a part Redis lost before the commit leaves the hash short of
+-- fields: the commit counts them (run_create.lua's ARGV[6]), answers
+-- CORRUPT and deletes what is left, and the create fails with no run
+-- written.
 -- Out of memory: parts are sent as EVALSHA in a pipeline, and the first
 -- write is the HSET, which Redis refuses: nothing of this part is written;
 -- parts written before it expire.
+-- Cut off: the parts and the commit go in one pipeline: a caller cut off
+-- before the commit ran leaves parts that expire with their time to live,
+-- and no run; cut off after it, the run exists, and a resend of the
+-- pipeline writes no part again (the hash has field m) and answers the
+-- run.
 
 local rk = KEYS[1]
 if redis.call('HEXISTS', rk, 'm') == 1 then return 0 end

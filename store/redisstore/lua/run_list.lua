@@ -18,14 +18,22 @@
 --          pending runs are asked for
 -- ARGV[7]  budget: the most entries read per key
 --
+-- Transition: none; it writes nothing.
+--
 -- Returns, per key in order: cut (1 when the budget ran out before want
 -- entries were found and the index was not over), the score and member of
 -- the last entry read ("" when none), the count c of entries found, then c
 -- pairs member, score.
 --
--- Retried, lost data, out of memory, cut off: it writes nothing, so a
--- retry reads again; a run whose hash is gone (expired, not yet pruned)
--- fails a status filter and is left out.
+-- Retried: it writes nothing, so a retry reads again, the indexes as they
+-- stand then.
+-- Lost data: a run whose hash is gone (expired, lost, not yet pruned)
+-- fails a status filter and is left out, and RunList skips it when it
+-- reads the page; an index Redis lost lists nothing.
+-- Out of memory: declared no-writes, so Redis runs it at maxmemory, and
+-- on replicas.
+-- Cut off: the caller gets an error and nothing has changed; it reads the
+-- page again.
 
 local base, max, cid, min = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local want, filter, budget = tonumber(ARGV[5]), ARGV[6], tonumber(ARGV[7])

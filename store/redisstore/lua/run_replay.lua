@@ -28,13 +28,12 @@
 -- apart, is gone; {ILLEGAL} a refused move. Every refusal is decided before
 -- the first write, so a refused replay writes nothing.
 --
--- Retried after a lost reply: the first call moved the run to generation
--- ARGV[5]+1, so the retry answers REPLAY_EXISTING and the run, changing
--- nothing: one generation per caller's intent. A second caller that read
--- the same generation gets the same answer; one that read an older one is
--- refused.
--- Redis lost data: a lost run hash answers NOT_FOUND. A lost payload key of
--- a reset task (kept apart, expired or evicted) refuses the replay
+-- Retried: the first call moved the run to generation ARGV[5]+1, so the
+-- retry answers REPLAY_EXISTING and the run, changing nothing: one
+-- generation per caller's intent. A second caller that read the same
+-- generation gets the same answer; one that read an older one is refused.
+-- Lost data: a lost run hash answers NOT_FOUND. A lost payload key of a
+-- reset task (kept apart, expired or evicted) refuses the replay
 -- (REPLAY_PAYLOAD_GONE) rather than reset a task no claim could run. Lost
 -- index or dead-letter entries stay lost; the ZREM/LREM of a missing entry
 -- removes nothing.

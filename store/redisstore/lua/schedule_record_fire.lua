@@ -20,10 +20,19 @@
 -- recorded, NOT_FOUND no such schedule, STALE stale epoch.
 --
 -- Retried: records the same values again; the state is the same.
+-- Lost data: a lost leader hash holds no epoch, so every record answers
+-- STALE until a leader acquires again; a lost schedule hash answers
+-- NOT_FOUND and nothing is written, so a fire never brings back a
+-- schedule the leader read before the loss. A due zset that lost the name
+-- gets it back with the next instant (ZADD).
 -- Out of memory: the function is declared allow-oom and runs whole: it
 -- only overwrites fields of a hash and a member of a zset that exist, so a
 -- full Redis does not stop schedules from moving on. On the EVALSHA path
 -- Redis refuses its first write and nothing changes.
+-- Cut off: a leader cut off records nothing; once its lease runs out the
+-- next leader takes it with the next epoch and finds each schedule's next
+-- and last as they were last recorded, and the old leader's late records
+-- answer STALE and change nothing.
 
 local now = now_ms(ARGV[1])
 local epoch = redis.call('HGET', KEYS[1], 'epoch')

@@ -16,9 +16,15 @@
 --
 -- Retried: saves again and bumps the version once more; the definition
 -- and next instant are those given, so the state is the same.
+-- Lost data: a schedule Redis lost is gone with its hash and its entries
+-- in the due and name zsets; saving it again writes it anew, its version
+-- counting from 1, with no last fire or run. A zset that lost the name
+-- while the hash survived gets it back from the save (ZADD).
 -- Out of memory: not allow-oom: on the function path Redis refuses the call
 -- up front and nothing is written; on the EVALSHA path the first write,
 -- the HSET, is refused, before anything changed.
+-- Cut off: the call is atomic: a caller cut off mid-call saved whole or
+-- not at all, and saving again (Retried) leaves the state it asked for.
 
 local now = now_ms(ARGV[1])
 local name, next_ms = ARGV[2], ARGV[4]

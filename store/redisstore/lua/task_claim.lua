@@ -47,36 +47,46 @@
 -- window that the claim did not take owe their queues tokens, pushed at
 -- the end.
 -- Setting aside (RPUSH to an aside list, SADD to the aside index, HSET of
--- g:<task>) is part of the same call: retried, lost or refused, it goes
--- with the call as the claim does. A set-aside task is never lost: it is
--- in exactly one aside list while ready, and a claim listing its handler
--- (or any handler) takes it.
+-- g:<task>) is part of the same call and goes with it, retried, lost or
+-- refused, as the claim does. A set-aside task is never lost: it is in
+-- exactly one aside list while ready, and a claim listing its handler (or
+-- any handler) takes it.
 -- Limits (lib_limit.lua): a task with limits (field l:) is admitted only
 -- when each allows: SADD to l:<key>, ZADD of its start to lr:<key> (with
 -- PEXPIRE of the window); otherwise it is held back: RPUSH to lw:<key>,
 -- HSET of g:<task> "limit <key>", and for a rate a ZADD of the key's
 -- wake-up time to ld. Keys due in ld first put their waiting tasks back at
--- the heads of their ready lists. All of it is part of the one call:
--- retried with a request id, the memory answers and nothing is admitted
--- again (a replay takes no slot); without one, the lost call's tasks keep
--- their slots until their leases expire and the sweep gives them back.
--- Redis lost data: as task_finish.lua says. Out of memory: refused up front,
--- whole, like the rest of the claim. Cut off: atomic, whole or nothing.
+-- the heads of their ready lists. All of it is part of the one call.
 -- Events: task_ready per due delayed task moved, task_running per claim
 -- and run_running per first claim of a run, written at the end of the
 -- claim step (flush_events); a replay makes none.
+--
 -- Retried: with a request id, the memory is found first: the call claims
 -- nothing and answers the tasks the first call claimed that are still
 -- running under its epochs (read again, payloads and parents' results
--- included), with claimed = how many the first call claimed. Without one it
--- claims another batch, and the batch of a call whose reply was lost stays
--- leased to nobody who knows it until the leases expire and a sweep
--- requeues it, counting a crash each.
+-- included), with claimed = how many the first call claimed; nothing is
+-- admitted again (a replay takes no slot). Without one it claims another
+-- batch, and the batch of a call whose reply was lost stays leased to
+-- nobody who knows it until the leases expire and a sweep requeues it,
+-- counting a crash each and giving its slots back.
+-- Lost data: an entry whose run hash Redis lost is dropped on the way
+-- (lazy deletion) and nothing is leased for it. A lost claim memory makes
+-- a resend with its request id claim another batch, as without one. A
+-- failover to a replica that lagged can roll a run back to before a claim:
+-- the task is ready again, and its next claim hands out an epoch a worker
+-- of the lost claim still holds (docs/redis-schema.md: the store does not
+-- fence that case). Lost limit keys: as task_finish.lua says.
 -- Out of memory: the function is declared without allow-oom, so Redis
--- refuses the call up front, whole, and the store answers ErrStoreFull (a
--- claim leases more work and grows the shard's memory). On the EVALSHA
--- path the first write is a removal (the ZREM of a due delayed entry, else
--- the LPOP of a ready entry), which Redis allows, and the call runs whole.
+-- refuses the call up front, whole (its set-asides and admissions with
+-- it), and the store answers ErrStoreFull (a claim leases more work and
+-- grows the shard's memory). On the EVALSHA path the first write is a
+-- removal (the ZREM of a due delayed entry, else the LPOP of a ready
+-- entry), which Redis allows, and the call runs whole.
+-- Cut off: the call is atomic: a worker cut off mid-call claimed its batch
+-- whole or nothing. A batch it never heard of is answered again by a
+-- resend with the same request id (Retried), or, while the worker stays
+-- cut off, goes back to ready when its leases expire and a sweep requeues
+-- it.
 
 local ctx = new_ctx(ARGV[2], ARGV[1])
 local nq = tonumber(ARGV[6])

@@ -26,46 +26,48 @@
 -- token per task made ready or delayed, to its queue's wake list.
 --
 -- Dead letters (fail_task): a task failed for good is RPUSHed to x:<run>
--- and ZADDed to the shard's index dl. Retried: the epoch has moved on, so
--- neither is written twice (and a ZADD again would only set the same
--- score). Redis lost data: a lost dl forgets letters from the global list;
--- x:<run> and the task's status still name them. Out of memory: as the
--- rest of the call (allow-oom).
---
+-- and ZADDed to the shard's index dl.
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
 -- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
 -- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
--- HDEL of g:<task>, a wake-up token). Retried: the second call finds the
--- epoch moved on and makes no move, so nothing is given back twice, and an
--- SREM of a slot already given back frees nothing. Redis lost data: a lost
--- l:<key> forgets holders, so the key admits more than its limit until
--- they end (their SREM then finds nothing); a lost lw:<key> forgets who
--- waited, and those tasks stay ready but out of every list until their
--- run is cancelled (the store cannot find them again without a scan).
--- Out of memory: the releases shrink memory; the waiter moved back costs
--- one list entry it already had. Cut off: as the rest of the call, which
--- is atomic: either it applied whole or not at all.
+-- HDEL of g:<task>, a wake-up token).
 -- Events: one per status move above, written last (flush_events,
 -- lib_buffers.lua): one XADD of them all to <base>e (MAXLEN ~ cap); with
 -- WithStats, HINCRBY of <base>st and LPUSH and LTRIM of <base>sd:<task> for
 -- an attempt that ended; one PUBLISH to <prefix>:ev. An outcome refused
--- (stale epoch) moves nothing and makes no event. A lost reply retried
--- applies nothing (below) and so appends no event twice.
+-- (stale epoch) moves nothing and makes no event.
+--
 -- Retried: every outcome the first call applied finds the epoch moved on
--- and answers STALE (stale epoch), changing nothing. Each applied outcome
--- writes its attempt record once, into field a:<task>:<epoch> of its own
--- (never rewritten), so a retry cannot append a record twice.
+-- and answers STALE (stale epoch), changing nothing: no dead letter, slot
+-- release or event is written twice. Each applied outcome writes its
+-- attempt record once, into field a:<task>:<epoch> of its own (never
+-- rewritten), so a retry cannot append a record twice.
+-- Lost data: an outcome whose run hash Redis lost answers NOT_FOUND and
+-- writes nothing (the worker takes its lease as lost); a lease entry lost
+-- from the lease zset does not stop a finish (its ZREM finds nothing). A
+-- lost dl forgets letters from the global list; x:<run> and the task's
+-- status still name them. A lost l:<key> forgets holders, so the key admits
+-- more than its limit until they end (their SREM then finds nothing); a
+-- lost lw:<key> forgets who waited, and those tasks stay ready but out of
+-- every list until their run is cancelled (the store cannot find them again
+-- without a scan).
 -- Out of memory: the function is declared allow-oom and runs whole, so
 -- in-flight work keeps completing: it adds only the records of attempts
--- already leased (results are bounded by WithMaxResultBytes) and frees
--- leases and payloads. On the EVALSHA path the first write is the removal
--- of a lease entry, which Redis allows, and the call then runs whole; only
--- when the first outcome applied is a retry with a delay or a failure does
--- a write that needs memory come first (its delayed or dead-letter entry),
--- and Redis refuses the call before it has written anything.
--- Its events are written last, under allow-oom like the rest: a full Redis
--- still applies the step, and its events with it; the streams are trimmed
--- as they grow, so they stay within their caps.
+-- already leased (results are bounded by WithMaxResultBytes), the dead
+-- letters of the tasks it fails and its events, and frees leases, payloads
+-- and limit slots (the waiter moved back costs one list entry it already
+-- had). The streams are trimmed as they grow, so they stay within their
+-- caps. On the EVALSHA path the first write is the removal of a lease
+-- entry, which Redis allows, and the call then runs whole; only when the
+-- first outcome applied is a retry with a delay or a failure does a write
+-- that needs memory come first (its delayed or dead-letter entry), and
+-- Redis refuses the call before it has written anything.
+-- Cut off: a worker cut off cannot finish: its handlers are cancelled with
+-- ErrLeaseLost by its own timer before their leases can expire in Redis,
+-- the sweep requeues the tasks under a new epoch, and a finish that gets
+-- through afterwards answers STALE and changes nothing. The call itself is
+-- atomic: an unanswered call applied its batch whole or not at all, and a
+-- resend tells which (Retried).
 
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local n = tonumber(ARGV[4])

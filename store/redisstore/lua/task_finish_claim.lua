@@ -43,10 +43,18 @@
 -- outcome the first call applied, changing nothing, and the claim part
 -- claims another batch, which leaves the first batch leased until its
 -- leases expire (see task_claim.lua).
+-- Lost data: as task_finish.lua for the outcomes, then as task_claim.lua
+-- for the claim. A lost claim memory makes a resend apply nothing twice
+-- (the outcomes the first call applied answer STALE) and claim another
+-- batch.
 -- Out of memory: the function is declared without allow-oom, so Redis
 -- refuses the call up front, whole; the store then applies the outcomes
 -- with task_finish.lua, which Redis runs, and answers an empty claim. On
 -- the EVALSHA path: as task_finish.lua, then as task_claim.lua.
+-- Cut off: the call is atomic: a worker cut off mid-call finished and
+-- claimed whole or not at all. A resend with its request id answers both
+-- again (Retried); the tasks it claimed without learning of them go back
+-- to ready when their leases expire and a sweep requeues them.
 
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 local limit = tonumber(ARGV[5])

@@ -24,19 +24,20 @@
 -- caps; the first line that does not fit and every line after it are
 -- dropped.
 --
--- Retried (a lost reply resent with the same epoch and sequence number):
--- b:<task>:<epoch>:<seq> is there, and its header is answered again; no
+-- Retried: a lost reply resent with the same epoch and sequence number
+-- finds b:<task>:<epoch>:<seq> there, and its header is answered again; no
 -- line is stored twice and the totals do not move.
--- Redis lost data: a lost run hash answers NOT_FOUND and stores
--- nothing; a log hash lost without its run starts the task's totals again
--- (its cap counts from zero), and a resend of an append whose field was
--- lost stores it once.
+-- Lost data: a lost run hash answers NOT_FOUND and stores nothing; a log
+-- hash lost without its run starts the task's totals again (its cap
+-- counts from zero), and a resend of an append whose field was lost
+-- stores it once.
 -- Out of memory: declared without allow-oom, so Redis refuses the call
 -- before any write: nothing is stored and the caller counts the lines as
 -- lost (the Scheduler says so once per attempt on its logger); the attempt
 -- itself is not affected.
--- Worker cut off: its lease expired and the sweep bumped the epoch, so its
--- lines answer STALE and are never mixed into the next attempt's.
+-- Cut off: a worker cut off past its lease finds the epoch bumped by the
+-- sweep, so the lines it sends late answer STALE and are never mixed into
+-- the next attempt's.
 --
 -- Expiry: while the run is active the log hash has no TTL; the run's end
 -- (run_ended) gives it the run's retention, and an append after the end
