@@ -16,9 +16,13 @@ import (
 // One Lua script per transition family, named after the store method it
 // serves (task_claim.lua for TaskClaim; run_create_part.lua is the part of
 // RunCreate that writes a long run in chunks), each opening with its
-// header: KEYS, ARGV, the transition it makes, its reply, what a retried
-// call does and what happens when Redis refuses a write for memory. The
-// scripts share the lib_*.lua files (scriptLibs says which each needs):
+// header: KEYS, ARGV, the transition it makes, its reply, then four
+// sections, each labelled so: Retried: (its reply was lost and it is sent
+// again), Lost data: (Redis lost data: a restart without persistence, a
+// flush, a failover to a replica that lagged), Out of memory: (Redis is
+// full) and Cut off: (the worker or caller is cut off from Redis).
+// headers_test.go holds every script to it. The scripts share the
+// lib_*.lua files (scriptLibs says which each needs):
 //
 //	(reply codes)    OK, NOT_FOUND, STALE... as Lua locals, which codesTable
 //	                 renders from the Go codes (codes.go), first of all
