@@ -157,7 +157,8 @@ var scriptLibs = map[string][]string{
 	"lease_sweep":       {"lib_run", "lib_cancel", "lib_finish"},
 	"run_cancel":        {"lib_run", "lib_cancel"},
 	"run_replay":        {"lib_run", "lib_cancel", "lib_finish"},
-	// The schedule scripts use only now_ms and int of common.lua.
+	// The schedule scripts use only now_ms and int of common.lua, and the
+	// reply codes.
 	"schedule_save":        nil,
 	"schedule_record_fire": nil,
 	"leader_acquire":       nil,
