@@ -73,10 +73,11 @@ func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 // RunCreate stores a workflow as a new run. See [store.Store.RunCreate].
 // Round trips: the create script, with an id from the store's block (one
 // INCRBY of the sequence per idBlockSize runs; a keyed run of more than
-// createChunk tasks looks up its key index first). A run of more than createChunk
-// tasks is written by one run_create_part.lua call per chunk and committed by
-// run_create.lua, all in one pipeline: still one round trip, each script
-// bounded by the chunk, and the run invisible until the commit.
+// createChunk tasks looks up its key index first). A run of more than
+// createChunk tasks is written by one run_create_part.lua call per chunk
+// and committed by run_create.lua, all in one pipeline: still one round
+// trip, each script bounded by the chunk, and the run invisible until the
+// commit.
 func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*store.RunCreateResult, error) {
 	req, found, err := s.prepareCreate(ctx, params)
 	if err != nil || found != nil {
