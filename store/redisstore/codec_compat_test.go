@@ -265,7 +265,25 @@ func TestGoldenRecords(t *testing.T) {
 func TestGoldenRecordsCurrent(t *testing.T) {
 	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt"))
 	require.NoError(t, err)
-	require.Equal(t, g, writeGolden(t))
+	require.Equal(t, inflated(t, g), inflated(t, writeGolden(t)))
+}
+
+// inflated returns the records with every compressed payload decoded. The
+// bytes compress/flate writes differ between Go releases (a few bytes of
+// block framing), while what they decode to, and the layout around them,
+// is the format.
+func inflated(t *testing.T, g goldenRecords) goldenRecords {
+	t.Helper()
+	out := goldenRecords{hash: g.hash, payloads: make(map[string]string, len(g.payloads))}
+	for name, v := range g.payloads {
+		if len(v) > 0 && v[0] == valueDeflate {
+			b, err := decodeValue(v)
+			require.NoError(t, err, name)
+			v = "inflated:" + string(b)
+		}
+		out.payloads[name] = v
+	}
+	return out
 }
 
 // withVersion returns the golden records with the version byte of field i
