@@ -13,7 +13,7 @@ import (
 // history keeps the records of every generation (the epoch keeps growing,
 // so no two records share one). A requeue of dead letters is a replay of
 // their tasks. Both shipped stores implement it: memstore, and redisstore
-// in one script call (replay_run).
+// in one script call (run_replay).
 type ReplayStore interface {
 	// RunReplay opens generation params.Generation+1 of a finished run.
 	// Sent again after a lost reply, it opens nothing more and answers

@@ -53,7 +53,7 @@ func letterMoves(ls []letterStatus, can func(from, to string) bool) (froms []str
 // ILLEGAL, which codesTable renders.
 func statusTable() string {
 	var b strings.Builder
-	b.WriteString("-- Rendered by status_table.go from plait's status machine (transition.go).\n")
+	b.WriteString("-- Rendered by status_table.go from plait's status machine (store/transition.go).\n")
 	write := func(kind string, ls []letterStatus, can func(from, to string) bool) {
 		froms, moves := letterMoves(ls, can)
 		b.WriteString("local " + kind + "_moves = {\n")
