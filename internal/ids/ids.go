@@ -5,6 +5,7 @@ package ids
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -14,7 +15,7 @@ const MaxLen = 128
 // Reasons returned by Check. They are plain errors; callers wrap them.
 var (
 	ErrEmpty   = errors.New("is empty")
-	ErrTooLong = errors.New("is longer than 128 bytes")
+	ErrTooLong = errors.New("is longer than " + strconv.Itoa(MaxLen) + " bytes")
 	ErrChar    = errors.New("has a character outside [A-Za-z0-9._-]")
 )
 
@@ -55,13 +56,39 @@ const quoteMax = MaxLen
 
 // Quote renders a caller's string for an error message: Go-quoted, and cut
 // after quoteMax bytes (at a rune boundary) with its full length noted.
+// Every error message that shows a value a caller gave shows it through
+// Quote.
 func Quote(s string) string {
 	if len(s) <= quoteMax {
 		return strconv.Quote(s)
 	}
+	return strconv.Quote(s[:cutAt(s)]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// Cut renders the message of an error from another library that may echo
+// a caller's string (a parser's, say) for inclusion in one of ours: at
+// most quoteMax bytes of it, cut at a rune boundary with its full length
+// noted, with invalid UTF-8 and control characters replaced by U+FFFD.
+// Prefer a message of our own when the library's reasons are known.
+func Cut(msg string) string {
+	tail := ""
+	if len(msg) > quoteMax {
+		msg, tail = msg[:cutAt(msg)], "…("+strconv.Itoa(len(msg))+" bytes)"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(msg, string(utf8.RuneError))) + tail
+}
+
+// cutAt answers where to cut s, longer than quoteMax: at quoteMax, or up
+// to utf8.UTFMax-1 bytes before it so a valid rune is not split.
+func cutAt(s string) int {
 	cut := quoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
+	for i := 0; i < utf8.UTFMax-1 && !utf8.RuneStart(s[cut]); i++ {
 		cut--
 	}
-	return strconv.Quote(s[:cut]) + "…(" + strconv.Itoa(len(s)) + " bytes)"
+	return cut
 }

@@ -1,6 +1,7 @@
 package ids_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,4 +91,38 @@ func FuzzCheck(f *testing.F) {
 			require.True(t, allowedByte(s[i]), "accepted %q with byte %#x", s, s[i])
 		}
 	})
+}
+
+func TestQuote(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("ab", 5000)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"short", "a:b", `"a:b"`},
+		{"max length whole", strings.Repeat("x", ids.MaxLen), `"` + strings.Repeat("x", ids.MaxLen) + `"`},
+		{"long cut with its length", long, `"` + long[:ids.MaxLen] + `"…(10000 bytes)`},
+		{"NUL escaped", "a\x00b", `"a\x00b"`},
+		{"invalid UTF-8 escaped", "a\xffb", `"a\xffb"`},
+		// 127 bytes, then a 2-byte rune across the cut: the rune goes.
+		{"rune not split", strings.Repeat("x", ids.MaxLen-1) + "é" + long, `"` + strings.Repeat("x", ids.MaxLen-1) + `"…(10129 bytes)`},
+		// Continuation bytes only: the cut steps back at most 3 bytes.
+		{"garbage cut near the limit", strings.Repeat("\x80", 200), `"` + strings.Repeat(`\x80`, ids.MaxLen-3) + `"…(200 bytes)`},
+	}
+	for _, tc := range tests {
+		require.Equal(t, tc.want, ids.Quote(tc.in), tc.name)
+	}
+}
+
+func TestCut(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, `parsing "x": invalid`, ids.Cut(`parsing "x": invalid`))
+	require.Equal(t, "a\uFFFDb\uFFFDc\uFFFD", ids.Cut("a\xffb\x00c\n"))
+	long := strings.Repeat("ab", 5000)
+	require.Equal(t, long[:ids.MaxLen]+"…(10000 bytes)", ids.Cut(long))
+}
+
+func TestErrTooLongStatesMaxLen(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "is longer than "+strconv.Itoa(ids.MaxLen)+" bytes", ids.ErrTooLong.Error())
 }
