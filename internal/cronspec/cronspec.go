@@ -9,10 +9,13 @@ package cronspec
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // MaxLen is the longest spec accepted, in bytes.
@@ -21,7 +24,7 @@ const MaxLen = 256
 // Reasons a spec is refused. Parse wraps one of them.
 var (
 	ErrEmpty      = errors.New("is empty")
-	ErrTooLong    = errors.New("is longer than 256 bytes")
+	ErrTooLong    = errors.New("is longer than " + strconv.Itoa(MaxLen) + " bytes")
 	ErrSyntax     = errors.New("is not a cron expression, descriptor, @every interval or @at instant")
 	ErrInterval   = errors.New("has an interval that is not positive")
 	ErrNeverFires = errors.New("never fires")
@@ -59,20 +62,24 @@ var parser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron
 
 // LoadZone returns the IANA time zone name; "" and "Local" are refused,
 // since the same schedule must mean the same instants in every process.
+// The error quotes at most 128 bytes of name (see [ids.Quote]), and never
+// time.LoadLocation's own message, which holds the name whole.
 func LoadZone(name string) (*time.Location, error) {
 	if name == "" || name == "Local" || len(name) > MaxLen || strings.TrimSpace(name) != name {
-		return nil, fmt.Errorf("time zone %q %w", name, ErrZone)
+		return nil, fmt.Errorf("time zone %s %w", ids.Quote(name), ErrZone)
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("time zone %q %w", name, ErrZone)
+		return nil, fmt.Errorf("time zone %s %w", ids.Quote(name), ErrZone)
 	}
 	return loc, nil
 }
 
 // Parse parses spec in the time zone named zone and checks that it fires at
 // least once after from (within five years for a cron expression). It never
-// panics and takes well under a millisecond for any input.
+// panics and takes well under a millisecond for any input. Its errors quote
+// at most 128 bytes of spec (see [ids.Quote]) and say why in words of their
+// own, never in the cron library's, which echo the spec's fields.
 func Parse(spec, zone string, from time.Time) (s *Spec, err error) {
 	if spec == "" {
 		return nil, fmt.Errorf("spec %w", ErrEmpty)
@@ -91,37 +98,37 @@ func Parse(spec, zone string, from time.Time) (s *Spec, err error) {
 		return nil, fmt.Errorf("spec %w", ErrEmpty)
 	case fields[0] == "@every":
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrSyntax)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrSyntax)
 		}
 		d, perr := time.ParseDuration(fields[1])
 		if perr != nil {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrSyntax)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrSyntax)
 		}
 		if d <= 0 {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrInterval)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrInterval)
 		}
 		s.kind, s.every = KindInterval, d
 	case fields[0] == "@at":
 		if len(fields) != 2 {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrSyntax)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrSyntax)
 		}
 		at, perr := time.ParseInLocation(time.RFC3339Nano, fields[1], loc)
 		if perr != nil {
 			at, perr = time.ParseInLocation("2006-01-02T15:04:05", fields[1], loc)
 		}
 		if perr != nil {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrSyntax)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrSyntax)
 		}
 		s.kind, s.at = KindOnce, at
 	default:
 		// The cron library reads its own time zone prefixes (and panics
 		// on some of them); the zone is a field of its own here.
 		if strings.HasPrefix(fields[0], "TZ=") || strings.HasPrefix(fields[0], "CRON_TZ=") || fields[0] == "@every" {
-			return nil, fmt.Errorf("spec %q %w", spec, ErrSyntax)
+			return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrSyntax)
 		}
 		sched, perr := parseCron(strings.Join(fields, " "))
 		if perr != nil {
-			return nil, fmt.Errorf("spec %q %w: %v", spec, ErrSyntax, perr)
+			return nil, fmt.Errorf("spec %s %w: %s", ids.Quote(spec), ErrSyntax, cronReason(perr))
 		}
 		if ss, ok := sched.(*cron.SpecSchedule); ok {
 			ss.Location = loc
@@ -129,7 +136,7 @@ func Parse(spec, zone string, from time.Time) (s *Spec, err error) {
 		s.kind, s.cron = KindCron, sched
 	}
 	if s.kind != KindOnce && s.Next(from).IsZero() {
-		return nil, fmt.Errorf("spec %q %w", spec, ErrNeverFires)
+		return nil, fmt.Errorf("spec %s %w", ids.Quote(spec), ErrNeverFires)
 	}
 	return s, nil
 }
@@ -143,6 +150,35 @@ func parseCron(spec string) (sched cron.Schedule, err error) {
 		}
 	}()
 	return parser.Parse(spec)
+}
+
+// cronReasons turn the cron library's messages, which end with the field
+// or the spec they refuse, into reasons that quote nothing, by prefix.
+var cronReasons = []struct{ prefix, reason string }{
+	{"expected exactly", "it has the wrong number of fields"},
+	{"expected ", "it has the wrong number of fields"},
+	{"unrecognized descriptor", "it names no known descriptor"},
+	{"failed to parse int", "a field holds something other than a number, name, range, step or list"},
+	{"failed to parse duration", "it holds a duration that does not parse"},
+	{"negative number", "a field holds a negative number"},
+	{"too many hyphens", "a range has more than one hyphen"},
+	{"too many slashes", "a step has more than one slash"},
+	{"beginning of range", "a range starts out of its field's bounds or after its end"},
+	{"end of range", "a range ends out of its field's bounds"},
+	{"step of range", "a step is not a positive number"},
+	{"empty spec", "it is empty"},
+}
+
+// cronReason says why the cron library refused a spec without echoing
+// it; a message it does not know is cut (see [ids.Cut]).
+func cronReason(err error) string {
+	msg := err.Error()
+	for _, r := range cronReasons {
+		if strings.HasPrefix(msg, r.prefix) {
+			return r.reason
+		}
+	}
+	return ids.Cut(msg)
 }
 
 // Kind returns the spec's form.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 var from = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -147,5 +148,72 @@ func FuzzParse(f *testing.F) {
 		if err == nil && s.Kind() != KindOnce && s.Next(from).IsZero() {
 			t.Fatalf("Parse(%q) accepted a spec that never fires", spec)
 		}
+		if err != nil {
+			checkMessage(t, err.Error(), spec, zone)
+		}
 	})
+}
+
+// checkMessage holds an error message to the quoting rule: valid UTF-8,
+// no NUL, and no more than 128 consecutive bytes of any input.
+func checkMessage(t *testing.T, msg string, inputs ...string) {
+	t.Helper()
+	if !utf8.ValidString(msg) || strings.ContainsRune(msg, 0) {
+		t.Fatalf("message %q is not quoted", msg)
+	}
+	for _, in := range inputs {
+		for i := 0; i+129 <= len(in); i++ {
+			if strings.Contains(msg, in[i:i+129]) {
+				t.Fatalf("message %q holds 129 bytes of %q", msg, in)
+			}
+		}
+	}
+}
+
+func TestParseReasonsQuoteNothing(t *testing.T) {
+	field := strings.Repeat("q", 120)
+	cases := []struct{ spec, reason string }{
+		{"1 2 " + field, "wrong number of fields"},
+		{"@" + field, "no known descriptor"},
+		{field + " * * * *", "other than a number"},
+		{"1-2-" + field + " * * * *", "more than one hyphen"},
+		{"*/1/" + field + " * * * *", "more than one slash"},
+		{"*/-1 * * * *", "negative number"},
+		{"61 * * * *", "out of its field's bounds"},
+		{"5-1 * * * *", "after its end"},
+		{"*/0 * * * *", "not a positive number"},
+	}
+	for _, c := range cases {
+		_, err := Parse(c.spec, "UTC", from)
+		if !errors.Is(err, ErrSyntax) || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("Parse(%q) = %v, want ErrSyntax saying %q", c.spec, err, c.reason)
+			continue
+		}
+		// The spec is quoted once, cut after 128 bytes: its field, past the
+		// cut or not, appears at most once.
+		if n := strings.Count(err.Error(), field[:100]); n > 1 {
+			t.Errorf("Parse(%q) = %v: the field appears %d times", c.spec, err, n)
+		}
+	}
+}
+
+func TestParseQuotesHostileInput(t *testing.T) {
+	long := strings.Repeat("0123456789abcdef", 640)
+	for _, in := range []string{long, "bad\xff\xfename", "bad\x00name", long[:250]} {
+		if _, err := Parse(in, "UTC", from); err == nil {
+			t.Errorf("Parse(%q) accepted", in)
+		} else {
+			checkMessage(t, err.Error(), in)
+		}
+		if _, err := Parse("@daily", in, from); !errors.Is(err, ErrZone) {
+			t.Errorf("Parse with zone %q = %v, want ErrZone", in, err)
+		} else {
+			checkMessage(t, err.Error(), in)
+		}
+		if _, err := Parse("0 "+in[:min(len(in), 200)]+" * * *", "UTC", from); err == nil {
+			t.Errorf("Parse of a cron field %q accepted", in)
+		} else {
+			checkMessage(t, err.Error(), in[:min(len(in), 200)])
+		}
+	}
 }
