@@ -37,6 +37,15 @@ import (
 // else is a transport or backend failure and may be retried by the caller;
 // every method is idempotent under such a retry (a finish that already
 // applied answers [ErrStaleEpoch] the second time, never applies twice).
+//
+// Every method checks its context before its first write: called with a
+// context that is already done, it writes nothing and answers the context's
+// error (errors.Is matches [context.Canceled] or
+// [context.DeadlineExceeded]), for a backend in memory as for one across
+// the network. A method that only reads may answer that error too, but for
+// [Store.ReadyWait], whose doc says what it does. A context that ends while
+// a call is under way may cut it off as a transport failure does, and the
+// retry above is then safe.
 type Store interface {
 	// RunCreate stores a validated workflow as a new run and makes its root
 	// tasks ready (or delayed, when they have a run-at time). When

@@ -17,6 +17,9 @@ var defaultQueues = []string{store.DefaultQueue}
 // ready tasks, highest priority first and oldest first within a priority.
 // See [store.Store.TaskClaim].
 func (s *Store) TaskClaim(ctx context.Context, params *store.TaskClaimParams) (*store.TaskClaimResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := validClaim(params); err != nil {
 		return nil, err
 	}

@@ -10,6 +10,9 @@ import (
 
 // TaskFinish applies each outcome on its own. See [store.Store.TaskFinish].
 func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) ([]store.TaskFinishResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	out := make([]store.TaskFinishResult, len(params.Outcomes))
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -23,6 +26,9 @@ func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) 
 // TaskFinishClaim finishes, then claims, under one lock. See
 // [store.Store.TaskFinishClaim].
 func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishClaimParams) (*store.TaskFinishClaimResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	claim := params.Claim.Limit > 0
 	if claim {
 		if err := validClaim(&params.Claim); err != nil {

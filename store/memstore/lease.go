@@ -10,6 +10,9 @@ import (
 // LeaseExtend moves the deadlines of held leases to now plus
 // params.Duration. See [store.Store.LeaseExtend].
 func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams) ([]store.LeaseExtendResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if params.Duration <= 0 {
 		return nil, fmt.Errorf("memstore: lease extend needs a positive duration: %w", store.ErrInvalidArgument)
 	}

@@ -56,7 +56,10 @@ func msTask(t store.NodeTask) store.NodeTask {
 
 // NodeHeartbeat registers or refreshes a node. See
 // [store.NodeStore.NodeHeartbeat].
-func (s *Store) NodeHeartbeat(_ context.Context, params *store.NodeHeartbeatParams) (*store.NodeHeartbeatResult, error) {
+func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatParams) (*store.NodeHeartbeatResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := checkNodeID(params.Node.ID); err != nil {
 		return nil, err
 	}
@@ -126,7 +129,10 @@ func (s *Store) pausedLocked() []string {
 }
 
 // NodeRemove deletes a node's record. See [store.NodeStore.NodeRemove].
-func (s *Store) NodeRemove(_ context.Context, params *store.NodeRemoveParams) error {
+func (s *Store) NodeRemove(ctx context.Context, params *store.NodeRemoveParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.nodes.byID, params.ID)
@@ -172,7 +178,10 @@ func has(set []string, name string) bool {
 }
 
 // NodeDrain tells a live node to drain. See [store.NodeStore.NodeDrain].
-func (s *Store) NodeDrain(_ context.Context, params *store.NodeDrainParams) error {
+func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.liveNodeLocked(params.ID, s.clock.Now())
@@ -185,7 +194,10 @@ func (s *Store) NodeDrain(_ context.Context, params *store.NodeDrainParams) erro
 
 // QueuePause pauses or resumes a queue for every node. See
 // [store.NodeStore.QueuePause].
-func (s *Store) QueuePause(_ context.Context, params *store.QueuePauseParams) (*store.QueuePauseResult, error) {
+func (s *Store) QueuePause(ctx context.Context, params *store.QueuePauseParams) (*store.QueuePauseResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := ids.Check(params.Queue); err != nil {
 		return nil, fmt.Errorf("memstore: queue %q %v: %w", params.Queue, err, store.ErrInvalidArgument)
 	}

@@ -189,6 +189,9 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 
 // RunDelete removes a finished run. See [store.QueryStore.RunDelete].
 func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.ID)
@@ -207,6 +210,9 @@ func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) er
 // [store.QueryStore.RunPrune]. The memory store frees them whenever it is
 // used (expireLocked), index entries included, so a pass finds little.
 func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*store.RunPruneResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if params.Limit < 1 {
 		return nil, fmt.Errorf("memstore: prune limit %d: %w", params.Limit, store.ErrInvalidArgument)
 	}

@@ -81,22 +81,30 @@ type task struct {
 
 func (t *task) spec() *store.TaskSpec { return &t.run.spec.Tasks[t.idx] }
 
-// RunCreate stores a workflow as a new run and makes its root tasks ready or
-// delayed. See [store.Store.RunCreate].
-// RunCreateMany creates each run with RunCreate, in order. See
-// [store.Store.RunCreateMany].
+// RunCreateMany creates each run as RunCreate does, in order, once ctx
+// was found live. See [store.Store.RunCreateMany].
 func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]store.RunCreateOutcome, len(params))
 	for i, p := range params {
-		out[i].Result, out[i].Err = s.RunCreate(ctx, p)
+		out[i].Result, out[i].Err = s.create(p)
 	}
 	return out, nil
 }
 
+// RunCreate stores a workflow as a new run and makes its root tasks ready or
+// delayed. See [store.Store.RunCreate].
 func (s *Store) RunCreate(ctx context.Context, params *store.RunCreateParams) (*store.RunCreateResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.create(params)
+}
+
+// create is RunCreate's step, for a context already checked.
+func (s *Store) create(params *store.RunCreateParams) (*store.RunCreateResult, error) {
 	if params == nil || params.Workflow == nil || len(params.Workflow.Tasks) == 0 {
 		return nil, fmt.Errorf("memstore: run create needs a workflow with tasks: %w", store.ErrInvalidArgument)
 	}
@@ -236,6 +244,9 @@ func (s *Store) RunGet(ctx context.Context, params *store.RunGetParams) (*store.
 // RunCancel cancels every unfinished task of a run and the run itself. See
 // [store.Store.RunCancel].
 func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*store.Run, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.runLocked(params.ID)

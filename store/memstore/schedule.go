@@ -44,7 +44,10 @@ func ms(t time.Time) time.Time {
 
 // ScheduleSave creates or updates a schedule. See
 // [store.ScheduleStore.ScheduleSave].
-func (s *Store) ScheduleSave(_ context.Context, params *store.ScheduleSaveParams) (*store.ScheduleRecord, error) {
+func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSaveParams) (*store.ScheduleRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := checkName(params.Name); err != nil {
 		return nil, err
 	}
@@ -111,7 +114,10 @@ func (s *Store) ScheduleList(_ context.Context, params *store.ScheduleListParams
 }
 
 // ScheduleDelete removes a schedule. See [store.ScheduleStore.ScheduleDelete].
-func (s *Store) ScheduleDelete(_ context.Context, params *store.ScheduleDeleteParams) error {
+func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDeleteParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sched.byName[params.Name] == nil {
@@ -129,7 +135,10 @@ func (s *Store) leaseHeldLocked(epoch int64) bool {
 
 // ScheduleRecordFire records a leader's fire, fenced by its epoch. See
 // [store.ScheduleStore.ScheduleRecordFire].
-func (s *Store) ScheduleRecordFire(_ context.Context, params *store.ScheduleRecordFireParams) (*store.ScheduleRecord, error) {
+func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRecordFireParams) (*store.ScheduleRecord, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.leaseHeldLocked(params.LeaderEpoch) {
@@ -151,7 +160,10 @@ func (s *Store) ScheduleRecordFire(_ context.Context, params *store.ScheduleReco
 
 // LeaderAcquire takes or renews the leader lease. See
 // [store.ScheduleStore.LeaderAcquire].
-func (s *Store) LeaderAcquire(_ context.Context, params *store.LeaderAcquireParams) (*store.LeaderAcquireResult, error) {
+func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquireParams) (*store.LeaderAcquireResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if params.Holder == "" || params.TTL < time.Millisecond {
 		return nil, fmt.Errorf("memstore: leader acquire needs a holder and a TTL of at least 1ms: %w", store.ErrInvalidArgument)
 	}
@@ -174,7 +186,10 @@ func (s *Store) LeaderAcquire(_ context.Context, params *store.LeaderAcquirePara
 }
 
 // LeaderRelease gives the lease up. See [store.ScheduleStore.LeaderRelease].
-func (s *Store) LeaderRelease(_ context.Context, params *store.LeaderReleaseParams) error {
+func (s *Store) LeaderRelease(ctx context.Context, params *store.LeaderReleaseParams) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.leaseHeldLocked(params.Epoch) && s.sched.lease.Holder == params.Holder {

@@ -13,6 +13,9 @@ const deadError = "lease lost too many times"
 // LeaseSweep recovers up to params.Limit running tasks whose lease deadline
 // has passed, earliest deadline first. See [store.Store.LeaseSweep].
 func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) (*store.LeaseSweepResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if params.Limit < 1 || params.CrashLimit < 0 {
 		return nil, fmt.Errorf("memstore: sweep needs a limit >= 1 and a crash limit >= 0: %w", store.ErrInvalidArgument)
 	}

@@ -109,6 +109,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"ResultLimit", testResultLimit},
 		{"Retention", testRetention},
 		{"Concurrency", testConcurrency},
+		{"Context", testContext},
 	}
 	for _, g := range core {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, newHarness) })
