@@ -30,6 +30,9 @@ var (
 	// such a task does not fail it: it hands the task back for a process
 	// that has the handler.
 	ErrUnknownHandler = errors.New("plait: unknown handler")
+	// ErrDuplicateHandler: Handle or HandleWith got a handler name
+	// already registered. Nothing is replaced: the first handler stays.
+	ErrDuplicateHandler = errors.New("plait: duplicate handler")
 	// ErrPanic marks the error recorded when a handler panicked.
 	ErrPanic = errors.New("plait: handler panicked")
 	// ErrAlreadyRunning: Run was called while another Run is active.

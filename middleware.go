@@ -133,9 +133,10 @@ func WithBaseMiddleware(mw ...Middleware) Option {
 
 // HandleWith registers fn as the handler named name, wrapped in mw (the
 // first outermost) inside the scheduler's own middleware; see [Middleware]
-// for the whole order. It replaces any earlier handler of that name. It
-// returns an error wrapping [ErrInvalidID] for a bad name, or
-// [ErrInvalidOption] for a nil fn or a nil middleware.
+// for the whole order. Each name is registered once: a name already
+// registered is refused with an error wrapping [ErrDuplicateHandler], and
+// the first handler stays. It returns an error wrapping [ErrInvalidID] for
+// a bad name, or [ErrInvalidOption] for a nil fn or a nil middleware.
 func (s *Scheduler) HandleWith(name string, fn HandlerFunc, mw ...Middleware) error {
 	if err := ids.Check(name); err != nil {
 		return fmt.Errorf("plait: handler name %s: %w: %v", quote(name), ErrInvalidID, err)
@@ -150,6 +151,10 @@ func (s *Scheduler) HandleWith(name string, fn HandlerFunc, mw ...Middleware) er
 	}
 	wrapped := s.wrap(fn, mw)
 	s.mu.Lock()
+	if _, ok := s.handlers[name]; ok {
+		s.mu.Unlock()
+		return fmt.Errorf("%w %s: a handler of that name is already registered", ErrDuplicateHandler, quote(name))
+	}
 	s.handlers[name] = wrapped
 	names := make([]string, 0, len(s.handlers))
 	for n := range s.handlers {

@@ -73,9 +73,12 @@ func New(st store.Store, opts ...Option) (*Scheduler, error) {
 	return s, nil
 }
 
-// Handle registers fn as the handler named name, replacing any earlier one.
-// It returns an error wrapping [ErrInvalidID] for a bad name, or
-// [ErrInvalidOption] for a nil fn.
+// Handle registers fn as the handler named name. Each name is registered
+// once: a name already registered is refused with an error wrapping
+// [ErrDuplicateHandler] that names it, and the first handler stays, so two
+// packages that pick the same name are told at start-up instead of one
+// silently running the other's tasks. It returns an error wrapping
+// [ErrInvalidID] for a bad name, or [ErrInvalidOption] for a nil fn.
 // The handler runs inside the scheduler's middleware (see [Middleware]).
 func (s *Scheduler) Handle(name string, fn HandlerFunc) error {
 	return s.HandleWith(name, fn)
