@@ -34,6 +34,7 @@ import (
 	"sort"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // HandlerName is the handler name workflow files give command tasks:
@@ -66,7 +67,8 @@ type invocation struct {
 func (c *config) handle(ctx context.Context, t *plait.Task) (any, error) {
 	var spec Spec
 	if err := t.Decode(&spec); err != nil {
-		return nil, plait.Permanent(fmt.Errorf("%w: %v", ErrInvalidSpec, err))
+		// A decoder may echo the payload (a number, a field name): cut.
+		return nil, plait.Permanent(fmt.Errorf("%w: %s", ErrInvalidSpec, ids.Cut(err.Error())))
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, plait.Permanent(err)

@@ -3,6 +3,8 @@ package cmdtask
 import (
 	"errors"
 	"fmt"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Sentinels matched by this package's typed errors with errors.Is.
@@ -30,7 +32,7 @@ type NotAllowedError struct {
 
 // Error implements error.
 func (e *NotAllowedError) Error() string {
-	return fmt.Sprintf("cmdtask: program %q is not in the allow-list", e.Program)
+	return "cmdtask: program " + ids.Quote(e.Program) + " is not in the allow-list"
 }
 
 // Unwrap returns [ErrNotAllowed].

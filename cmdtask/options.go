@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Option configures the handler [New] returns.
@@ -59,10 +61,10 @@ func Allow(programs ...string) Option {
 	return func(c *config) error {
 		for _, p := range programs {
 			if p == "" || strings.ContainsRune(p, 0) {
-				return fmt.Errorf("Allow(%q): not a program name", p)
+				return fmt.Errorf("Allow(%s): not a program name", ids.Quote(p))
 			}
 			if strings.ContainsRune(p, '/') && !filepath.IsAbs(p) {
-				return fmt.Errorf("Allow(%q): a path must be absolute", p)
+				return fmt.Errorf("Allow(%s): a path must be absolute", ids.Quote(p))
 			}
 			if filepath.IsAbs(p) {
 				p = filepath.Clean(p)
@@ -82,7 +84,7 @@ func AllowShell(shell ...string) Option {
 			shell = ShellDefault
 		}
 		if !filepath.IsAbs(shell[0]) {
-			return fmt.Errorf("AllowShell(%q): the shell must be an absolute path", shell[0])
+			return fmt.Errorf("AllowShell(%s): the shell must be an absolute path", ids.Quote(shell[0]))
 		}
 		c.shell = append([]string(nil), shell...)
 		return nil
@@ -108,7 +110,7 @@ func WithBaseEnv(env []string) Option {
 	return func(c *config) error {
 		for _, kv := range env {
 			if !strings.Contains(kv, "=") {
-				return fmt.Errorf("WithBaseEnv: %q is not KEY=value", kv)
+				return fmt.Errorf("WithBaseEnv: %s is not KEY=value", ids.Quote(kv))
 			}
 		}
 		c.baseEnv = append([]string(nil), env...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Spec is the payload of a command task: what to run and with what. It is
@@ -55,7 +57,7 @@ func (s *Spec) Validate() error {
 	}
 	for k := range s.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
-			bad("env", fmt.Sprintf("bad variable name %q", k))
+			bad("env", "bad variable name "+ids.Quote(k))
 		}
 	}
 	for _, a := range s.Argv {

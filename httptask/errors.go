@@ -3,7 +3,10 @@ package httptask
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Sentinels matched by this package's typed errors with errors.Is.
@@ -25,11 +28,31 @@ type NotAllowedError struct {
 
 // Error implements error.
 func (e *NotAllowedError) Error() string {
-	return fmt.Sprintf("httptask: host %q is not in the allow-list", e.Host)
+	return "httptask: host " + ids.Quote(e.Host) + " is not in the allow-list"
 }
 
 // Unwrap returns [ErrNotAllowed].
 func (e *NotAllowedError) Unwrap() error { return ErrNotAllowed }
+
+// sendError is a request that got no answer. Its message names the method
+// and the URL once, each cut (see [ids.Cut]), then the cause without the
+// URL that net/http repeats in it; it unwraps to net/http's error.
+type sendError struct {
+	msg string
+	err error
+}
+
+func newSendError(method, rawURL string, err error) *sendError {
+	cause := err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		cause = ue.Err
+	}
+	return &sendError{msg: "httptask: " + ids.Cut(method) + " " + ids.Cut(rawURL) + ": " + ids.Cut(cause.Error()), err: err}
+}
+
+func (e *sendError) Error() string { return e.msg }
+func (e *sendError) Unwrap() error { return e.err }
 
 // StatusError is an answer whose status code is not a success. The handler
 // wraps a retryable one with plait.RetryAfter when the server sent

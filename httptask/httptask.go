@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // HandlerName is the handler name workflow files give HTTP tasks: register
@@ -60,7 +61,8 @@ func New(opts ...Option) (plait.HandlerFunc, error) {
 func (c *config) handle(ctx context.Context, t *plait.Task) (any, error) {
 	var spec Spec
 	if err := t.Decode(&spec); err != nil {
-		return nil, plait.Permanent(fmt.Errorf("%w: %v", ErrInvalidSpec, err))
+		// A decoder may echo the payload (a number, a field name): cut.
+		return nil, plait.Permanent(fmt.Errorf("%w: %s", ErrInvalidSpec, ids.Cut(err.Error())))
 	}
 	if err := spec.Validate(); err != nil {
 		return nil, plait.Permanent(err)
@@ -84,7 +86,7 @@ func (c *config) handle(ctx context.Context, t *plait.Task) (any, error) {
 		if errors.As(err, &na) {
 			return nil, plait.Permanent(na)
 		}
-		return nil, fmt.Errorf("httptask: %s %s: %w", req.Method, req.URL.Redacted(), err)
+		return nil, newSendError(req.Method, req.URL.Redacted(), err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.maxResponse)+1))
@@ -132,7 +134,7 @@ func (c *config) request(ctx context.Context, t *plait.Task, spec *Spec) (*http.
 	}
 	req, err := http.NewRequestWithContext(ctx, spec.method(), spec.URL, r)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidSpec, err)
+		return nil, fmt.Errorf("%w: %s", ErrInvalidSpec, urlReason(err))
 	}
 	for k, v := range spec.Headers {
 		req.Header.Set(k, v)

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Option configures the handler [New] returns.
@@ -52,11 +54,11 @@ func AllowHosts(hosts ...string) Option {
 	return func(c *config) error {
 		for _, h := range hosts {
 			if h == "" || strings.ContainsAny(h, "/?#@ ") {
-				return fmt.Errorf("AllowHosts(%q): not a host", h)
+				return fmt.Errorf("AllowHosts(%s): not a host", ids.Quote(h))
 			}
 			if host, port, err := net.SplitHostPort(h); err == nil {
 				if host == "" || port == "" {
-					return fmt.Errorf("AllowHosts(%q): not a host", h)
+					return fmt.Errorf("AllowHosts(%s): not a host", ids.Quote(h))
 				}
 			}
 			c.hosts[strings.ToLower(h)] = true

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Spec is the payload of an HTTP task: the request to make and how to read
@@ -58,12 +60,12 @@ func (s *Spec) Validate() error {
 	if s.URL == "" {
 		bad("url", "missing")
 	} else if u, err := url.Parse(s.URL); err != nil {
-		bad("url", err.Error())
+		bad("url", "does not parse: "+urlReason(err))
 	} else if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("url", "not an absolute http or https URL")
 	}
 	if s.Method != "" && !validToken(s.Method) {
-		bad("method", fmt.Sprintf("%q is not a method", s.Method))
+		bad("method", ids.Quote(s.Method)+" is not a method")
 	}
 	bodies := 0
 	for _, set := range []bool{s.Body != "", len(s.JSON) > 0, s.BodyFrom != ""} {
@@ -79,12 +81,12 @@ func (s *Spec) Validate() error {
 	}
 	for k, v := range s.Headers {
 		if !validToken(k) || strings.ContainsAny(v, "\r\n\x00") {
-			bad("headers", fmt.Sprintf("bad header %q", k))
+			bad("headers", "bad header "+ids.Quote(k))
 		}
 	}
 	if s.Timeout != "" {
 		if d, err := time.ParseDuration(s.Timeout); err != nil || d <= 0 {
-			bad("timeout", fmt.Sprintf("%q is not a positive duration", s.Timeout))
+			bad("timeout", ids.Quote(s.Timeout)+" is not a positive duration")
 		}
 	}
 	for _, c := range append(append([]int(nil), s.Success...), s.Retry...) {
@@ -93,6 +95,17 @@ func (s *Spec) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// urlReason says why a URL does not parse without the URL, which
+// url.Parse's error holds whole; what is left, which may hold a part of it
+// (a port, say), is cut (see [ids.Cut]).
+func urlReason(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return ids.Cut(err.Error())
 }
 
 // method answers the method to send.
