@@ -11,6 +11,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // decoder walks the document's nodes, collecting every problem with its
@@ -112,7 +113,7 @@ func (d *decoder) mapping(n *yaml.Node, path string, known []string, keys ...map
 		case k.Kind != yaml.ScalarNode:
 			d.fail(k, path, ErrBadValue, "a field name must be a plain string")
 		case !contains(known, k.Value):
-			d.fail(k, field, ErrUnknownField, "known fields: "+strings.Join(known, ", "))
+			d.fail(k, join(path, fieldName(k.Value)), ErrUnknownField, "known fields: "+strings.Join(known, ", "))
 		case out[k.Value] != nil:
 			d.fail(k, field, ErrBadValue, "the field is given twice")
 		default:
@@ -131,6 +132,15 @@ func deref(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
+}
+
+// fieldName renders a field name the format does not know for a path: as
+// it is when it reads like one, quoted (see [ids.Quote]) otherwise.
+func fieldName(key string) string {
+	if ids.Check(key) == nil {
+		return key
+	}
+	return ids.Quote(key)
 }
 
 func join(path, field string) string {
@@ -177,7 +187,7 @@ func (d *decoder) enum(n *yaml.Node, field string, values []string) (string, boo
 		return "", false
 	}
 	if !contains(values, s) {
-		d.fail(n, field, ErrBadValue, fmt.Sprintf("%q is not one of %s", s, strings.Join(values, ", ")))
+		d.fail(n, field, ErrBadValue, fmt.Sprintf("%s is not one of %s", ids.Quote(s), strings.Join(values, ", ")))
 		return "", false
 	}
 	return s, true
@@ -190,7 +200,7 @@ func (d *decoder) duration(n *yaml.Node, field string) (time.Duration, bool) {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		d.fail(n, field, ErrBadValue, fmt.Sprintf("%q is not a duration such as 30s or 5m", s))
+		d.fail(n, field, ErrBadValue, fmt.Sprintf("%s is not a duration such as 30s or 5m", ids.Quote(s)))
 		return 0, false
 	}
 	return v, true
@@ -203,7 +213,7 @@ func (d *decoder) integer(n *yaml.Node, field string) (int, bool) {
 	}
 	v, err := strconv.Atoi(s)
 	if err != nil || v < 0 {
-		d.fail(n, field, ErrBadValue, fmt.Sprintf("%q is not a whole number of at least 0", s))
+		d.fail(n, field, ErrBadValue, fmt.Sprintf("%s is not a whole number of at least 0", ids.Quote(s)))
 		return 0, false
 	}
 	return v, true
@@ -216,7 +226,7 @@ func (d *decoder) number(n *yaml.Node, field string) (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		d.fail(n, field, ErrBadValue, fmt.Sprintf("%q is not a number", s))
+		d.fail(n, field, ErrBadValue, fmt.Sprintf("%s is not a number", ids.Quote(s)))
 		return 0, false
 	}
 	return v, true

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Categories of [*Error], matched with errors.Is. A problem the workflow
@@ -49,7 +53,7 @@ type Error struct {
 // tasks[2].timeout: bad value: "5 parsecs" is not a duration".
 func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.File)
+	b.WriteString(fileName(e.File))
 	if e.Line > 0 {
 		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
 	}
@@ -62,6 +66,16 @@ func (e *Error) Error() string {
 		b.WriteString(": " + e.Reason)
 	}
 	return b.String()
+}
+
+// fileName renders the name given to Parse for a message: as it is when
+// it is at most 128 bytes of printable UTF-8, quoted (see [ids.Quote])
+// otherwise.
+func fileName(name string) string {
+	if len(name) <= ids.MaxLen && utf8.ValidString(name) && !strings.ContainsFunc(name, unicode.IsControl) {
+		return name
+	}
+	return ids.Quote(name)
 }
 
 // Unwrap returns the category.

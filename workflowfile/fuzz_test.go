@@ -4,7 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/plaitdag/plait/workflowfile"
 )
@@ -41,6 +43,9 @@ func FuzzParse(f *testing.F) {
 				}
 				if fe.Line < 0 || fe.Column < 0 || (fe.Line == 0) != (fe.Column == 0) {
 					t.Fatalf("problem %v has position %d:%d", p, fe.Line, fe.Column)
+				}
+				if msg := p.Error(); !utf8.ValidString(msg) || strings.ContainsRune(msg, 0) {
+					t.Fatalf("problem %q holds bytes of the file unquoted", msg)
 				}
 			}
 			return

@@ -13,6 +13,7 @@ import (
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/cmdtask"
 	"github.com/plaitdag/plait/httptask"
+	"github.com/plaitdag/plait/internal/ids"
 )
 
 // Field names of each part of the format. schema.json lists the same
@@ -54,7 +55,7 @@ func (d *decoder) task(wf *plait.Workflow, n *yaml.Node, path string) {
 			return
 		}
 		if s != TypeHandler && specTypes[s] == nil {
-			d.fail(t, join(path, "type"), ErrUnknownTaskType, fmt.Sprintf("%q; known types: %s", s, strings.Join(TaskTypes(), ", ")))
+			d.fail(t, join(path, "type"), ErrUnknownTaskType, fmt.Sprintf("%s; known types: %s", ids.Quote(s), strings.Join(TaskTypes(), ", ")))
 			return
 		}
 		typ = s
@@ -112,7 +113,7 @@ func (d *decoder) checkInputFrom(block *yaml.Node, path string, spec any, parent
 			at = block.Content[i+1]
 		}
 	}
-	d.fail(at, join(path, key), ErrBadValue, fmt.Sprintf("%q is not in the task's depends_on", from))
+	d.fail(at, join(path, key), ErrBadValue, fmt.Sprintf("%s is not in the task's depends_on", ids.Quote(from)))
 }
 
 // payload decodes a free-form payload into plain values the codec can
@@ -146,7 +147,8 @@ func (d *decoder) spec(n *yaml.Node, field string, typ reflect.Type) any {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(ptr.Interface()); err != nil {
-		d.fail(n, field, ErrBadValue, err.Error())
+		// encoding/json may echo a field name or a number of the file.
+		d.fail(n, field, ErrBadValue, ids.Cut(err.Error()))
 		return nil
 	}
 	if err := ptr.Interface().(interface{ Validate() error }).Validate(); err != nil {
