@@ -64,7 +64,8 @@ func (s *Scheduler) attemptHandler(name string) (worker.Handler, bool) {
 			Epoch:   ct.Lease.Epoch,
 			Payload: ct.Spec.Payload,
 			parents: ct.ParentResults,
-			lazy:    newLazyParents(ct, a.Results()),
+			deps:    depNames(ct.Spec.Deps),
+			lazy:    newLazyParents(ct, a.Results(), s.store),
 			codec:   s.cfg.codec,
 			exec:    a,
 		}

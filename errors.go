@@ -33,6 +33,9 @@ var (
 	// ErrDuplicateHandler: Handle or HandleWith got a handler name
 	// already registered. Nothing is replaced: the first handler stays.
 	ErrDuplicateHandler = errors.New("plait: duplicate handler")
+	// ErrNotAParent: a handler asked for the result of a task that is not
+	// a parent of its task; the error is a [*ParentError].
+	ErrNotAParent = errors.New("plait: not a parent")
 	// ErrPanic marks the error recorded when a handler panicked.
 	ErrPanic = errors.New("plait: handler panicked")
 	// ErrAlreadyRunning: Run was called while another Run is active.
@@ -120,6 +123,52 @@ func Permanent(err error) error { return worker.Permanent(err) }
 // IsPermanent reports whether err, or an error it wraps, came from
 // [Permanent].
 func IsPermanent(err error) bool { return worker.IsPermanent(err) }
+
+// ParentError says a handler asked for the result of a task that is not
+// a parent of its own ([ParentValue], [Task.ParentResult]). It matches
+// [ErrNotAParent] and comes wrapped with [Permanent]: the task's parents
+// do not change, so the attempt fails without a retry.
+type ParentError struct {
+	// Task is the task whose handler asked, Parent the name it asked for.
+	Task, Parent string
+	// Parents are the task's parents, sorted. For a task claimed without
+	// them (a wide join, see [WithInlineResults]) they are those that
+	// succeeded, and Deferred is set.
+	Parents  []string
+	Deferred bool
+}
+
+// Error implements error: it names at most the first 10 parents, and how
+// many more there are.
+func (e *ParentError) Error() string {
+	msg := "plait: task " + quote(e.Task) + " has no parent " + quote(e.Parent)
+	switch {
+	case len(e.Parents) == 0 && e.Deferred:
+		return msg + "; none of its parents succeeded"
+	case len(e.Parents) == 0:
+		return msg + "; it has no parents"
+	case e.Deferred:
+		return msg + "; its parents that succeeded: " + quoteSome(e.Parents)
+	}
+	return msg + "; its parents: " + quoteSome(e.Parents)
+}
+
+// Is matches [ErrNotAParent].
+func (e *ParentError) Is(target error) bool { return target == ErrNotAParent }
+
+// listMax is how many names an error message lists before it says how
+// many more there are.
+const listMax = 10
+
+// quoteSome quotes the first listMax names, and says how many it left out.
+func quoteSome(names []string) string {
+	n := min(len(names), listMax)
+	s := quoteAll(names[:n])
+	if len(names) > n {
+		s += fmt.Sprintf(" and %d more", len(names)-n)
+	}
+	return s
+}
 
 // PanicError is the error recorded when a handler panics.
 type PanicError struct {

@@ -3,9 +3,11 @@ package plait
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"sync"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -38,7 +40,8 @@ func WithInlineResults(n int) Option {
 // succeeded with one (all the task's parents when none is named), reading
 // from the store those the claim did not carry, in as few calls as
 // [TaskResultsMax] allows, and keeping them for the task's later reads. A
-// name that is not a parent with a result is left out. It fails only when
+// name that is not a parent with a result is left out ([Task.ParentResult]
+// tells a name that is not a parent from one without a result). It fails only when
 // the store does: for a task claimed with its parents' results, or built
 // by hand, it answers from what the task holds.
 func (t *Task) ParentResults(ctx context.Context, names ...string) (map[string][]byte, error) {
@@ -144,17 +147,92 @@ func (t *Task) keepParents(rs map[string][]byte) {
 // task's parents (TaskResultsParams.ParentsOf), so the worker never holds
 // their names. What was read is kept on the Task.
 type lazyParents struct {
-	store   store.ResultStore
-	mu      sync.Mutex
-	absent  map[string]bool // read, and not a parent with a result
-	fetched bool            // every parent has been read
+	store store.ResultStore
+	// payloads tells a task of the run from a name the run lacks; nil on
+	// a store without PayloadStore.
+	payloads store.PayloadStore
+	mu       sync.Mutex
+	absent   map[string]bool // read, and not a parent with a result
+	// outsider holds, for a name absent, whether it is known not to be a
+	// parent (see Task.outsider).
+	outsider map[string]bool
+	fetched  bool // every parent has been read
 }
 
 // newLazyParents answers what a task claimed without its parents needs to
 // read their results, or nil when the claim carried them.
-func newLazyParents(ct *store.ClaimedTask, store store.ResultStore) *lazyParents {
-	if !ct.ParentResultsDeferred || store == nil {
+func newLazyParents(ct *store.ClaimedTask, results store.ResultStore, st store.Store) *lazyParents {
+	if !ct.ParentResultsDeferred || results == nil {
 		return nil
 	}
-	return &lazyParents{store: store, absent: map[string]bool{}}
+	payloads, _ := st.(store.PayloadStore)
+	return &lazyParents{store: results, payloads: payloads, absent: map[string]bool{}, outsider: map[string]bool{}}
+}
+
+// depNames lists the parents a claim carried.
+func depNames(deps []store.Dep) []string {
+	if len(deps) == 0 {
+		return nil
+	}
+	names := make([]string, len(deps))
+	for i, d := range deps {
+		names[i] = d.Task
+	}
+	return names
+}
+
+// notAParent answers the error of a handler that asked for name when the
+// task has no parent of that name, or nil when it has one or, claimed
+// without its parents, cannot tell (see [Task.ParentResult]).
+func (t *Task) notAParent(name string) *ParentError {
+	if t.lazy == nil {
+		seen := make(map[string]bool, len(t.deps)+len(t.parents))
+		for _, n := range t.deps {
+			seen[n] = true
+		}
+		for n := range t.parents {
+			seen[n] = true
+		}
+		if seen[name] {
+			return nil
+		}
+		parents := make([]string, 0, len(seen))
+		for n := range seen {
+			parents = append(parents, n)
+		}
+		sort.Strings(parents)
+		return &ParentError{Task: t.Name, Parent: name, Parents: parents}
+	}
+	if ids.Check(name) == nil && !t.outsider(name) {
+		return nil
+	}
+	return &ParentError{Task: t.Name, Parent: name, Parents: t.Parents(), Deferred: true}
+}
+
+// outsider reports whether name, which the store did not answer as a
+// parent with a result, is known not to be a parent at all: the run has
+// no such task, or that task succeeded (a parent that succeeded would
+// have been answered). A store call that fails tells nothing.
+func (t *Task) outsider(name string) bool {
+	lp, ctx := t.lazy, t.attemptContext()
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	if out, ok := lp.outsider[name]; ok {
+		return out
+	}
+	res, err := lp.store.TaskResults(ctx, &store.TaskResultsParams{RunID: t.RunID, Tasks: []string{name}})
+	if err != nil {
+		return false
+	}
+	_, out := res.Results[name]
+	if !out && lp.payloads != nil {
+		pr, err := lp.payloads.TaskPayloads(ctx, &store.TaskPayloadsParams{RunID: t.RunID, Tasks: []string{name}})
+		if err != nil {
+			return false
+		}
+		_, exists := pr.Payloads[name]
+		out = !exists
+	}
+	lp.outsider[name] = out
+	return out
 }

@@ -34,6 +34,9 @@ type Task struct {
 	Payload []byte
 
 	parents map[string][]byte
+	// deps names the task's parents, as its claim carried them; nil for a
+	// task claimed without them (lazy) or built by hand.
+	deps []string
 	// lazy reads the parents' results the claim left out; nil when it
 	// carried them (parent_results.go).
 	lazy  *lazyParents
@@ -62,22 +65,38 @@ func (t *Task) codecOrJSON() Codec {
 // ParentResult decodes the result of the parent task named name into v.
 // A task claimed without its parents' results (a wide join, see
 // [WithInlineResults]) reads this one from the store first.
+//
+// A name that is not a parent of the task is a mistake in the handler: it
+// answers a [*ParentError] (matching [ErrNotAParent]) that names the
+// task's parents, wrapped with [Permanent] so the attempt fails without a
+// retry. A real parent without a result (it failed, was skipped, or
+// succeeded returning nil) answers a plain error, retried as any error is.
+// A task claimed without its parents tells a name that is not one when
+// the run has no such task or that task succeeded; a task of the run that
+// has not succeeded it cannot tell from a parent, and answers the plain
+// error.
 func (t *Task) ParentResult(name string, v any) error {
 	b, ok, err := t.parentRaw(name)
 	if err != nil {
 		return err
 	}
 	if !ok {
+		if pe := t.notAParent(name); pe != nil {
+			return Permanent(pe)
+		}
+	}
+	if len(b) == 0 {
 		return fmt.Errorf("plait: task %s has no result from parent %s", quote(t.Name), quote(name))
 	}
 	return t.codecOrJSON().Unmarshal(b, v)
 }
 
 // ParentRaw returns the encoded result of the parent named name, and whether
-// it exists. Only parents that succeeded and returned a result have one. A
-// task claimed without its parents' results reads this one from the store
-// first, and answers false when that read fails: [Task.ParentResults]
-// returns the error.
+// it exists. Only parents that succeeded and returned a result have one; a
+// name that is not a parent answers false too ([Task.ParentResult] tells
+// the two apart). A task claimed without its parents' results reads this
+// one from the store first, and answers false when that read fails:
+// [Task.ParentResults] returns the error.
 func (t *Task) ParentRaw(name string) ([]byte, bool) {
 	b, ok, err := t.parentRaw(name)
 	return b, ok && err == nil
@@ -116,7 +135,9 @@ func Typed[In, Out any](fn func(ctx context.Context, t *Task, in In) (Out, error
 	}
 }
 
-// ParentValue decodes the result of parent name into a value of type T.
+// ParentValue decodes the result of parent name into a value of type T. A
+// name that is not a parent of the task fails the attempt without a retry:
+// see [Task.ParentResult].
 func ParentValue[T any](t *Task, name string) (T, error) {
 	var v T
 	err := t.ParentResult(name, &v)
