@@ -16,14 +16,15 @@ func (s *Scheduler) scheduleStore() (store.ScheduleStore, error) {
 	return capability[store.ScheduleStore](s.store, "ScheduleStore")
 }
 
-// checkScheduleName returns a *ScheduleError for a name that breaks the id
-// rules or is too long.
+// checkScheduleName returns a *ScheduleError for a name that is too long
+// or breaks the id rules. The length comes first: a schedule name's limit,
+// ScheduleNameMax, is below the id rules' own.
 func checkScheduleName(name string) error {
+	if len(name) > ScheduleNameMax {
+		return &ScheduleError{Schedule: name, Field: "Name", Err: fmt.Errorf("%w: is longer than %d bytes", ErrInvalidID, ScheduleNameMax)}
+	}
 	if err := ids.Check(name); err != nil {
 		return &ScheduleError{Schedule: name, Field: "Name", Err: fmt.Errorf("%w: %v", ErrInvalidID, err)}
-	}
-	if len(name) > ScheduleNameMax {
-		return &ScheduleError{Schedule: name, Field: "Name", Err: fmt.Errorf("%w: longer than %d bytes", ErrInvalidID, ScheduleNameMax)}
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func (f *RunFilter) Validate() error {
 	}
 	for _, st := range f.Statuses {
 		if !st.Valid() {
-			errs = append(errs, fmt.Errorf("%w: filter status %q", ErrInvalidArgument, st))
+			errs = append(errs, fmt.Errorf("%w: filter status %s", ErrInvalidArgument, quote(string(st))))
 		}
 	}
 	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && !f.CreatedFrom.Before(f.CreatedTo) {
