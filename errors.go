@@ -36,6 +36,9 @@ var (
 	// ErrNotAParent: a handler asked for the result of a task that is not
 	// a parent of its task; the error is a [*ParentError].
 	ErrNotAParent = errors.New("plait: not a parent")
+	// ErrDecode: a payload or a result did not decode into the Go value
+	// asked for; the error is a [*DecodeError].
+	ErrDecode = errors.New("plait: cannot decode")
 	// ErrPanic marks the error recorded when a handler panicked.
 	ErrPanic = errors.New("plait: handler panicked")
 	// ErrAlreadyRunning: Run was called while another Run is active.
@@ -169,6 +172,41 @@ func quoteSome(names []string) string {
 	}
 	return s
 }
+
+// DecodeError says a payload or a result did not decode into the Go value
+// asked for ([Task.Decode], [Typed], [ParentValue], [Task.ParentResult],
+// [ResultValue]). It matches [ErrDecode], unwraps to the codec's error, and
+// comes wrapped with [Permanent]: the bytes do not change, so the attempt
+// fails without a retry.
+type DecodeError struct {
+	// Task is the task whose payload or result was decoded; Parent, when
+	// set, the parent of Task whose result was.
+	Task, Parent string
+	// Result is set when a result was decoded, not a payload.
+	Result bool
+	// Type is the Go type decoded into, as %T prints it.
+	Type string
+	// Err is why: the codec's error, or that there was nothing to decode.
+	Err error
+}
+
+// Error implements error.
+func (e *DecodeError) Error() string {
+	what := "payload"
+	switch {
+	case e.Parent != "":
+		what = "the result of parent " + quote(e.Parent)
+	case e.Result:
+		what = "the result"
+	}
+	return "plait: task " + quote(e.Task) + ": decode " + what + " into " + e.Type + ": " + e.Err.Error()
+}
+
+// Is matches [ErrDecode].
+func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
+
+// Unwrap returns the codec's error.
+func (e *DecodeError) Unwrap() error { return e.Err }
 
 // PanicError is the error recorded when a handler panics.
 type PanicError struct {

@@ -2,8 +2,10 @@ package plait
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"sort"
 
 	"github.com/plaitdag/plait/internal/worker"
@@ -45,12 +47,34 @@ type Task struct {
 	exec *worker.Attempt
 }
 
-// Decode decodes the task's payload into v with the scheduler's codec.
+// Decode decodes the task's payload into v with the scheduler's codec. A
+// payload that does not decode into v, and a task without a payload,
+// answer a [*DecodeError] (matching [ErrDecode]) that names the task and
+// v's type, wrapped with [Permanent]: returned as it is, it fails the
+// attempt without a retry.
 func (t *Task) Decode(v any) error {
 	if len(t.Payload) == 0 {
-		return fmt.Errorf("plait: task %s has no payload", quote(t.Name))
+		return Permanent(&DecodeError{Task: t.Name, Type: typeName(v), Err: errNoPayload})
 	}
-	return t.codecOrJSON().Unmarshal(t.Payload, v)
+	if err := t.codecOrJSON().Unmarshal(t.Payload, v); err != nil {
+		return Permanent(&DecodeError{Task: t.Name, Type: typeName(v), Err: err})
+	}
+	return nil
+}
+
+// Why a decode had nothing to decode.
+var (
+	errNoPayload   = errors.New("the task has no payload")
+	errNullPayload = errors.New("the payload is null")
+)
+
+// typeName names the type a decode fills: the one v points to, as %T
+// prints it.
+func typeName(v any) string {
+	if rt := reflect.TypeOf(v); rt != nil && rt.Kind() == reflect.Pointer {
+		return rt.Elem().String()
+	}
+	return fmt.Sprintf("%T", v)
 }
 
 // codecOrJSON lets a Task built by hand, in a handler's unit test, decode
@@ -88,7 +112,10 @@ func (t *Task) ParentResult(name string, v any) error {
 	if len(b) == 0 {
 		return fmt.Errorf("plait: task %s has no result from parent %s", quote(t.Name), quote(name))
 	}
-	return t.codecOrJSON().Unmarshal(b, v)
+	if err := t.codecOrJSON().Unmarshal(b, v); err != nil {
+		return Permanent(&DecodeError{Task: t.Name, Parent: name, Result: true, Type: typeName(v), Err: err})
+	}
+	return nil
 }
 
 // ParentRaw returns the encoded result of the parent named name, and whether
@@ -122,14 +149,30 @@ func (t *Task) IdempotencyKey() string { return t.RunID + "/" + t.Name }
 
 // Typed adapts a function with a typed payload and result into a
 // [HandlerFunc]: the payload is decoded into In (left zero when the task has
-// no payload) and the returned Out is encoded as the result.
+// no payload) and the returned Out is encoded as the result. A payload
+// that does not decode into In fails the attempt without a retry (see
+// [Task.Decode]).
+//
+// A pointer In never reaches fn as nil, where the first use of it would
+// panic: a task without a payload, or whose payload decodes to nil (an
+// encoded null), fails the same way, with a [*DecodeError] that says so.
+// Take a value In, or read [Task.Payload], for a payload that may be left
+// out.
 func Typed[In, Out any](fn func(ctx context.Context, t *Task, in In) (Out, error)) HandlerFunc {
+	pointer := reflect.TypeFor[In]().Kind() == reflect.Pointer
 	return func(ctx context.Context, t *Task) (any, error) {
 		var in In
 		if len(t.Payload) > 0 {
 			if err := t.Decode(&in); err != nil {
-				return nil, Permanent(fmt.Errorf("plait: decode payload of %s: %w", quote(t.Name), err))
+				return nil, err
 			}
+		}
+		if pointer && reflect.ValueOf(&in).Elem().IsNil() {
+			why := errNoPayload
+			if len(t.Payload) > 0 {
+				why = errNullPayload
+			}
+			return nil, Permanent(&DecodeError{Task: t.Name, Type: typeName(&in), Err: why})
 		}
 		return fn(ctx, t, in)
 	}
@@ -145,9 +188,14 @@ func ParentValue[T any](t *Task, name string) (T, error) {
 }
 
 // ResultValue decodes the result of the named task of a finished run into a
-// value of type T, with codec (nil means JSONCodec).
+// value of type T, with codec (nil means JSONCodec). A result that does
+// not decode into T answers a [*DecodeError] (matching [ErrDecode]) that
+// names the task and T.
 func ResultValue[T any](run *Run, task string, codec Codec) (T, error) {
 	var v T
+	if run == nil {
+		return v, fmt.Errorf("%w: ResultValue of task %s got a nil run", ErrInvalidArgument, quote(task))
+	}
 	ti := run.Task(task)
 	if ti == nil {
 		return v, fmt.Errorf("plait: run %s has no task %s: %w", quote(run.ID), quote(task), ErrNotFound)
@@ -158,7 +206,10 @@ func ResultValue[T any](run *Run, task string, codec Codec) (T, error) {
 	if codec == nil {
 		codec = JSONCodec{}
 	}
-	return v, codec.Unmarshal(ti.Result, &v)
+	if err := codec.Unmarshal(ti.Result, &v); err != nil {
+		return v, Permanent(&DecodeError{Task: task, Result: true, Type: typeName(&v), Err: err})
+	}
+	return v, nil
 }
 
 // Logger returns the logger of this attempt: its lines carry the run, the
