@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plaitdag/plait/store"
@@ -59,26 +62,76 @@ func (s *Scheduler) NodeListByCapability(ctx context.Context, capability string)
 	return res.Nodes, nil
 }
 
-// NodeGet returns one live node, or an error matching [ErrNotFound].
+// NodeGet returns one live node, or an error matching [ErrNotFound] that
+// names the live nodes whose id looks like id (see [Scheduler.NodeDrain]).
 func (s *Scheduler) NodeGet(ctx context.Context, id string) (*NodeRecord, error) {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return nil, err
 	}
-	return ns.NodeGet(ctx, &store.NodeGetParams{ID: id})
+	n, err := ns.NodeGet(ctx, &store.NodeGetParams{ID: id})
+	if err != nil {
+		return nil, nodeNotFound(ctx, ns, id, err)
+	}
+	return n, nil
 }
 
 // NodeDrain tells the node id, in this process or any other on the same store,
 // to stop taking work, finish what it holds (within its shutdown timeout,
 // as when its context ends) and leave Run, which then returns nil. The
 // node learns it at its next heartbeat. It returns an error matching
-// [ErrNotFound] when there is no such live node.
+// [ErrNotFound] when there is no such live node. A node id is a worker id
+// and a random part, such as "w1.f601c089" ([Scheduler.NodeID]), so the
+// error names the live nodes whose id looks like id (the same worker id,
+// or id within theirs, in any case), or says how ids are made when none
+// does.
 func (s *Scheduler) NodeDrain(ctx context.Context, id string) error {
 	ns, err := s.nodeStore()
 	if err != nil {
 		return err
 	}
-	return ns.NodeDrain(ctx, &store.NodeDrainParams{ID: id})
+	return nodeNotFound(ctx, ns, id, ns.NodeDrain(ctx, &store.NodeDrainParams{ID: id}))
+}
+
+// lookAlikesMax is how many look-alike nodes a not-found error names.
+const lookAlikesMax = 5
+
+// nodeNotFound adds to the store's not-found error for id the live nodes
+// whose id looks like it; any other error, or nil, passes as it is.
+func nodeNotFound(ctx context.Context, ns store.NodeStore, id string, err error) error {
+	if !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	res, lerr := ns.NodeList(ctx, &store.NodeListParams{})
+	if lerr != nil {
+		return err
+	}
+	if len(res.Nodes) == 0 {
+		return fmt.Errorf("%w; no node is live", err)
+	}
+	asked, askedWorker := strings.ToLower(id), strings.ToLower(nodeWorker(id))
+	var like []string
+	for _, n := range res.Nodes {
+		if len(like) == lookAlikesMax {
+			break
+		}
+		if id != "" && strings.Contains(strings.ToLower(n.ID), asked) || strings.ToLower(nodeWorker(n.ID)) == askedWorker {
+			like = append(like, n.ID)
+		}
+	}
+	if len(like) == 0 {
+		return fmt.Errorf("%w; no live node looks like it: a node id is a worker id and a random part, as in %s", err, quote(res.Nodes[0].ID))
+	}
+	return fmt.Errorf("%w; live nodes like it: %s", err, quoteAll(like))
+}
+
+// nodeWorker is the worker id part of a node id ("w1" of "w1.f601c089"),
+// or the whole id when it has no random part.
+func nodeWorker(id string) string {
+	if i := strings.LastIndexByte(id, '.'); i > 0 {
+		return id[:i]
+	}
+	return id
 }
 
 // NodeRecord is what the store keeps of one process: see
