@@ -22,6 +22,27 @@ import (
 // store's own clock (the Redis server's TIME, or the Clock a memory store was
 // built with), never from the caller.
 //
+// Every time a store returns is in UTC and a whole millisecond, whatever
+// the nanoseconds of its clock: the times stamped on records ([Run],
+// [TaskInstance], [Attempt] with its QueuedAt, [DeadLetter], [StoreEvent],
+// [NodeRecord], [ScheduleRecord]), the deadlines and due times it answers
+// ([ClaimedTask].LeaseUntil and FirstStartedAt, [LeaseExtendResult].Until,
+// [TaskClaimResult].Now and NextDueAt, [LeaderLease].Until) and the clock
+// readings ([StorePingResult].Now, [NodeHeartbeatResult].Now); only a
+// task's definition, which a claim hands back as submitted
+// ([ClaimedTask].Spec), keeps the RunAt it was given. The store reads its
+// clock cut down to the millisecond. A time the caller gives to be kept
+// ([LogLine].Time, [NodeTask] times, a schedule's NextFire and LastFire) is
+// kept cut down to it too. A due time or deadline made of a duration from
+// now (a lease, a retry delay, a Delay, a TTL, a rate window) adds the
+// duration rounded up to the millisecond, and a task's RunAt makes it due
+// at that time rounded up, so none comes earlier than asked. The time
+// bounds of a listing ([RunFilter] and [RunCountParams] CreatedFrom and
+// CreatedTo, [DeadLetterListParams] Since and Until,
+// [ScheduleListParams].DueBy) are read cut down to the millisecond.
+// Records of one millisecond are told apart by the order each listing
+// documents, never by finer digits.
+//
 // # Fencing
 //
 // Every claim increments the task's epoch and returns it inside a [Lease].

@@ -30,12 +30,12 @@ func (s *Store) TaskClaim(ctx context.Context, params *store.TaskClaimParams) (*
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	if m := s.recallLocked(params.RequestID, now); m != nil {
 		return s.replayLocked(m, now, params.InlineResultsMax), nil
 	}
 	res := s.claimAllLocked(params, names, now)
-	s.rememberLocked(params.RequestID, now.Add(params.LeaseDuration), res, nil)
+	s.rememberLocked(params.RequestID, now.Add(ceilDur(params.LeaseDuration)), res, nil)
 	return res, nil
 }
 
@@ -58,7 +58,7 @@ func validClaim(params *store.TaskClaimParams) error {
 
 // claimAllLocked is TaskClaim's step, with the lock held.
 func (s *Store) claimAllLocked(params *store.TaskClaimParams, names []string, now time.Time) *store.TaskClaimResult {
-	until := now.Add(params.LeaseDuration)
+	until := now.Add(ceilDur(params.LeaseDuration))
 	res := &store.TaskClaimResult{Now: now}
 
 	var qs [8]*queue

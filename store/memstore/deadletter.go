@@ -18,6 +18,10 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
+	// Letters are stamped on whole milliseconds; the bounds are read cut
+	// down to the millisecond too.
+	bounds := *params
+	bounds.Since, bounds.Until = ms(params.Since), ms(params.Until)
 	var curMs int64
 	var curKey string
 	if params.Cursor != "" {
@@ -25,7 +29,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(s.clock.Now())
+	s.expireLocked(s.now())
 	var all []store.DeadLetter
 	for _, d := range s.dead {
 		if params.RunID != "" && d.run != params.RunID {
@@ -42,7 +46,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 		t := &r.tasks[i]
 		l := store.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Status: t.status,
 			Error: t.inst.Error, At: t.inst.EndedAt}
-		if !params.Matches(&l) {
+		if !bounds.Matches(&l) {
 			continue
 		}
 		if params.Cursor != "" && !store.DeadLetterBefore(curMs, curKey, l.At.UnixMilli(), l.RunID+" "+l.Task) {

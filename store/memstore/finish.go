@@ -16,7 +16,7 @@ func (s *Store) TaskFinish(ctx context.Context, params *store.TaskFinishParams) 
 	out := make([]store.TaskFinishResult, len(params.Outcomes))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	for i := range params.Outcomes {
 		out[i] = s.finishLocked(&params.Outcomes[i], now)
 	}
@@ -42,7 +42,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 	res := &store.TaskFinishClaimResult{Finished: make([]store.TaskFinishResult, len(params.Finish.Outcomes))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	if m := s.recallLocked(params.Claim.RequestID, now); claim && m != nil {
 		// Sent again: the outcomes applied the first time are answered as
 		// they were, and the claim answers what it holds.
@@ -55,7 +55,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 	}
 	if claim {
 		res.Claimed = s.claimAllLocked(&params.Claim, names, now)
-		s.rememberLocked(params.Claim.RequestID, now.Add(params.Claim.LeaseDuration), res.Claimed,
+		s.rememberLocked(params.Claim.RequestID, now.Add(ceilDur(params.Claim.LeaseDuration)), res.Claimed,
 			append([]store.TaskFinishResult(nil), res.Finished...))
 	}
 	return res, nil
@@ -81,12 +81,12 @@ func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFini
 		err := store.CheckTaskTransition(t.status, outcomeStatus[o.Outcome])
 		return store.TaskFinishResult{Err: fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, t.inst.Name, err), RunStatus: r.rec.Status}
 	}
+	var delay time.Duration
+	if o.Outcome == store.OutcomeRetry {
+		// whole milliseconds, rounded up, as the Redis store keeps it.
+		delay = ceilDur(o.RetryDelay)
+	}
 	if o.Outcome != store.OutcomeReturned {
-		var delay time.Duration
-		if o.Outcome == store.OutcomeRetry && o.RetryDelay > 0 {
-			// whole milliseconds, rounded up, as the Redis store keeps it.
-			delay = (o.RetryDelay + time.Millisecond - 1) / time.Millisecond * time.Millisecond
-		}
 		t.record(now, recordOutcome(o), o.Error, delay)
 	}
 	s.unholdLocked(t)
@@ -102,7 +102,7 @@ func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFini
 		t.inst.Error = o.Error
 		t.inst.Attempt++
 		if err = s.setTaskStatusLocked(t, store.TaskRetrying, now); err == nil {
-			err = s.scheduleLocked(t, now.Add(o.RetryDelay), now)
+			err = s.scheduleLocked(t, now.Add(delay), now)
 		}
 	case store.OutcomeFailed:
 		t.inst.Error = o.Error

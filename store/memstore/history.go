@@ -20,7 +20,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 	r, err := s.runLocked(params.RunID)
 	if err != nil {
 		k := s.kept[params.RunID]
-		if k == nil || k.until.Before(s.clock.Now()) {
+		if k == nil || k.until.Before(s.now()) {
 			return nil, err
 		}
 		for _, th := range k.tasks {

@@ -60,7 +60,7 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 			return false
 		}
 		if lim.Rate > 0 {
-			cut := now.Add(-lim.Per)
+			cut := now.Add(-ceilDur(lim.Per))
 			i := 0
 			for i < len(l.starts) && !l.starts[i].After(cut) {
 				i++
@@ -69,7 +69,7 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 			if len(l.starts) >= lim.Rate {
 				// The oldest start that must leave the window for one
 				// more to fit.
-				at := l.starts[len(l.starts)-lim.Rate].Add(lim.Per)
+				at := l.starts[len(l.starts)-lim.Rate].Add(ceilDur(lim.Per))
 				if l.wakeAt.IsZero() || at.Before(l.wakeAt) {
 					l.wakeAt = at
 				}
@@ -89,7 +89,7 @@ func (s *Store) admitLocked(e entry, now time.Time) bool {
 		}
 		if lim.Rate > 0 {
 			l.starts = append(l.starts, now)
-			heap.Push(&s.rateExpiry, rateStart{at: now.Add(lim.Per), start: now, key: lim.Key})
+			heap.Push(&s.rateExpiry, rateStart{at: now.Add(ceilDur(lim.Per)), start: now, key: lim.Key})
 		}
 	}
 	return true

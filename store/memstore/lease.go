@@ -19,8 +19,8 @@ func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams
 	out := make([]store.LeaseExtendResult, len(params.Leases))
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
-	until := now.Add(params.Duration)
+	now := s.now()
+	until := now.Add(ceilDur(params.Duration))
 	for i, l := range params.Leases {
 		t, err := s.leasedLocked(l)
 		if err != nil {

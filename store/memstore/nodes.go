@@ -75,7 +75,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatPa
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := ms(s.clock.Now())
+	now := s.now()
 	if s.nodes.byID == nil {
 		s.nodes.byID = map[string]*store.NodeRecord{}
 	}
@@ -94,7 +94,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatPa
 		r.Tasks = append(r.Tasks, msTask(t))
 	}
 	r.HeartbeatAt = now
-	r.ExpiresAt = ms(now.Add(params.TTL))
+	r.ExpiresAt = now.Add(ceilDur(params.TTL))
 	var top int64
 	if len(r.History) > 0 {
 		top = r.History[0].Seq
@@ -143,7 +143,7 @@ func (s *Store) NodeRemove(ctx context.Context, params *store.NodeRemoveParams) 
 func (s *Store) NodeGet(_ context.Context, params *store.NodeGetParams) (*store.NodeRecord, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.liveNodeLocked(params.ID, s.clock.Now())
+	r := s.liveNodeLocked(params.ID, s.now())
 	if r == nil {
 		return nil, fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
 	}
@@ -155,7 +155,7 @@ func (s *Store) NodeGet(_ context.Context, params *store.NodeGetParams) (*store.
 func (s *Store) NodeList(_ context.Context, params *store.NodeListParams) (*store.NodeListResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	res := &store.NodeListResult{}
 	for id := range s.nodes.byID {
 		r := s.liveNodeLocked(id, now)
@@ -184,7 +184,7 @@ func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) er
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.liveNodeLocked(params.ID, s.clock.Now())
+	r := s.liveNodeLocked(params.ID, s.now())
 	if r == nil {
 		return fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
 	}

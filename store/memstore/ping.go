@@ -12,5 +12,5 @@ func (s *Store) StorePing(ctx context.Context, params *store.StorePingParams) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return &store.StorePingResult{Now: s.clock.Now()}, nil
+	return &store.StorePingResult{Now: s.now()}, nil
 }

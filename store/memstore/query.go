@@ -102,12 +102,15 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 		}
 		before = n
 	}
-	f := &params.Filter
+	// Runs are created on whole milliseconds; the bounds are read cut down
+	// to the millisecond too, as the Redis store reads them.
+	f := params.Filter
+	from, to := ms(f.CreatedFrom), ms(f.CreatedTo)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(s.clock.Now())
+	s.expireLocked(s.now())
 	out := &store.RunListResult{}
-	ix := s.indexes[filterKey(f)]
+	ix := s.indexes[filterKey(&f)]
 	if ix == nil {
 		return out, nil
 	}
@@ -118,10 +121,10 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	var last *run
 	for i--; i >= 0; i-- {
 		r := ix.runs[i]
-		if r.removed || (!f.CreatedTo.IsZero() && !r.rec.CreatedAt.Before(f.CreatedTo)) {
+		if r.removed || (!to.IsZero() && !r.rec.CreatedAt.Before(to)) {
 			continue
 		}
-		if !f.CreatedFrom.IsZero() && r.rec.CreatedAt.Before(f.CreatedFrom) {
+		if !from.IsZero() && r.rec.CreatedAt.Before(from) {
 			break
 		}
 		if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.rec.Status) {
@@ -146,7 +149,7 @@ func (s *Store) RunGetMany(ctx context.Context, params *store.RunGetManyParams) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(s.clock.Now())
+	s.expireLocked(s.now())
 	out := &store.RunGetManyResult{Runs: make([]*store.Run, len(params.IDs))}
 	for i, id := range params.IDs {
 		if r := s.runs[id]; r != nil {
@@ -162,7 +165,7 @@ func (s *Store) RunGetMany(ctx context.Context, params *store.RunGetManyParams) 
 func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.expireLocked(s.clock.Now())
+	s.expireLocked(s.now())
 	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	if params.CreatedFrom.IsZero() && params.CreatedTo.IsZero() {
 		for st, n := range s.counts {
@@ -174,12 +177,13 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 	if ix == nil {
 		return out, nil
 	}
+	from, to := ms(params.CreatedFrom), ms(params.CreatedTo)
 	for i := len(ix.runs) - 1; i >= 0; i-- {
 		r := ix.runs[i]
-		if r.removed || (!params.CreatedTo.IsZero() && !r.rec.CreatedAt.Before(params.CreatedTo)) {
+		if r.removed || (!to.IsZero() && !r.rec.CreatedAt.Before(to)) {
 			continue
 		}
-		if !params.CreatedFrom.IsZero() && r.rec.CreatedAt.Before(params.CreatedFrom) {
+		if !from.IsZero() && r.rec.CreatedAt.Before(from) {
 			break
 		}
 		out.Counts[r.rec.Status]++
@@ -218,7 +222,7 @@ func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*st
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &store.RunPruneResult{Pruned: s.expireLocked(s.clock.Now())}, nil
+	return &store.RunPruneResult{Pruned: s.expireLocked(s.now())}, nil
 }
 
 // TaskList lists the tasks of one run. See [store.QueryStore.TaskList].

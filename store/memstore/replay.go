@@ -40,7 +40,7 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 	}
 	reset := descendants(r, asked)
 
-	now := s.clock.Now()
+	now := s.now()
 	s.replaying = true
 	defer func() { s.replaying = false }()
 	if err := s.setRunStatusLocked(r, store.RunRunning, now); err != nil {

@@ -127,7 +127,7 @@ func (s *Store) create(params *store.RunCreateParams) (*store.RunCreateResult, e
 			return &store.RunCreateResult{Run: old.snapshot(), Existing: true}, nil
 		}
 	}
-	now := s.clock.Now()
+	now := s.now()
 	s.expireLocked(now)
 	s.nextID++
 	r.rec.ID = strconv.FormatUint(s.nextID, 10)
@@ -219,11 +219,11 @@ func (s *Store) makeDueLocked(t *task, now time.Time) error {
 	t.scheduled = true
 	spec := t.spec()
 	due := now
-	if !spec.RunAt.IsZero() && spec.RunAt.After(due) {
-		due = spec.RunAt
+	if at := ceilMs(spec.RunAt); at.After(due) {
+		due = at
 	}
 	if spec.Delay > 0 {
-		if d := t.run.rec.CreatedAt.Add(spec.Delay); d.After(due) {
+		if d := t.run.rec.CreatedAt.Add(ceilDur(spec.Delay)); d.After(due) {
 			due = d
 		}
 	}
@@ -254,7 +254,7 @@ func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*
 		return nil, err
 	}
 	if !r.rec.Status.Terminal() {
-		if err := s.stopRunLocked(r, store.RunCancelled, params.Reason, s.clock.Now()); err != nil {
+		if err := s.stopRunLocked(r, store.RunCancelled, params.Reason, s.now()); err != nil {
 			return nil, err
 		}
 	}
@@ -282,7 +282,7 @@ func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*stor
 // runLocked finds a run for a caller's read or cancel, freeing the runs
 // whose retention is over first, so a run past its retention is not found.
 func (s *Store) runLocked(id string) (*run, error) {
-	s.expireLocked(s.clock.Now())
+	s.expireLocked(s.now())
 	return s.liveRunLocked(id)
 }
 

@@ -34,14 +34,6 @@ func copyRecord(r *store.ScheduleRecord) *store.ScheduleRecord {
 	return &c
 }
 
-// ms cuts t to the millisecond, as the Redis store keeps it.
-func ms(t time.Time) time.Time {
-	if t.IsZero() {
-		return t
-	}
-	return time.UnixMilli(t.UnixMilli()).UTC()
-}
-
 // ScheduleSave creates or updates a schedule. See
 // [store.ScheduleStore.ScheduleSave].
 func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSaveParams) (*store.ScheduleRecord, error) {
@@ -64,7 +56,7 @@ func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSavePara
 	r.Definition = append([]byte(nil), params.Definition...)
 	r.NextFire = ms(params.NextFire)
 	r.Version++
-	r.UpdatedAt = ms(s.clock.Now())
+	r.UpdatedAt = s.now()
 	return copyRecord(r), nil
 }
 
@@ -130,7 +122,7 @@ func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDelete
 // leaseHeldLocked reports whether epoch is the unexpired lease's.
 func (s *Store) leaseHeldLocked(epoch int64) bool {
 	l := s.sched.lease
-	return epoch != 0 && l.Epoch == epoch && s.clock.Now().Before(l.Until)
+	return epoch != 0 && l.Epoch == epoch && s.now().Before(l.Until)
 }
 
 // ScheduleRecordFire records a leader's fire, fenced by its epoch. See
@@ -169,7 +161,7 @@ func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquirePa
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	l := &s.sched.lease
 	free := l.Epoch == 0 || !now.Before(l.Until)
 	mine := !free && l.Holder == params.Holder
@@ -181,7 +173,7 @@ func (s *Store) LeaderAcquire(ctx context.Context, params *store.LeaderAcquirePa
 	default:
 		return &store.LeaderAcquireResult{Lease: *l}, nil
 	}
-	l.Until = ms(now.Add(params.TTL))
+	l.Until = now.Add(ceilDur(params.TTL))
 	return &store.LeaderAcquireResult{Acquired: true, Lease: *l}, nil
 }
 

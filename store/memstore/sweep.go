@@ -21,7 +21,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) 
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := s.clock.Now()
+	now := s.now()
 	res := &store.LeaseSweepResult{}
 	for n := 0; ; n++ {
 		if len(s.leases) == 0 || !s.leases[0].leaseUntil.Before(now) {

@@ -41,7 +41,7 @@ func (s *Store) ReadyWait(ctx context.Context, params *store.ReadyWaitParams) er
 
 // hasWorkLocked reports whether a claim on names would find a task.
 func (s *Store) hasWorkLocked(names []string) bool {
-	now := s.clock.Now()
+	now := s.now()
 	for _, name := range names {
 		q := s.queues[name]
 		if q == nil {

@@ -34,6 +34,15 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
+	// Letters are stamped on whole milliseconds; the bounds are read cut
+	// down to the millisecond, as the index range below reads them.
+	bounds := *params
+	if !params.Since.IsZero() {
+		bounds.Since = msTime(params.Since.UnixMilli())
+	}
+	if !params.Until.IsZero() {
+		bounds.Until = msTime(params.Until.UnixMilli())
+	}
 	var curMs int64
 	var curKey string
 	if params.Cursor != "" {
@@ -61,7 +70,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 			return nil, err
 		}
 		for i := range letters {
-			if params.Matches(&letters[i]) && after(&letters[i]) {
+			if bounds.Matches(&letters[i]) && after(&letters[i]) {
 				found = append(found, letters[i])
 			}
 		}
@@ -98,7 +107,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 					return nil, err
 				}
 				for i := range letters {
-					if params.Matches(&letters[i]) && after(&letters[i]) {
+					if bounds.Matches(&letters[i]) && after(&letters[i]) {
 						found = append(found, letters[i])
 						matched++
 					}

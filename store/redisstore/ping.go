@@ -9,9 +9,10 @@ import (
 // StorePing checks that the server answers: one round trip, TIME, which
 // every Redis answers, even out of memory, and which changes nothing. It
 // returns the server's clock, or under [WithClock] the injected clock's
-// reading, the same "now" the scripts use; the round trip is made either
-// way, so a server that does not answer is reported. A transport error, or
-// the end of ctx, is returned as it is. See [store.Pinger].
+// reading, the same "now" the scripts use, cut down to the millisecond as
+// every time the store answers; the round trip is made either way, so a
+// server that does not answer is reported. A transport error, or the end
+// of ctx, is returned as it is. See [store.Pinger].
 func (s *Store) StorePing(ctx context.Context, _ *store.StorePingParams) (*store.StorePingResult, error) {
 	now, err := s.client.Time(ctx).Result()
 	if err != nil {
@@ -20,5 +21,5 @@ func (s *Store) StorePing(ctx context.Context, _ *store.StorePingParams) (*store
 	if s.cfg.clock != nil {
 		now = s.cfg.clock.Now()
 	}
-	return &store.StorePingResult{Now: now.UTC()}, nil
+	return &store.StorePingResult{Now: msTime(now.UnixMilli())}, nil
 }

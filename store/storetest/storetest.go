@@ -20,9 +20,11 @@
 // share state between harnesses (use a fresh server, or a unique key prefix
 // on a shared one). The store must read its time from the harness clock:
 // Now returns exactly the time the store believes, and Advance moves it
-// (and, for a store with native expiry, its TTLs too). Times are compared at
-// millisecond precision, so a store may keep milliseconds only; advance the
-// clock in whole milliseconds.
+// (and, for a store with native expiry, its TTLs too). A store keeps whole
+// milliseconds only, as the contract says: the cases of the Time group move
+// the clock off the millisecond grid and require every time answered to be
+// a whole millisecond in UTC; the other cases advance it in whole
+// milliseconds and compare times at millisecond precision.
 //
 // Build the store with a clock you drive: the public package
 // github.com/plaitdag/plait/fakeclock is one, and the snippet above uses it.
@@ -110,6 +112,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Retention", testRetention},
 		{"Concurrency", testConcurrency},
 		{"Context", testContext},
+		{"Time", testTime},
 	}
 	for _, g := range core {
 		t.Run(g.name, func(t *testing.T) { g.fn(t, newHarness) })
