@@ -3,6 +3,7 @@ package plait
 import (
 	"context"
 	"fmt"
+	"sort"
 
 	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
@@ -26,8 +27,52 @@ const (
 // [Scheduler.QueueResume]; tasks already claimed run on, and new tasks wait in
 // the queue. Each node learns it at its next heartbeat. Pausing a paused
 // queue changes nothing.
+//
+// A queue no live node serves is paused all the same, since its workers
+// may not be deployed yet; but as the name may be a typo, the scheduler's
+// logger gets a warning, once per queue, that names the queues the live
+// nodes serve ([NodeRecord].Queues).
 func (s *Scheduler) QueuePause(ctx context.Context, queue string) error {
-	return s.queuePause(ctx, queue, false)
+	if err := s.queuePause(ctx, queue, false); err != nil {
+		return err
+	}
+	s.warnUnserved(ctx, queue)
+	return nil
+}
+
+// warnUnserved logs, once per queue, that queue was paused while no live
+// node serves it. A node list that cannot be read warns of nothing.
+func (s *Scheduler) warnUnserved(ctx context.Context, queue string) {
+	if _, done := s.unservedWarned.Load(queue); done {
+		return
+	}
+	nodes, err := s.NodeList(ctx)
+	if err != nil {
+		return
+	}
+	seen := map[string]bool{}
+	var served []string
+	for _, n := range nodes {
+		for _, q := range n.Queues {
+			if q == queue {
+				return
+			}
+			if !seen[q] {
+				seen[q] = true
+				served = append(served, q)
+			}
+		}
+	}
+	if _, done := s.unservedWarned.LoadOrStore(queue, true); done {
+		return
+	}
+	sort.Strings(served)
+	list := quoteSome(served)
+	if len(nodes) == 0 {
+		list = "none: no node is live"
+	}
+	s.cfg.logger.Warn("plait: QueuePause: no live node serves this queue (a typo?); it is paused all the same",
+		"queue", quote(queue), "served", list)
 }
 
 // QueueResume lets every node take tasks from queue again; each node learns it

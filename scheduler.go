@@ -35,6 +35,9 @@ type Scheduler struct {
 	sched scheduleState
 	// nodeID names this process in the store's node registry.
 	nodeID string
+	// unservedWarned holds the queues QueuePause warned no live node
+	// serves, each warned once.
+	unservedWarned sync.Map
 }
 
 // New returns a scheduler over the store st. Every option is checked: each one out
