@@ -15,7 +15,9 @@ import (
 // are off by default, exactly as on Redis, and StoreStats answers an
 // [*store.UnsupportedError] while they are, so a program reads the same
 // answer from either store. A window below 0 or above
-// [store.StatsWindowMax] is an error.
+// [store.StatsWindowMax] is an error. A memstore shares its data with no
+// other store, so this is simply its setting; on Redis, where processes
+// share a prefix, the first store of the prefix records it for all.
 func WithStats(window int) Option {
 	return func(c *config) {
 		if err := store.CheckStatsWindow(window); err != nil {

@@ -34,28 +34,6 @@ func WithEventCap(n int) Option {
 	}
 }
 
-// WithStats turns on the counters and duration windows of
-// [plait.Scheduler.Stats]: every transition then also counts itself per
-// queue in its shard's hash and keeps the attempt durations of each task
-// name, window of them ([store.StatsWindowDefault] when window is 0). They
-// cost Redis CPU on every claim and finish (the README gives the figure),
-// so they are off by default, and StoreStats answers an
-// [*store.UnsupportedError] while they are, as memstore's does. A window
-// below 0 or above [store.StatsWindowMax] is an error. Every process of a
-// prefix should use the same setting.
-func WithStats(window int) Option {
-	return func(c *config) {
-		if err := store.CheckStatsWindow(window); err != nil {
-			c.reject("WithStats", strconv.Itoa(window), err.Error())
-			return
-		}
-		if window == 0 {
-			window = store.StatsWindowDefault
-		}
-		c.statsWindow = window
-	}
-}
-
 // stepArg is the first argument of the scripts that change statuses: the
 // "now" of nowArg, then ";" the event cap and ";" the stats window (0 when
 // stats are off), so a transition reads its settings from its arguments

@@ -65,7 +65,9 @@ type config struct {
 	// maxResult is the largest result, in bytes as given.
 	maxResult int
 	// eventCap and statsWindow (0: stats off): see WithEventCap and
-	// WithStats.
+	// WithStats. The window is WithStats's until New has read the layout
+	// record, then the prefix's: the recorded one when WithStats was not
+	// given (layout.go).
 	eventCap, statsWindow int
 	// logLines and logBytes cap each task's stored log lines (tasklog.go).
 	logLines, logBytes int

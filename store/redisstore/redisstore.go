@@ -115,9 +115,11 @@ type Store struct {
 // range, joined (the shared options refuse what memstore's refuse). It
 // then checks the server's maxmemory-policy (see [WithStrictEviction]) and
 // answers [ErrEvictionPolicy] when strict mode refuses it. Last, it
-// records the shard count and key layout under the prefix on first use, or
-// answers a [*LayoutError] (matching [ErrLayoutMismatch]) when the prefix
-// was first used with another.
+// records the layout under the prefix on first use (the shard count and
+// whether stats are on; layout.go), or answers a [*LayoutError] when the
+// prefix was first used with another shard count, or a
+// [*StatsMismatchError] when it was first used with another stats setting
+// than [WithStats] gives (both match [ErrLayoutMismatch]).
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redisstore: nil client: %w", store.ErrInvalidOption)

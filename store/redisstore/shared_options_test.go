@@ -114,9 +114,10 @@ func TestSharedOptionsMeanTheSame(t *testing.T) {
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
 	t.Cleanup(func() { c.Close() })
-	for _, tc := range sharedOptions() {
+	for i, tc := range sharedOptions() {
 		ms, memErr := memstore.New(tc.mem)
-		rs, redisErr := redisstore.New(ctx, c, tc.redis, redisstore.WithLogger(quietLogger()))
+		// A prefix per case: stats are a setting of the prefix (layout.go).
+		rs, redisErr := redisstore.New(ctx, c, tc.redis, redisstore.WithLogger(quietLogger()), redisstore.WithPrefix(fmt.Sprint("shared", i)))
 		if tc.ok {
 			require.NoError(t, memErr, tc.call)
 			require.NoError(t, redisErr, tc.call)
