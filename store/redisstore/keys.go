@@ -47,7 +47,8 @@ import (
 //	<prefix>:{nodes}:cap:<capability>    live nodes of one capability (zset, score = expiry ms)
 //	<prefix>:{nodes}:paused              paused queues (set)
 //	<prefix>:{nodes}:ctl                 control version, bumped by every pause and resume (string)
-//	<prefix>:{layout}                    the shard count and key layout, recorded on first use (string)
+//	<prefix>:{layout}                    the shard count, key layout and stats setting, recorded on first use (string)
+//	plait:{layout}:prefixes              every prefix New was called with, whatever the store's prefix (set, prefixes.go)
 //
 // The shard is a decimal number and a run id is "<n>-<nonce>" (ids.go; a
 // plain "<n>" from stores before the nonce), where n is a sequence number

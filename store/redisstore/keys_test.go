@@ -209,6 +209,7 @@ func TestKeysInjective(t *testing.T) {
 	add("paused", k.pausedQueues())
 	add("control", k.control())
 	add("layout", k.layout())
+	add("prefix registry", prefixRegistry)
 	for _, n := range names {
 		add("node "+n, k.node(n))
 		add("node history "+n, k.nodeHistory(n))

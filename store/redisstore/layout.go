@@ -152,20 +152,6 @@ func (s *Store) checkLayout(ctx context.Context) error {
 	}
 }
 
-// recordLayout writes want as the prefix's layout record unless it has
-// one (SET NX GET, which answers the record already there) and answers
-// the record and whether it is new.
-func (s *Store) recordLayout(ctx context.Context, want string) (got string, fresh bool, err error) {
-	got, err = s.client.SetArgs(ctx, s.keys.layout(), want, redis.SetArgs{Mode: "NX", Get: true}).Result()
-	if errors.Is(err, redis.Nil) {
-		return want, true, nil // recorded now
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("redisstore: recording the layout: %w", mapErr(err))
-	}
-	return got, false, nil
-}
-
 // addStats replaces a layout record without stats, old, with want, unless
 // another process changed it first, and answers the record as it is now.
 func (s *Store) addStats(ctx context.Context, old, want string) (string, error) {

@@ -59,6 +59,8 @@ type config struct {
 	logger *slog.Logger
 	// strictEviction refuses to start unless maxmemory-policy is noeviction.
 	strictEviction bool
+	// existingPrefix refuses a prefix without a layout record (prefixes.go).
+	existingPrefix bool
 	// compress is the size from which payloads and results are compressed;
 	// 0 turns compression off.
 	compress int
@@ -115,13 +117,17 @@ func (c *config) err() error { return errors.Join(c.errs...) }
 
 // WithPrefix sets the string every key starts with, so that several
 // independent plait deployments can share one Redis. Defaults to
-// PrefixDefault. It must be a valid name (1 to 128 bytes of
-// [A-Za-z0-9._-], so no ':' or brace can break the key layout); the empty
-// string and any other value are errors.
+// PrefixDefault. It must be a valid name, 1 to 128 bytes of
+// [A-Za-z0-9._-]: ':' separates the parts of every key, so a prefix
+// holding one could reach into another prefix's keys, and '{' '}' would
+// change the hash slot of a key. The empty string and any other value are
+// errors, whose message gives the rule and the first character it
+// refuses. A prefix no store has used yet is recorded by the first New
+// (see [WithExistingPrefix] for the processes that must not create one).
 func WithPrefix(p string) Option {
 	return func(c *config) {
 		if err := ids.Check(p); err != nil {
-			c.reject("WithPrefix", clip(p), err.Error())
+			c.reject("WithPrefix", clip(p), prefixError(p, err))
 			return
 		}
 		c.prefix = p

@@ -119,7 +119,9 @@ type Store struct {
 // whether stats are on; layout.go), or answers a [*LayoutError] when the
 // prefix was first used with another shard count, or a
 // [*StatsMismatchError] when it was first used with another stats setting
-// than [WithStats] gives (both match [ErrLayoutMismatch]).
+// than [WithStats] gives (both match [ErrLayoutMismatch]), and, under
+// [WithExistingPrefix], a [*PrefixUnknownError] (matching
+// [ErrPrefixUnknown]) when it was never used.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redisstore: nil client: %w", store.ErrInvalidOption)
