@@ -112,15 +112,18 @@ type Store struct {
 //
 // New answers an error wrapping [store.ErrInvalidOption] for a nil client,
 // or a nil option, and one [*store.OptionError] per option given out of
-// range, joined (the shared options refuse what memstore's refuse). It
-// then checks the server's maxmemory-policy (see [WithStrictEviction]) and
-// answers [ErrEvictionPolicy] when strict mode refuses it. Last, it
-// records the layout under the prefix on first use (the shard count and
-// whether stats are on; layout.go), or answers a [*LayoutError] when the
-// prefix was first used with another shard count, or a
-// [*StatsMismatchError] when it was first used with another stats setting
-// than [WithStats] gives (both match [ErrLayoutMismatch]), and, under
-// [WithExistingPrefix], a [*PrefixUnknownError] (matching
+// range, joined (the shared options refuse what memstore's refuse). Its
+// first contact with the server is one PING bounded by 1.5 s or ctx's
+// deadline, whichever is sooner: no answer is an [*UnreachableError]
+// (matching [ErrUnreachable]) naming the client's addresses, and New stops
+// there. It then checks the server's maxmemory-policy (see
+// [WithStrictEviction]) and answers [ErrEvictionPolicy] when strict mode
+// refuses it. Last, it records the layout under the prefix on first use
+// (the shard count and whether stats are on; layout.go), or answers a
+// [*LayoutError] when the prefix was first used with another shard count,
+// a [*StatsMismatchError] when it was first used with another stats
+// setting than [WithStats] gives (both match [ErrLayoutMismatch]), and,
+// under [WithExistingPrefix], a [*PrefixUnknownError] (matching
 // [ErrPrefixUnknown]) when it was never used.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
@@ -141,6 +144,9 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
 	_, s.cluster = client.(*redis.ClusterClient)
 	s.waiters = make(chan shardWaiters, 1)
+	if err := s.reach(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.checkEviction(ctx); err != nil {
 		return nil, err
 	}
@@ -160,11 +166,13 @@ func (s *Store) checkEviction(ctx context.Context) error {
 		policy = m["maxmemory-policy"]
 	}
 	if policy == "" {
-		if info, err := s.client.Info(ctx, "memory").Result(); err == nil {
-			for _, line := range strings.Split(info, "\n") {
-				if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
-					policy = v
-				}
+		info, err := s.client.Info(ctx, "memory").Result()
+		if lost := s.lostContact(err); lost != nil {
+			return lost // not a policy it could read, so no warning about one
+		}
+		for _, line := range strings.Split(info, "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "maxmemory_policy:"); ok {
+				policy = v
 			}
 		}
 	}
