@@ -3,6 +3,7 @@ package plait
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/plaitdag/plait/internal/ids"
@@ -26,9 +27,10 @@ var (
 	// is stopping and the shutdown timeout passed.
 	ErrShutdown = worker.ErrShutdown
 	// ErrUnknownHandler: Submit got a task naming a handler this process
-	// has not registered (see WithRemoteHandlers). A worker that claims
-	// such a task does not fail it: it hands the task back for a process
-	// that has the handler.
+	// has not registered (see WithRemoteHandlers) or, under
+	// WithHandlerCheck, that no live node registers; the error is an
+	// [*UnknownHandlerError]. A worker that claims such a task does not
+	// fail it: it hands the task back for a process that has the handler.
 	ErrUnknownHandler = errors.New("plait: unknown handler")
 	// ErrDuplicateHandler: Handle or HandleWith got a handler name
 	// already registered. Nothing is replaced: the first handler stays.
@@ -126,6 +128,83 @@ func Permanent(err error) error { return worker.Permanent(err) }
 // IsPermanent reports whether err, or an error it wraps, came from
 // [Permanent].
 func IsPermanent(err error) bool { return worker.IsPermanent(err) }
+
+// UnknownHandlerError says Submit or SubmitMany refused a task whose
+// handler is not registered: by this process, or, under
+// [WithHandlerCheck], by any live node. It matches [ErrUnknownHandler] and
+// [ErrInvalidWorkflow]; nothing was written.
+type UnknownHandlerError struct {
+	Workflow, Task, Handler string
+	// Near are the registered names nearest to Handler, nearest first, at
+	// most three; empty when none is registered.
+	Near []string
+	// Fleet is set when Handler was checked against the handlers of the
+	// live nodes ([WithHandlerCheck]), not this process's.
+	Fleet bool
+}
+
+// Error implements error.
+func (e *UnknownHandlerError) Error() string {
+	msg := "plait: workflow " + quote(e.Workflow) + " task " + quote(e.Task) + ": unknown handler " + quote(e.Handler)
+	switch {
+	case e.Fleet && len(e.Near) == 0:
+		return msg + ": no live node registers it, nor any handler"
+	case e.Fleet:
+		msg += ": no live node registers it"
+	case len(e.Near) == 0:
+		return msg + ": this process has not registered it, nor any handler (see WithRemoteHandlers)"
+	default:
+		msg += ": this process has not registered it (see WithRemoteHandlers)"
+	}
+	return msg + "; nearest: " + quoteAll(e.Near)
+}
+
+// Unwrap returns ErrUnknownHandler and ErrInvalidWorkflow.
+func (e *UnknownHandlerError) Unwrap() []error { return []error{ErrUnknownHandler, ErrInvalidWorkflow} }
+
+// nearest answers the three names closest to name in edit distance,
+// ignoring case, nearest first.
+func nearest(name string, names []string) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	all := make([]scored, len(names))
+	for i, n := range names {
+		all[i] = scored{n, editDistance(strings.ToLower(name), strings.ToLower(n))}
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].d < all[j].d })
+	var out []string
+	for i := 0; i < len(all) && i < 3; i++ {
+		out = append(out, all[i].name)
+	}
+	return out
+}
+
+// editDistance counts the edits (a byte inserted, deleted or replaced, or
+// two adjacent bytes swapped) that turn a into b: the optimal string
+// alignment distance, so a swap, the commonest typo, counts one.
+func editDistance(a, b string) int {
+	before, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], before[j-2]+1)
+			}
+		}
+		before, prev, cur = prev, cur, before
+	}
+	return prev[len(b)]
+}
 
 // ParentError says a handler asked for the result of a task that is not
 // a parent of its own ([ParentValue], [Task.ParentResult]). It matches

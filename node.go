@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -132,6 +133,116 @@ func nodeWorker(id string) string {
 		return id[:i]
 	}
 	return id
+}
+
+// WithHandlerCheck makes Submit and SubmitMany check each task's handler
+// against those the live nodes of the fleet register ([NodeRecord].Handlers)
+// and refuse, before writing, a task whose handler none registers, with an
+// [*UnknownHandlerError] that names the nearest names they do. It acts on
+// client calls. Like [WithRemoteHandlers], it lets Submit take handlers
+// this process has not registered, but only those a live node serves; a
+// handler this process registers passes without a look at the fleet. The
+// list of the fleet's handlers is kept and read again at most once a
+// second, and at once before a handler it lacks is refused, so a node
+// just started is seen; before any node runs, every other handler is
+// refused. ScheduleSave and the tasks a schedule fires are not checked.
+// The store must implement [NodeStore]: New answers an
+// [*UnsupportedError] otherwise.
+func WithHandlerCheck() Option { return func(c *config) { c.handlerCheck = true } }
+
+// handlerCheckRefresh is how long WithHandlerCheck keeps the fleet's
+// handlers before reading them again.
+const handlerCheckRefresh = time.Second
+
+// fleetHandlers keeps the handler names the live nodes register, as last
+// read, for WithHandlerCheck.
+type fleetHandlers struct {
+	// sem lets one caller at a time check and read; the others wait for
+	// its answer, or for their context.
+	sem    chan struct{}
+	names  map[string]bool // nil until read
+	sorted []string
+	readAt time.Time
+}
+
+// checkHandlers answers, under WithHandlerCheck, for each of params (nil
+// ones skipped) the tasks whose handler neither this process nor a live
+// node registers, joined, or nil; err when the fleet could not be read.
+func (s *Scheduler) checkHandlers(ctx context.Context, params []*store.RunCreateParams) (errs []error, err error) {
+	if !s.cfg.handlerCheck {
+		return nil, nil
+	}
+	f := &s.fleet
+	select {
+	case f.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-f.sem }()
+	read := f.names == nil || s.cfg.clock.Now().Sub(f.readAt) >= handlerCheckRefresh
+	if read {
+		if err := s.readFleet(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if errs = s.unknownHandlers(params, read); errs == nil || read {
+		return errs, nil
+	}
+	if err := s.readFleet(ctx); err != nil {
+		return nil, err
+	}
+	return s.unknownHandlers(params, true), nil
+}
+
+// readFleet reads the handlers of the live nodes; the caller holds sem.
+func (s *Scheduler) readFleet(ctx context.Context) error {
+	nodes, err := s.NodeList(ctx)
+	if err != nil {
+		return fmt.Errorf("plait: WithHandlerCheck: read the live nodes: %w", err)
+	}
+	f := &s.fleet
+	f.names, f.sorted = map[string]bool{}, nil
+	for _, n := range nodes {
+		for _, h := range n.Handlers {
+			if !f.names[h] {
+				f.names[h] = true
+				f.sorted = append(f.sorted, h)
+			}
+		}
+	}
+	sort.Strings(f.sorted)
+	f.readAt = s.cfg.clock.Now()
+	return nil
+}
+
+// unknownHandlers answers one error per params element for the tasks
+// whose handler is unknown, or nil when all are known; final names the
+// nearest known handlers too. The caller holds sem.
+func (s *Scheduler) unknownHandlers(params []*store.RunCreateParams, final bool) []error {
+	var out []error
+	for i, p := range params {
+		if p == nil {
+			continue
+		}
+		var errs []error
+		for _, t := range p.Workflow.Tasks {
+			if _, ok := s.handler(t.Handler); ok || s.fleet.names[t.Handler] {
+				continue
+			}
+			e := &UnknownHandlerError{Workflow: p.Workflow.Name, Task: t.Name, Handler: t.Handler, Fleet: true}
+			if final {
+				e.Near = nearest(t.Handler, s.fleet.sorted)
+			}
+			errs = append(errs, e)
+		}
+		if len(errs) > 0 {
+			if out == nil {
+				out = make([]error, len(params))
+			}
+			out[i] = errors.Join(errs...)
+		}
+	}
+	return out
 }
 
 // NodeRecord is what the store keeps of one process: see

@@ -65,9 +65,9 @@ const (
 //
 // Options that act on client calls, with or without Run: [WithClock],
 // [WithLogger], [WithCodec], [WithLimits], [WithQueueLimit],
-// [WithRemoteHandlers], [WithObserver], [WithWorkerID] (the node id
-// records carry), [WithScheduleMinInterval] (checked by ScheduleSave) and
-// [WithLeaderLease] (also taken by ScheduleFireDue).
+// [WithRemoteHandlers], [WithHandlerCheck], [WithObserver], [WithWorkerID]
+// (the node id records carry), [WithScheduleMinInterval] (checked by
+// ScheduleSave) and [WithLeaderLease] (also taken by ScheduleFireDue).
 //
 // Options that act only inside Run: [WithConcurrency], [WithPrefetch],
 // [WithQueues], [WithCapabilities], [WithWeightedPriorities],
@@ -145,6 +145,8 @@ type config struct {
 	defaultRetry RetryPolicy
 	// remoteHandlers skips Submit's check that handlers are registered.
 	remoteHandlers bool
+	// handlerCheck checks handlers against the live nodes' (node.go).
+	handlerCheck bool
 	// observers receive every scheduler event, in order, synchronously.
 	observers []func(Event)
 	// hooks holds middleware, the base context and the metrics hooks.
@@ -446,7 +448,8 @@ func WithDefaultRetry(p RetryPolicy) Option {
 }
 
 // WithRemoteHandlers lets Submit accept handler names this process has not
-// registered, for processes that submit work other processes run.
+// registered, for processes that submit work other processes run; a typo
+// then waits for a handler no one has ([WithHandlerCheck] refuses it).
 func WithRemoteHandlers() Option { return func(c *config) { c.remoteHandlers = true } }
 
 // WithObserver adds a function called with every scheduler event (task

@@ -35,6 +35,8 @@ type Scheduler struct {
 	sched scheduleState
 	// nodeID names this process in the store's node registry.
 	nodeID string
+	// fleet keeps the live nodes' handlers for WithHandlerCheck.
+	fleet fleetHandlers
 	// unservedWarned holds the queues QueuePause warned no live node
 	// serves, each warned once.
 	unservedWarned sync.Map
@@ -65,6 +67,12 @@ func New(st store.Store, opts ...Option) (*Scheduler, error) {
 		return nil, err
 	}
 	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID)}
+	s.fleet.sem = make(chan struct{}, 1)
+	if cfg.handlerCheck {
+		if _, err := s.nodeStore(); err != nil {
+			return nil, fmt.Errorf("plait: WithHandlerCheck: %w", err)
+		}
+	}
 	if len(cfg.capabilities) > 0 && !s.routes() {
 		return nil, fmt.Errorf("plait: WithCapabilities: %w", &UnsupportedError{Capability: "ClaimRouter"})
 	}
@@ -138,9 +146,18 @@ func WithMetadata(md map[string]string) SubmitOption {
 
 // Submit validates wf and stores it as a new run, whose ready tasks any
 // running scheduler on the same store may claim. Every problem with wf is
-// reported before anything is written, as joined [*ValidationError]s.
+// reported before anything is written, as joined [*ValidationError]s, and
+// [*UnknownHandlerError]s for handlers not registered here (or, under
+// [WithHandlerCheck], by any live node).
 func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOption) (*Run, error) {
 	params, err := s.createParams(wf, opts)
+	if err != nil {
+		return nil, err
+	}
+	checked, err := s.checkHandlers(ctx, []*store.RunCreateParams{params})
+	if err == nil && checked != nil {
+		err = checked[0]
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +197,14 @@ func (s *Scheduler) createParams(wf *Workflow, opts []SubmitOption) (*store.RunC
 			errs = append(errs, &ValidationError{Workflow: spec.Name, Field: field, Err: ErrInvalidID, Reason: err.Error()})
 		}
 	}
-	if !s.cfg.remoteHandlers {
+	if !s.cfg.remoteHandlers && !s.cfg.handlerCheck {
 		for _, t := range spec.Tasks {
 			if _, ok := s.handler(t.Handler); !ok {
-				errs = append(errs, fmt.Errorf("plait: workflow %s task %s: %w %s", quote(spec.Name), quote(t.Name), ErrUnknownHandler, quote(t.Handler)))
+				var local []string
+				if names := s.handlerNames.Load(); names != nil {
+					local = *names
+				}
+				errs = append(errs, &UnknownHandlerError{Workflow: spec.Name, Task: t.Name, Handler: t.Handler, Near: nearest(t.Handler, local)})
 			}
 		}
 	}

@@ -35,6 +35,15 @@ func (s *Scheduler) SubmitMany(ctx context.Context, subs []Submission) (runs []*
 		}
 		params[i] = p
 	}
+	checked, err := s.checkHandlers(ctx, params)
+	if err != nil {
+		return nil, err
+	}
+	for i, e := range checked {
+		if e != nil {
+			errs = append(errs, fmt.Errorf("plait: submission %d: %w", i, e))
+		}
+	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
