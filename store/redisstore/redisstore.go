@@ -286,7 +286,7 @@ func checkQueues(queues []string) ([]string, error) {
 func (s *Store) runShard(id string) (int, error) {
 	shard, ok := shardOf(id, s.cfg.shards)
 	if !ok {
-		return 0, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
+		return 0, fmt.Errorf("redisstore: run %s: %w", ids.Quote(id), store.ErrNotFound)
 	}
 	return shard, nil
 }
