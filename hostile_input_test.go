@@ -58,10 +58,6 @@ type hostileRow struct {
 	call         func(e *hostileEnv, v string) error
 }
 
-// runIDWhole starts the skip of a row whose run id reaches a store's
-// not-found error as it is.
-const runIDWhole = "needs store/memstore/run.go and store/redisstore (codec_run.go, run.go, results.go, history.go, replay.go, tasklog.go): a not-found error quotes the run id whole; "
-
 // hostileEnv is what a row calls: a scheduler on the store named store,
 // with a handler "h" and one run of a workflow "wf" whose task is "a".
 type hostileEnv struct {
@@ -154,13 +150,13 @@ func schedulerRows() []hostileRow {
 		{name: "ScheduleBackfill", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.ScheduleBackfill(e.ctx, v, epoch, epoch.Add(time.Hour)))
 		}},
-		{name: "RunGet", skip: runIDWhole + "repository.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.RunGet(e.ctx, v)) }},
+		{name: "RunGet", call: func(e *hostileEnv, v string) error { return e2(e.s.RunGet(e.ctx, v)) }},
 		{name: "RunGetMany", accept: true, call: func(e *hostileEnv, v string) error { return e2(e.s.RunGetMany(e.ctx, v)) }},
-		{name: "RunWait", skip: runIDWhole + "scheduler.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.RunWait(e.ctx, v)) }},
-		{name: "RunCancel", skip: runIDWhole + "scheduler.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.RunCancel(e.ctx, v)) }},
-		{name: "RunDelete", skip: runIDWhole + "repository.go passes it on", call: func(e *hostileEnv, v string) error { return e.s.RunDelete(e.ctx, v) }},
-		{name: "RunHistory", skip: runIDWhole + "repository.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.RunHistory(e.ctx, v)) }},
-		{name: "RunReplay/run", skip: runIDWhole + "replay.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.RunReplay(e.ctx, v, 0)) }},
+		{name: "RunWait", call: func(e *hostileEnv, v string) error { return e2(e.s.RunWait(e.ctx, v)) }},
+		{name: "RunCancel", call: func(e *hostileEnv, v string) error { return e2(e.s.RunCancel(e.ctx, v)) }},
+		{name: "RunDelete", call: func(e *hostileEnv, v string) error { return e.s.RunDelete(e.ctx, v) }},
+		{name: "RunHistory", call: func(e *hostileEnv, v string) error { return e2(e.s.RunHistory(e.ctx, v)) }},
+		{name: "RunReplay/run", call: func(e *hostileEnv, v string) error { return e2(e.s.RunReplay(e.ctx, v, 0)) }},
 		{name: "RunReplay/task", call: func(e *hostileEnv, v string) error { return e2(e.s.RunReplay(e.ctx, e.run, 0, v)) }},
 		{name: "RunList/Workflow", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.RunList(e.ctx, plait.RunListParams{Filter: plait.RunFilter{Workflow: v}}))
@@ -171,17 +167,17 @@ func schedulerRows() []hostileRow {
 		{name: "RunList/Status", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.RunList(e.ctx, plait.RunListParams{Filter: plait.RunFilter{Statuses: []plait.RunStatus{plait.RunStatus(v)}}}))
 		}},
-		{name: "RunList/Cursor", skip: "needs store/memstore/query.go: a cursor it cannot read is quoted whole", skipOn: "memstore", call: func(e *hostileEnv, v string) error {
+		{name: "RunList/Cursor", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.RunList(e.ctx, plait.RunListParams{Cursor: v}))
 		}},
-		{name: "TaskList", skip: runIDWhole + "repository.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskList(e.ctx, v)) }},
-		{name: "TaskHistory/run", skip: runIDWhole + "repository.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskHistory(e.ctx, v, "a")) }},
-		{name: "TaskHistory/task", skip: "needs store/memstore/history.go and store/redisstore/history.go: the not-found error quotes the task whole; repository.go's own prints run and task unquoted", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskHistory(e.ctx, e.run, v)) }},
-		{name: "TaskLogRead/run", skip: runIDWhole + "tasklog.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskLogRead(e.ctx, v, "a", 0)) }},
-		{name: "TaskLogRead/task", skip: "needs store/memstore/tasklog.go and store/redisstore/tasklog.go: the not-found error quotes the task whole (tasklog.go passes it on)", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskLogRead(e.ctx, e.run, v, 0)) }},
-		{name: "DeadLetterGet/run", skip: runIDWhole + "deadletter.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterGet(e.ctx, v, "a")) }},
+		{name: "TaskList", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskList(e.ctx, v)) }},
+		{name: "TaskHistory/run", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskHistory(e.ctx, v, "a")) }},
+		{name: "TaskHistory/task", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskHistory(e.ctx, e.run, v)) }},
+		{name: "TaskLogRead/run", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskLogRead(e.ctx, v, "a", 0)) }},
+		{name: "TaskLogRead/task", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskLogRead(e.ctx, e.run, v, 0)) }},
+		{name: "DeadLetterGet/run", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterGet(e.ctx, v, "a")) }},
 		{name: "DeadLetterGet/task", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterGet(e.ctx, e.run, v)) }},
-		{name: "DeadLetterRequeue/run", skip: runIDWhole + "replay.go passes it on", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterRequeue(e.ctx, v)) }},
+		{name: "DeadLetterRequeue/run", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterRequeue(e.ctx, v)) }},
 		{name: "DeadLetterRequeue/task", call: func(e *hostileEnv, v string) error { return e2(e.s.DeadLetterRequeue(e.ctx, e.run, v)) }},
 		{name: "DeadLetterList/Cursor", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.DeadLetterList(e.ctx, plait.DeadLetterListParams{Cursor: v}))
@@ -191,8 +187,8 @@ func schedulerRows() []hostileRow {
 		}},
 		{name: "QueuePause", call: func(e *hostileEnv, v string) error { return e.s.QueuePause(e.ctx, v) }},
 		{name: "QueueResume", call: func(e *hostileEnv, v string) error { return e.s.QueueResume(e.ctx, v) }},
-		{name: "NodeGet", skip: "needs store/memstore/nodes.go and store/redisstore/nodes.go: the not-found error quotes the node id whole (node.go passes it on)", call: func(e *hostileEnv, v string) error { return e2(e.s.NodeGet(e.ctx, v)) }},
-		{name: "NodeDrain", skip: "needs store/memstore/nodes.go and store/redisstore/nodes.go: the not-found error quotes the node id whole (node.go passes it on)", call: func(e *hostileEnv, v string) error { return e.s.NodeDrain(e.ctx, v) }},
+		{name: "NodeGet", call: func(e *hostileEnv, v string) error { return e2(e.s.NodeGet(e.ctx, v)) }},
+		{name: "NodeDrain", call: func(e *hostileEnv, v string) error { return e.s.NodeDrain(e.ctx, v) }},
 		{name: "NodeListByCapability", accept: true, call: func(e *hostileEnv, v string) error {
 			return e2(e.s.NodeListByCapability(e.ctx, v))
 		}},

@@ -217,5 +217,5 @@ func (s *Scheduler) TaskHistory(ctx context.Context, runID, task string) ([]Atte
 			return th.Attempts, nil
 		}
 	}
-	return nil, fmt.Errorf("plait: run %s task %s: %w", runID, task, ErrNotFound)
+	return nil, fmt.Errorf("plait: run %s task %s: %w", quote(runID), quote(task), ErrNotFound)
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/internal/clock"
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -172,7 +173,7 @@ func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*
 	if params.After != "" {
 		n, err := strconv.ParseUint(string(params.After), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("memstore: event cursor %q: %w", params.After, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: event cursor %s: %w", ids.Quote(string(params.After)), store.ErrInvalidArgument)
 		}
 		after = n
 	}
@@ -214,7 +215,7 @@ func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*
 	var r *run
 	if params.RunID != "" {
 		if r = s.runs[params.RunID]; r == nil {
-			return nil, fmt.Errorf("memstore: run %q: %w", params.RunID, store.ErrNotFound)
+			return nil, fmt.Errorf("memstore: run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 		}
 		// a run's events start at its first; none of it was dropped
 		// after the cursor unless it began before the drop point.

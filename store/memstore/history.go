@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -41,7 +42,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		}
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %s: %w", params.RunID, ids.Quote(params.Task), store.ErrNotFound)
 	}
 	return res, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -42,7 +43,7 @@ func (s *Store) leasedLocked(l store.Lease) (*task, error) {
 	}
 	i, ok := r.index[l.Task]
 	if !ok {
-		return nil, fmt.Errorf("memstore: run %q has no task %q: %w", l.RunID, l.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s has no task %s: %w", ids.Quote(l.RunID), ids.Quote(l.Task), store.ErrNotFound)
 	}
 	t := &r.tasks[i]
 	if t.status != store.TaskRunning || t.epoch != l.Epoch {

@@ -23,7 +23,7 @@ type nodes struct {
 
 func checkNodeID(id string) error {
 	if err := ids.Check(id); err != nil {
-		return fmt.Errorf("memstore: node id %q %v: %w", id, err, store.ErrInvalidArgument)
+		return fmt.Errorf("memstore: node id %s %v: %w", ids.Quote(id), err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -69,7 +69,7 @@ func (s *Store) NodeHeartbeat(ctx context.Context, params *store.NodeHeartbeatPa
 	for _, set := range [][]string{params.Node.Capabilities, params.Node.Queues, params.Node.Handlers} {
 		for _, n := range set {
 			if err := ids.Check(n); err != nil {
-				return nil, fmt.Errorf("memstore: node %q reports the name %q, which %v: %w", params.Node.ID, n, err, store.ErrInvalidArgument)
+				return nil, fmt.Errorf("memstore: node %s reports the name %s, which %v: %w", ids.Quote(params.Node.ID), ids.Quote(n), err, store.ErrInvalidArgument)
 			}
 		}
 	}
@@ -145,7 +145,7 @@ func (s *Store) NodeGet(_ context.Context, params *store.NodeGetParams) (*store.
 	defer s.mu.Unlock()
 	r := s.liveNodeLocked(params.ID, s.now())
 	if r == nil {
-		return nil, fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: node %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	return copyNode(r), nil
 }
@@ -186,7 +186,7 @@ func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) er
 	defer s.mu.Unlock()
 	r := s.liveNodeLocked(params.ID, s.now())
 	if r == nil {
-		return fmt.Errorf("memstore: node %q: %w", params.ID, store.ErrNotFound)
+		return fmt.Errorf("memstore: node %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	r.DrainRequested = true
 	return nil
@@ -199,7 +199,7 @@ func (s *Store) QueuePause(ctx context.Context, params *store.QueuePauseParams) 
 		return nil, err
 	}
 	if err := ids.Check(params.Queue); err != nil {
-		return nil, fmt.Errorf("memstore: queue %q %v: %w", params.Queue, err, store.ErrInvalidArgument)
+		return nil, fmt.Errorf("memstore: queue %s %v: %w", ids.Quote(params.Queue), err, store.ErrInvalidArgument)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -98,7 +99,7 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	if params.Cursor != "" {
 		n, err := strconv.ParseUint(strings.TrimPrefix(params.Cursor, "m"), 10, 64)
 		if err != nil || !strings.HasPrefix(params.Cursor, "m") {
-			return nil, fmt.Errorf("memstore: query cursor %q: %w", params.Cursor, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: query cursor %s: %w", ids.Quote(params.Cursor), store.ErrInvalidArgument)
 		}
 		before = n
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -124,7 +125,7 @@ func replayTargets(r *run, names []string) ([]int, error) {
 	for _, n := range names {
 		i, ok := r.index[n]
 		if !ok {
-			return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, n, store.ErrNotFound)
+			return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(n), store.ErrNotFound)
 		}
 		if st := r.tasks[i].status; !st.Replayable() {
 			return nil, &store.ReplayError{RunID: r.rec.ID, Generation: r.rec.Generation, Expected: r.rec.Generation,

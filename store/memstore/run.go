@@ -112,7 +112,7 @@ func (s *Store) create(params *store.RunCreateParams) (*store.RunCreateResult, e
 	// ':' would make two of them one.
 	for field, v := range map[string]string{"service": params.Service, "tenant": params.Tenant} {
 		if v != "" && ids.Check(v) != nil {
-			return nil, fmt.Errorf("memstore: %s %q %v: %w", field, v, ids.Check(v), store.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: %s %s %v: %w", field, ids.Quote(v), ids.Check(v), store.ErrInvalidArgument)
 		}
 	}
 	r, err := newRun(params)
@@ -186,7 +186,7 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 		r.spec.Tasks[i] = copySpec(&wf.Tasks[i])
 		name := wf.Tasks[i].Name
 		if _, dup := r.index[name]; dup {
-			return nil, fmt.Errorf("memstore: task %q listed twice: %w", name, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("memstore: task %s listed twice: %w", ids.Quote(name), store.ErrInvalidArgument)
 		}
 		r.index[name] = i
 	}
@@ -198,7 +198,7 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 		for _, d := range ts.Deps {
 			p, ok := r.index[d.Task]
 			if !ok || p == i {
-				return nil, fmt.Errorf("memstore: task %q depends on %q: %w", ts.Name, d.Task, store.ErrInvalidArgument)
+				return nil, fmt.Errorf("memstore: task %s depends on %s: %w", ids.Quote(ts.Name), ids.Quote(d.Task), store.ErrInvalidArgument)
 			}
 			r.children[p] = append(r.children[p], edge{child: i, on: d.On})
 		}
@@ -292,7 +292,7 @@ func (s *Store) runLocked(id string) (*run, error) {
 func (s *Store) liveRunLocked(id string) (*run, error) {
 	r := s.runs[id]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: run %q: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s: %w", ids.Quote(id), store.ErrNotFound)
 	}
 	return r, nil
 }

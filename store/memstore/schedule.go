@@ -22,7 +22,7 @@ type schedules struct {
 
 func checkName(name string) error {
 	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("memstore: schedule name %q %v: %w", name, err, store.ErrInvalidArgument)
+		return fmt.Errorf("memstore: schedule name %s %v: %w", ids.Quote(name), err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -66,7 +66,7 @@ func (s *Store) ScheduleGet(_ context.Context, params *store.ScheduleGetParams) 
 	defer s.mu.Unlock()
 	r := s.sched.byName[params.Name]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	return copyRecord(r), nil
 }
@@ -113,7 +113,7 @@ func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDelete
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sched.byName[params.Name] == nil {
-		return fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return fmt.Errorf("memstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	delete(s.sched.byName, params.Name)
 	return nil
@@ -138,7 +138,7 @@ func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRe
 	}
 	r := s.sched.byName[params.Name]
 	if r == nil {
-		return nil, fmt.Errorf("memstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	if r.Version == params.Version {
 		r.NextFire = ms(params.NextFire)

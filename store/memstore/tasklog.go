@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -49,7 +50,7 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendPa
 	}
 	i, ok := r.index[params.Lease.Task]
 	if !ok {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Lease.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(params.Lease.Task), store.ErrNotFound)
 	}
 	t := &r.tasks[i]
 	if t.epoch != params.Lease.Epoch {
@@ -97,7 +98,7 @@ func (s *Store) TaskLogRead(ctx context.Context, params *store.TaskLogReadParams
 		return nil, err
 	}
 	if _, ok := r.index[params.Task]; !ok {
-		return nil, fmt.Errorf("memstore: run %s task %q: %w", r.rec.ID, params.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(params.Task), store.ErrNotFound)
 	}
 	res := &store.TaskLogReadResult{}
 	tl := r.logs[params.Task]

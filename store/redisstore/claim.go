@@ -41,7 +41,7 @@ func checkClaim(params *store.TaskClaimParams) ([]string, error) {
 	}
 	for _, h := range params.Handlers {
 		if err := ids.Check(h); err != nil {
-			return nil, fmt.Errorf("redisstore: handler %q %v: %w", clip(h), err, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: handler %s %v: %w", ids.Quote(h), err, store.ErrInvalidArgument)
 		}
 	}
 	return checkQueues(params.Queues)
@@ -62,7 +62,7 @@ func checkRequestID(rid string) error {
 		return nil
 	}
 	if len(rid) > maxRequestID || ids.Check(rid) != nil {
-		return fmt.Errorf("redisstore: request id %q: want 1..%d bytes of [A-Za-z0-9._-]: %w", clip(rid), maxRequestID, store.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: request id %s: want 1..%d bytes of [A-Za-z0-9._-]: %w", ids.Quote(rid), maxRequestID, store.ErrInvalidArgument)
 	}
 	return nil
 }

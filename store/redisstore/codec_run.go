@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -189,7 +190,7 @@ func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	ms, ok := h["m"]
 	if !ok {
 		// A large run's parts are written before the commit adds m.
-		return nil, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(id), store.ErrNotFound)
 	}
 	info, err := decodeRunInfo(h["i"])
 	if err != nil {
@@ -220,7 +221,7 @@ func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	if g, ok := h["g"]; ok {
 		n, err := strconv.ParseInt(g, 10, 64)
 		if err != nil || n < 0 {
-			return nil, corrupt("run %s has generation %q", id, clip(g))
+			return nil, corrupt("run %s has generation %s", id, clip(g))
 		}
 		run.Generation = n
 	}

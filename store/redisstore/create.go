@@ -20,7 +20,7 @@ import (
 // Everything else (cycles, sizes) is the scheduler's validation.
 func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 	bad := func(format string, args ...any) error {
-		return fmt.Errorf("redisstore: workflow %q: "+format+": %w", append(append([]any{wf.Name}, args...), store.ErrInvalidArgument)...)
+		return fmt.Errorf("redisstore: workflow %s: "+format+": %w", append(append([]any{ids.Quote(wf.Name)}, args...), store.ErrInvalidArgument)...)
 	}
 	out := *wf
 	if out.Strategy == "" {
@@ -34,7 +34,7 @@ func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 	for i := range wf.Tasks {
 		t := wf.Tasks[i]
 		if err := ids.Check(t.Name); err != nil {
-			return nil, bad("task name %q %v", t.Name, err)
+			return nil, bad("task name %s %v", ids.Quote(t.Name), err)
 		}
 		if index[t.Name] {
 			return nil, bad("task %q listed twice", t.Name)
@@ -44,7 +44,7 @@ func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 			t.Queue = store.DefaultQueue
 		}
 		if err := ids.Check(t.Queue); err != nil {
-			return nil, bad("task %q queue %q %v", t.Name, t.Queue, err)
+			return nil, bad("task %q queue %s %v", t.Name, ids.Quote(t.Queue), err)
 		}
 		if t.Priority < store.PriorityLow || t.Priority > store.PriorityUrgent {
 			return nil, bad("task %q priority %d", t.Name, t.Priority)
@@ -59,7 +59,7 @@ func normalize(wf *store.WorkflowSpec) (*store.WorkflowSpec, error) {
 		seen := make(map[string]bool, len(t.Deps))
 		for _, d := range t.Deps {
 			if !index[d.Task] || d.Task == t.Name || seen[d.Task] {
-				return nil, bad("task %q depends on %q", t.Name, d.Task)
+				return nil, bad("task %q depends on %s", t.Name, ids.Quote(d.Task))
 			}
 			seen[d.Task] = true
 			if d.On > store.OnFailure {
@@ -118,12 +118,12 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	}
 	if params.Key != "" {
 		if err := ids.Check(params.Key); err != nil {
-			return nil, nil, fmt.Errorf("redisstore: run key %q %v: %w", params.Key, err, store.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("redisstore: run key %s %v: %w", ids.Quote(params.Key), err, store.ErrInvalidArgument)
 		}
 	}
 	for field, v := range map[string]string{"tenant": params.Tenant, "service": params.Service} {
 		if v != "" && ids.Check(v) != nil {
-			return nil, nil, fmt.Errorf("redisstore: %s %q %v: %w", field, clip(v), ids.Check(v), store.ErrInvalidArgument)
+			return nil, nil, fmt.Errorf("redisstore: %s %s %v: %w", field, ids.Quote(v), ids.Check(v), store.ErrInvalidArgument)
 		}
 	}
 	strat, err := strategyLetter(wf.Strategy)

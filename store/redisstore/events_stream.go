@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
 )
@@ -23,14 +24,14 @@ func parseCursor(c store.EventCursor, n int) ([]string, error) {
 	}
 	parts := strings.Split(string(c), ",")
 	if len(parts) != n {
-		return nil, fmt.Errorf("redisstore: event cursor %q is not one of this stream: %w", c, store.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: event cursor %s is not one of this stream: %w", ids.Quote(string(c)), store.ErrInvalidArgument)
 	}
 	for i, p := range parts {
 		if p == "" {
 			continue
 		}
 		if _, _, ok := splitPos(p); !ok {
-			return nil, fmt.Errorf("redisstore: event cursor %q: %w", c, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: event cursor %s: %w", ids.Quote(string(c)), store.ErrInvalidArgument)
 		}
 		pos[i] = p
 	}

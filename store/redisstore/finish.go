@@ -52,7 +52,7 @@ func (s *Store) checkOutcomes(outcomes []store.TaskOutcome) ([]store.TaskFinishR
 			out[i].Err = fmt.Errorf("redisstore: unknown outcome %d: %w", o.Outcome, store.ErrInvalidArgument)
 			continue
 		case ids.Check(o.Lease.Task) != nil:
-			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", o.Lease.RunID, o.Lease.Task, store.ErrNotFound)
+			out[i].Err = fmt.Errorf("redisstore: run %s has no task %s: %w", ids.Quote(o.Lease.RunID), ids.Quote(o.Lease.Task), store.ErrNotFound)
 			continue
 		}
 		if o.Outcome == store.OutcomeSucceeded && len(o.Result) > 0 {
@@ -70,8 +70,8 @@ func (s *Store) checkOutcomes(outcomes []store.TaskOutcome) ([]store.TaskFinishR
 }
 
 func (s *Store) tooLarge(o store.TaskOutcome, size int) error {
-	return fmt.Errorf("redisstore: finish %s/%s: result of %d bytes, the limit is %d: %w",
-		o.Lease.RunID, o.Lease.Task, size, s.cfg.maxResult, store.ErrResultTooLarge)
+	return fmt.Errorf("redisstore: finish of run %s task %s: result of %d bytes, the limit is %d: %w",
+		ids.Quote(o.Lease.RunID), ids.Quote(o.Lease.Task), size, s.cfg.maxResult, store.ErrResultTooLarge)
 }
 
 // finishBatches groups the valid outcomes by shard; outcomes whose run id

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -31,7 +32,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		ms, ok = h["m"]
 	}
 	if !ok {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 	}
 	m, err := decodeMeta(ms)
 	if err != nil {
@@ -53,7 +54,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		res.Tasks = append(res.Tasks, store.TaskHistory{Task: name, Attempts: attempts})
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {
-		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s task %s: %w", params.RunID, ids.Quote(params.Task), store.ErrNotFound)
 	}
 	return res, nil
 }

@@ -54,7 +54,7 @@ func (s *Store) checkLimits(wf *store.WorkflowSpec) error {
 		}
 		for _, l := range t.Limits {
 			if ids.Check(l.Key) != nil || l.Concurrency < 0 || l.Rate < 0 || (l.Rate > 0 && l.Per <= 0) || (l.Concurrency == 0 && l.Rate == 0) {
-				return fmt.Errorf("redisstore: task %q limit %q: %w", t.Name, clip(l.Key), store.ErrInvalidArgument)
+				return fmt.Errorf("redisstore: task %q limit %s: %w", t.Name, ids.Quote(l.Key), store.ErrInvalidArgument)
 			}
 		}
 	}

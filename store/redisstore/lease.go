@@ -18,7 +18,7 @@ func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams
 	valid := make([]bool, len(params.Leases))
 	for i, l := range params.Leases {
 		if ids.Check(l.Task) != nil {
-			out[i].Err = fmt.Errorf("redisstore: run %q has no task %q: %w", l.RunID, l.Task, store.ErrNotFound)
+			out[i].Err = fmt.Errorf("redisstore: run %s has no task %s: %w", ids.Quote(l.RunID), ids.Quote(l.Task), store.ErrNotFound)
 			continue
 		}
 		valid[i] = true

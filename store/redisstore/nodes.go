@@ -34,7 +34,7 @@ import (
 
 func checkNodeID(id string) error {
 	if err := ids.Check(id); err != nil {
-		return fmt.Errorf("redisstore: node id %q %v: %w", id, err, store.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: node id %s %v: %w", ids.Quote(id), err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -43,7 +43,7 @@ func checkNodeID(id string) error {
 func checkNames(what string, names []string) error {
 	for _, n := range names {
 		if err := ids.Check(n); err != nil {
-			return fmt.Errorf("redisstore: node %s %q %v: %w", what, n, err, store.ErrInvalidArgument)
+			return fmt.Errorf("redisstore: node %s %s %v: %w", what, ids.Quote(n), err, store.ErrInvalidArgument)
 		}
 	}
 	return nil
@@ -156,7 +156,7 @@ func (s *Store) NodeRemove(ctx context.Context, params *store.NodeRemoveParams) 
 // NodeGet reads one node in one pipeline. See [store.NodeStore.NodeGet].
 func (s *Store) NodeGet(ctx context.Context, params *store.NodeGetParams) (*store.NodeRecord, error) {
 	if ids.Check(params.ID) != nil {
-		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: node %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	var tm *redis.TimeCmd
 	var h *redis.MapStringStringCmd
@@ -175,7 +175,7 @@ func (s *Store) NodeGet(ctx context.Context, params *store.NodeGetParams) (*stor
 		return nil, err
 	}
 	if r == nil {
-		return nil, fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: node %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	return r, nil
 }
@@ -240,7 +240,7 @@ func (s *Store) NodeList(ctx context.Context, params *store.NodeListParams) (*st
 // [store.NodeStore.NodeDrain].
 func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) error {
 	if ids.Check(params.ID) != nil {
-		return fmt.Errorf("redisstore: node %q: %w", params.ID, store.ErrNotFound)
+		return fmt.Errorf("redisstore: node %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	v, err := s.runScript(ctx, scriptNodeDrain, []string{s.keys.node(params.ID)}, s.nowArg())
 	if err != nil {
@@ -248,7 +248,7 @@ func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) er
 	}
 	r := &reply{v: v}
 	if err := codeErr(r.int()); err != nil {
-		return fmt.Errorf("redisstore: node %q: %w", params.ID, err)
+		return fmt.Errorf("redisstore: node %s: %w", ids.Quote(params.ID), err)
 	}
 	return r.err
 }
@@ -257,7 +257,7 @@ func (s *Store) NodeDrain(ctx context.Context, params *store.NodeDrainParams) er
 // [store.NodeStore.QueuePause].
 func (s *Store) QueuePause(ctx context.Context, params *store.QueuePauseParams) (*store.QueuePauseResult, error) {
 	if err := ids.Check(params.Queue); err != nil {
-		return nil, fmt.Errorf("redisstore: queue %q %v: %w", params.Queue, err, store.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: queue %s %v: %w", ids.Quote(params.Queue), err, store.ErrInvalidArgument)
 	}
 	v, err := s.runScript(ctx, scriptQueuePause, []string{s.keys.pausedQueues(), s.keys.control()},
 		s.nowArg(), params.Queue, boolArg(params.Resume))

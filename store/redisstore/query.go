@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
 )
@@ -66,7 +67,7 @@ func comparePositions(a, b position) int {
 func encodeCursor(p position) string { return "r1." + strconv.FormatInt(p.score, 10) + "." + p.id }
 
 func decodeCursor(c string) (position, error) {
-	bad := fmt.Errorf("redisstore: query cursor %q: %w", clip(c), store.ErrInvalidArgument)
+	bad := fmt.Errorf("redisstore: query cursor %s: %w", ids.Quote(c), store.ErrInvalidArgument)
 	rest, ok := strings.CutPrefix(c, "r1.")
 	if !ok {
 		return position{}, bad

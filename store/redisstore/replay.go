@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -31,11 +32,11 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 		return nil, fmt.Errorf("redisstore: replay needs a run id: %w", store.ErrInvalidArgument)
 	}
 	if params.Generation < 0 {
-		return nil, fmt.Errorf("redisstore: replay of run %q: generation %d: %w", params.RunID, params.Generation, store.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: replay of run %s: generation %d: %w", ids.Quote(params.RunID), params.Generation, store.ErrInvalidArgument)
 	}
 	for _, t := range params.Tasks {
 		if t == "" || strings.ContainsRune(t, ' ') {
-			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, clip(t), store.ErrNotFound)
+			return nil, fmt.Errorf("redisstore: replay of run %s: task %s: %w", ids.Quote(params.RunID), ids.Quote(t), store.ErrNotFound)
 		}
 	}
 	shard, err := s.runShard(params.RunID)
@@ -73,23 +74,23 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 		task, letter := r.str(), r.str()
 		run, _ := runStatusOf(r.str())
 		if r.err != nil || letter == "" {
-			return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, errCorrupt)
+			return nil, fmt.Errorf("redisstore: replay of run %s: %w", ids.Quote(params.RunID), errCorrupt)
 		}
 		st, _ := taskStatusOf(letter[0])
 		return nil, &store.ReplayError{RunID: params.RunID, Generation: params.Generation, Expected: params.Generation,
 			Status: run, Task: task, TaskStatus: st}
 	case replayPayloadGone:
-		return nil, fmt.Errorf("redisstore: replay of run %q: the payload of task %q is no longer stored (it succeeded, or Redis lost it): %w",
-			params.RunID, r.str(), store.ErrReplayConflict)
+		return nil, fmt.Errorf("redisstore: replay of run %s: the payload of task %s is no longer stored (it succeeded, or Redis lost it): %w",
+			ids.Quote(params.RunID), ids.Quote(r.str()), store.ErrReplayConflict)
 	case codeNotFound:
 		if r.i < len(v) {
-			return nil, fmt.Errorf("redisstore: replay of run %q: task %q: %w", params.RunID, r.str(), store.ErrNotFound)
+			return nil, fmt.Errorf("redisstore: replay of run %s: task %s: %w", ids.Quote(params.RunID), ids.Quote(r.str()), store.ErrNotFound)
 		}
-		return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: replay of run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 	case codeInvalid:
-		return nil, fmt.Errorf("redisstore: run %q has no failed, dead, cancelled or skipped task to replay: %w", params.RunID, store.ErrInvalidArgument)
+		return nil, fmt.Errorf("redisstore: run %s has no failed, dead, cancelled or skipped task to replay: %w", ids.Quote(params.RunID), store.ErrInvalidArgument)
 	default:
-		return nil, fmt.Errorf("redisstore: replay of run %q: %w", params.RunID, codeErr(code))
+		return nil, fmt.Errorf("redisstore: replay of run %s: %w", ids.Quote(params.RunID), codeErr(code))
 	}
 	h := make(map[string]string, (len(v)-r.i)/2)
 	for r.i+1 < len(v) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
 )
@@ -56,7 +57,7 @@ func (s *Store) TaskResults(ctx context.Context, params *store.TaskResultsParams
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 	}
 	res := &store.TaskResultsResult{Results: make(map[string][]byte)}
 	for c, cmd := range cmds {
@@ -75,7 +76,7 @@ func (s *Store) TaskResults(ctx context.Context, params *store.TaskResultsParams
 			}
 			b, err := decodeValue(raw)
 			if err != nil {
-				return nil, fmt.Errorf("redisstore: result of task %q of run %q: %w", name, params.RunID, err)
+				return nil, fmt.Errorf("redisstore: result of task %s of run %s: %w", ids.Quote(name), ids.Quote(params.RunID), err)
 			}
 			res.Results[name] = b
 		}
@@ -94,11 +95,11 @@ func (s *Store) parentNames(ctx context.Context, rk, id, child string) ([]string
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", id, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(id), store.ErrNotFound)
 	}
 	deps, err := decodeEdges(child, us.Val())
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: run %q: %w", id, err)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(id), err)
 	}
 	names := make([]string, len(deps))
 	for i, d := range deps {
@@ -154,7 +155,7 @@ func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsPara
 		return nil, mapErr(err)
 	}
 	if !info.Val() {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 	}
 	res := &store.TaskPayloadsResult{Payloads: make(map[string][]byte)}
 	for c, cmd := range defs {
@@ -167,14 +168,14 @@ func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsPara
 			}
 			def, err := decodeDef(name, d, false)
 			if err != nil {
-				return nil, fmt.Errorf("redisstore: run %q: %w", params.RunID, err)
+				return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), err)
 			}
 			p := def.spec.Payload
 			if def.apart {
 				p = nil
 				if apart[i] != nil && apart[i].Err() == nil {
 					if p, err = decodeValue(apart[i].Val()); err != nil {
-						return nil, fmt.Errorf("redisstore: payload of task %q of run %q: %w", name, params.RunID, err)
+						return nil, fmt.Errorf("redisstore: payload of task %s of run %s: %w", ids.Quote(name), ids.Quote(params.RunID), err)
 					}
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -18,7 +19,7 @@ func (s *Store) RunGet(ctx context.Context, params *store.RunGetParams) (*store.
 		return nil, mapErr(err)
 	}
 	if len(h) == 0 {
-		return nil, fmt.Errorf("redisstore: run %q: %w", params.ID, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.ID), store.ErrNotFound)
 	}
 	return decodeRun(params.ID, h)
 }
@@ -41,7 +42,7 @@ func (s *Store) RunCancel(ctx context.Context, params *store.RunCancelParams) (*
 		return nil, r.err
 	}
 	if err := codeErr(code); err != nil {
-		return nil, fmt.Errorf("redisstore: cancel run %q: %w", params.ID, err)
+		return nil, fmt.Errorf("redisstore: cancel run %s: %w", ids.Quote(params.ID), err)
 	}
 	h := make(map[string]string, (len(v)-1)/2)
 	for r.i+1 < len(v) {

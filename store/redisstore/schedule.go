@@ -30,7 +30,7 @@ import (
 
 func checkSchedName(name string) error {
 	if err := ids.Check(name); err != nil {
-		return fmt.Errorf("redisstore: schedule name %q %v: %w", name, err, store.ErrInvalidArgument)
+		return fmt.Errorf("redisstore: schedule name %s %v: %w", ids.Quote(name), err, store.ErrInvalidArgument)
 	}
 	return nil
 }
@@ -46,7 +46,7 @@ func msArg(t time.Time) string {
 // scheduleRecord decodes a schedule hash given as field, value pairs.
 func scheduleRecord(name string, kv []any) (*store.ScheduleRecord, error) {
 	if len(kv) == 0 {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(name), store.ErrNotFound)
 	}
 	m := make(map[string]string, len(kv)/2)
 	r := &reply{v: kv}
@@ -62,7 +62,7 @@ func scheduleRecord(name string, kv []any) (*store.ScheduleRecord, error) {
 
 func recordFromMap(name string, m map[string]string) (*store.ScheduleRecord, error) {
 	if len(m) == 0 {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", name, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(name), store.ErrNotFound)
 	}
 	rec := &store.ScheduleRecord{Name: name, Definition: []byte(m["def"]), LastRunID: m["run"]}
 	ms := func(field string) (time.Time, error) {
@@ -72,7 +72,7 @@ func recordFromMap(name string, m map[string]string) (*store.ScheduleRecord, err
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("redisstore: schedule %q field %s: %w", name, field, errCorrupt)
+			return time.Time{}, fmt.Errorf("redisstore: schedule %s field %s: %w", ids.Quote(name), field, errCorrupt)
 		}
 		return msTime(n), nil
 	}
@@ -87,7 +87,7 @@ func recordFromMap(name string, m map[string]string) (*store.ScheduleRecord, err
 		return nil, err
 	}
 	if rec.Version, err = strconv.ParseInt(m["ver"], 10, 64); err != nil {
-		return nil, fmt.Errorf("redisstore: schedule %q field ver: %w", name, errCorrupt)
+		return nil, fmt.Errorf("redisstore: schedule %s field ver: %w", ids.Quote(name), errCorrupt)
 	}
 	return rec, nil
 }
@@ -110,7 +110,7 @@ func (s *Store) ScheduleSave(ctx context.Context, params *store.ScheduleSavePara
 // ScheduleGet reads one schedule hash. See [store.ScheduleStore.ScheduleGet].
 func (s *Store) ScheduleGet(ctx context.Context, params *store.ScheduleGetParams) (*store.ScheduleRecord, error) {
 	if ids.Check(params.Name) != nil {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	m, err := s.client.HGetAll(ctx, s.keys.schedule(params.Name)).Result()
 	if err != nil {
@@ -176,7 +176,7 @@ func (s *Store) ScheduleList(ctx context.Context, params *store.ScheduleListPara
 // [store.ScheduleStore.ScheduleDelete].
 func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDeleteParams) error {
 	if ids.Check(params.Name) != nil {
-		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	var del *redis.IntCmd
 	_, err := s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
@@ -189,7 +189,7 @@ func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDelete
 		return mapErr(err)
 	}
 	if del.Val() == 0 {
-		return fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	return nil
 }
@@ -198,7 +198,7 @@ func (s *Store) ScheduleDelete(ctx context.Context, params *store.ScheduleDelete
 // call. See [store.ScheduleStore.ScheduleRecordFire].
 func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRecordFireParams) (*store.ScheduleRecord, error) {
 	if ids.Check(params.Name) != nil {
-		return nil, fmt.Errorf("redisstore: schedule %q: %w", params.Name, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: schedule %s: %w", ids.Quote(params.Name), store.ErrNotFound)
 	}
 	k := s.keys
 	last, run := msArg(params.LastFire), params.LastRunID
@@ -213,7 +213,7 @@ func (s *Store) ScheduleRecordFire(ctx context.Context, params *store.ScheduleRe
 		return nil, r.err
 	}
 	if err := codeErr(code); err != nil {
-		return nil, fmt.Errorf("redisstore: record fire of schedule %q: %w", params.Name, err)
+		return nil, fmt.Errorf("redisstore: record fire of schedule %s: %w", ids.Quote(params.Name), err)
 	}
 	return scheduleRecord(params.Name, v[1:])
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
 	"github.com/redis/go-redis/v9"
 )
@@ -52,7 +53,7 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendPa
 		return nil, r.err
 	}
 	if err := codeErr(code); err != nil {
-		return nil, fmt.Errorf("redisstore: task log %s/%s epoch %d: %w", id, params.Lease.Task, params.Lease.Epoch, err)
+		return nil, fmt.Errorf("redisstore: task log of run %s task %s epoch %d: %w", id, ids.Quote(params.Lease.Task), params.Lease.Epoch, err)
 	}
 	return &store.TaskLogAppendResult{Stored: int(stored), Dropped: int(dropped)}, nil
 }
@@ -76,7 +77,7 @@ func (s *Store) TaskLogRead(ctx context.Context, params *store.TaskLogReadParams
 		return nil, mapErr(err)
 	}
 	if !exists.Val() {
-		return nil, fmt.Errorf("redisstore: run %s task %q: %w", params.RunID, params.Task, store.ErrNotFound)
+		return nil, fmt.Errorf("redisstore: run %s task %s: %w", params.RunID, ids.Quote(params.Task), store.ErrNotFound)
 	}
 	return decodeTaskLog(params.Task, params.Attempt, all.Val())
 }
