@@ -262,14 +262,14 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	var ev store.StoreEvent
 	now, err := strconv.ParseInt(r.now, 10, 64)
 	if err != nil || r.run == "" || r.v == "" {
-		return ev, corrupt("event %q of run %q at %q is malformed", clip(r.v), clip(r.run), clip(r.now))
+		return ev, corrupt("event %s of run %s at %s is malformed", clip(r.v), clip(r.run), clip(r.now))
 	}
 	ev.At, ev.RunID = msTime(now), r.run
 	if r.v[0] == '?' {
 		// A task set aside or held back (lua/lib_claim.lua).
 		task, waiting, ok := strings.Cut(r.v[1:], ",")
 		if !ok || task == "" {
-			return ev, corrupt("event %q is malformed", clip(r.v))
+			return ev, corrupt("event %s is malformed", clip(r.v))
 		}
 		ev.Task, ev.WaitingFor = task, waiting
 		ev.TaskStatus, ev.Type = store.TaskReady, store.EventTaskWaiting
@@ -286,7 +286,7 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	head, errText, _ := strings.Cut(r.v, "\n")
 	f := strings.SplitN(head, ",", 3)
 	if len(f) != 3 {
-		return ev, corrupt("event %q is malformed", clip(r.v))
+		return ev, corrupt("event %s is malformed", clip(r.v))
 	}
 	st, err := decodeState(f[2])
 	if err != nil {
@@ -300,7 +300,7 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	case f[1] != "":
 		d, err := strconv.ParseInt(f[1], 10, 64)
 		if err != nil {
-			return ev, corrupt("event %q: duration", clip(r.v))
+			return ev, corrupt("event %s: duration", clip(r.v))
 		}
 		ev.Duration = time.Duration(d) * time.Millisecond
 	case st.ended >= 0 && st.claim >= 0:

@@ -271,7 +271,7 @@ func checkQueues(queues []string) ([]string, error) {
 			if err == nil {
 				err = errors.New("is not a routed queue name as store.RoutedQueue builds it")
 			}
-			return nil, fmt.Errorf("redisstore: queue %q %v: %w", clip(q), err, store.ErrInvalidArgument)
+			return nil, fmt.Errorf("redisstore: queue %s %v: %w", ids.Quote(q), err, store.ErrInvalidArgument)
 		}
 		if !seen[q] {
 			seen[q] = true
