@@ -67,7 +67,10 @@ func QueueLimitKey(queue string) string { return "queue." + queue }
 //   - releases a task's concurrency slots exactly once when its running
 //     attempt ends in any way (a finish of any outcome, a sweep of its
 //     expired lease, a cancel), in the same step, and gives the slot to
-//     the oldest task waiting on the key;
+//     the oldest task waiting on the key, unless the task is given back
+//     unfinished (the sweep requeueing it, OutcomeReleased,
+//     OutcomeReturned): it keeps its place, going back to the head of its
+//     ready queue ahead of every task waiting on its keys;
 //   - lets tasks held back by a rate start once the window allows,
 //     reporting that time in [TaskClaimResult].NextDueAt so idle workers
 //     wake for it.

@@ -109,7 +109,7 @@ func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFini
 		err = s.failLocked(t, store.TaskFailed, now)
 	case store.OutcomeReleased:
 		t.epoch++
-		err = s.makeReadyLocked(t, now)
+		err = s.requeueLocked(t, now)
 	case store.OutcomeReturned:
 		t.epoch++
 		if len(t.inst.Attempts) == 0 {
@@ -117,6 +117,7 @@ func (s *Store) finishLocked(o *store.TaskOutcome, now time.Time) store.TaskFini
 			t.inst.Attempt = 0
 			t.inst.StartedAt = time.Time{}
 		}
+		s.keepSlotsLocked(t)
 		err = s.returnLocked(t, now)
 	}
 	if err == nil {

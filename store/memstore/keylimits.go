@@ -11,7 +11,10 @@ import (
 // kept in step with the tasks' statuses: a claim admits a task or holds it
 // back (admitLocked), and the one status function releases its slots when
 // its running attempt ends (releaseLimitsLocked). A task held back stays
-// ready, out of the ready FIFOs, in its key's waiting FIFO.
+// ready, out of the ready FIFOs, in its key's waiting FIFO. A running task
+// given back unfinished keeps its place: the slots it frees are not handed
+// to the waiting tasks, and it goes back to the head of its ready FIFO
+// (keepSlotsLocked, requeueLocked).
 
 // keyLimit is the state of one limit key.
 type keyLimit struct {
@@ -145,7 +148,9 @@ func (s *Store) holdBackLocked(l *keyLimit, key string, e entry, now time.Time) 
 
 // releaseLimitsLocked gives back the concurrency slots t holds as its
 // running attempt ends, each once, and lets the oldest live task waiting
-// on each freed key go back to the head of its ready FIFO.
+// on each freed key go back to the head of its ready FIFO. A task given
+// back unfinished has already given its slots back (keepSlotsLocked) and
+// wakes nobody.
 func (s *Store) releaseLimitsLocked(t *task) {
 	for _, lim := range t.spec().Limits {
 		l := s.limits[lim.Key]
@@ -159,6 +164,44 @@ func (s *Store) releaseLimitsLocked(t *task) {
 		s.wakeWaitingLocked(l, 1)
 		s.dropIdleLimitLocked(lim.Key, l)
 	}
+}
+
+// keepSlotsLocked gives back the concurrency slots t holds as its running
+// attempt is given back unfinished (its lease lost, released at shutdown,
+// returned unstarted), without waking the tasks waiting on its keys: t,
+// put back at the head of its ready FIFO, is first in line for them. It
+// reports whether t held a slot; the status move that follows finds none
+// left to give back.
+func (s *Store) keepSlotsLocked(t *task) bool {
+	kept := false
+	for _, lim := range t.spec().Limits {
+		l := s.limits[lim.Key]
+		if l == nil {
+			continue
+		}
+		if _, held := l.holders[t]; !held {
+			continue
+		}
+		delete(l.holders, t)
+		kept = true
+		s.dropIdleLimitLocked(lim.Key, l)
+	}
+	return kept
+}
+
+// requeueLocked makes t, whose running attempt was cut short (its lease
+// lost, released at shutdown), ready again, queued now: at the head of its
+// ready FIFO when it held concurrency slots, so it takes them again before
+// the tasks waiting on its keys, and at the tail otherwise.
+func (s *Store) requeueLocked(t *task, now time.Time) error {
+	if !s.keepSlotsLocked(t) {
+		return s.makeReadyLocked(t, now)
+	}
+	if err := s.returnLocked(t, now); err != nil {
+		return err
+	}
+	t.queuedAt = now
+	return nil
 }
 
 // wakeWaitingLocked puts up to n live tasks waiting on l back at the heads

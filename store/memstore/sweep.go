@@ -45,7 +45,7 @@ func (s *Store) LeaseSweep(ctx context.Context, params *store.LeaseSweepParams) 
 			err = s.failLocked(t, store.TaskDead, now)
 		} else {
 			res.Requeued = append(res.Requeued, lease)
-			err = s.makeReadyLocked(t, now)
+			err = s.requeueLocked(t, now)
 		}
 		if err == nil {
 			err = s.finishRunLocked(r, now)

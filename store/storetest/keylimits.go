@@ -192,5 +192,65 @@ func testLimiter(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		})
 	}
+	cases = append(cases, keepPlaceCases()...)
 	runCases(t, newHarness, cases)
+}
+
+// givenBack lists the ways a running attempt goes back to ready without
+// ending its task: each such task keeps its place under its limits.
+var givenBack = []struct {
+	name string
+	back func(t *testing.T, h *Harness, cts []*store.ClaimedTask)
+}{
+	{"LeaseLost", func(t *testing.T, h *Harness, cts []*store.ClaimedTask) {
+		h.Advance(time.Minute)
+		res, err := h.Store.LeaseSweep(bg, &store.LeaseSweepParams{Limit: 10, CrashLimit: 3})
+		require.NoError(t, err)
+		require.Len(t, res.Requeued, len(cts))
+	}},
+	{"Released", func(t *testing.T, h *Harness, cts []*store.ClaimedTask) {
+		for _, ct := range cts {
+			require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReleased, Error: "shutdown"}).Err)
+		}
+	}},
+	{"Returned", func(t *testing.T, h *Harness, cts []*store.ClaimedTask) {
+		for _, ct := range cts {
+			require.NoError(t, finish(t, h, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeReturned}).Err)
+		}
+	}},
+}
+
+// keepPlaceCases pin the order of a key's waiting line when running
+// attempts are given back unfinished.
+func keepPlaceCases() []testCase {
+	var cases []testCase
+	for _, g := range givenBack {
+		cases = append(cases, testCase{
+			name: "KeepsPlace" + g.name,
+			rule: "a task whose running attempt is given back unfinished (" + g.name + ") goes ahead of the tasks waiting on its key: the slots it frees are its own again, and the tasks waiting keep their order",
+			run: func(t *testing.T, h *Harness, rule string) {
+				for _, n := range []string{"a", "b", "c", "d", "e"} {
+					createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, limited(n, conc("k", 2)))})
+				}
+				res := claim(t, h, &claimOpts{Lease: 30 * time.Second})
+				require.Equal(t, []string{"a", "b"}, claimedNames(res), rule)
+				g.back(t, h, res.Tasks)
+
+				first := claim(t, h, &claimOpts{Limit: 1, Lease: 5 * time.Minute})
+				require.Len(t, first.Tasks, 1, rule)
+				second := claim(t, h, &claimOpts{Lease: 5 * time.Minute})
+				require.Len(t, second.Tasks, 1, rule)
+				require.Equal(t, []string{"a", "b"}, claimedNames(&store.TaskClaimResult{Tasks: append(first.Tasks, second.Tasks...)}), rule)
+				claimNone(t, h, rule)
+
+				// The tasks that never ran start in the order they waited.
+				for _, want := range []string{"c", "d", "e"} {
+					succeed(t, h, first.Tasks[0].Lease, "", rule)
+					first = claim(t, h, &claimOpts{Lease: 5 * time.Minute})
+					require.Equal(t, []string{want}, claimedNames(first), rule)
+				}
+			},
+		})
+	}
+	return cases
 }

@@ -22,9 +22,11 @@
 -- wake list.
 --
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
--- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
--- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
--- HDEL of g:<task>, a wake-up token).
+-- (SREM from l:<key>). A requeued task that held a slot keeps its place
+-- (limit_keep): it goes to the head of its ready list (LPUSH) and wakes no
+-- task waiting on its keys. For a dead one each slot freed puts the oldest
+-- live task waiting on the key back at the head of its ready list (LPOP of
+-- lw:<key>, LPUSH, HDEL of g:<task>, a wake-up token).
 -- Events: one per task recovered (task_ready or task_dead, with the
 -- attempt's duration) and per move it brings (children, the run's end),
 -- written last (flush_events); crashes counted in <base>st. A call that
@@ -96,9 +98,14 @@ local function sweep_one(e)
     fail_task(ctx, rk, id, r, name, t, 'D', h)
   else
     kind = 'q'
+    local kept = limit_keep(ctx, rk, id, name)
     task_to(ctx, rk, id, r, name, t, 'R', h)
     set_queued(rk, name, offset(ctx, r))
-    push_ready(ctx, id, name, h)
+    if kept then
+      push_front(ctx, id, name, h)
+    else
+      push_ready(ctx, id, name, h)
+    end
   end
   if not run_terminal(r) then
     meta_put(rk, r)

@@ -230,18 +230,26 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     hset(rk, 'e:' .. name, err)
     fail_task(ctx, rk, id, r, name, t, 'F', h)
   elseif outcome == 4 then
+    -- released: a task that held a slot keeps its place (limit_keep).
     attempt(rk, name, t, r, ctx.now, 'l', err)
     t.epoch = t.epoch + 1
+    local kept = limit_keep(ctx, rk, id, name)
     task_to(ctx, rk, id, r, name, t, 'R', h)
     set_queued(rk, name, offset(ctx, r))
-    push_ready(ctx, id, name, h)
+    if kept then
+      push_front(ctx, id, name, h)
+    else
+      push_ready(ctx, id, name, h)
+    end
   else
-    -- returned unstarted: no record; a first claim is undone.
+    -- returned unstarted: no record; a first claim is undone; its slots
+    -- stay its own (limit_keep).
     t.epoch = t.epoch + 1
     if not has_attempts(rk, name, t, epoch) then
       t.attempt = 0
       t.first = nil
     end
+    limit_keep(ctx, rk, id, name)
     task_to(ctx, rk, id, r, name, t, 'R', h)
     push_front(ctx, id, name, h)
   end

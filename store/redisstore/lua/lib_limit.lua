@@ -13,7 +13,9 @@
 -- ends (limit_release from task_to), so every way out of running (a
 -- finish of any outcome, a sweep, a cancel) releases, in the step that
 -- ends the attempt, and SREM makes a second release of the same slot free
--- nothing: retried or replayed steps release once.
+-- nothing: retried or replayed steps release once. A running task given
+-- back unfinished keeps its place: its slots go back with limit_keep,
+-- waking nobody, and it goes to the head of its ready list.
 
 -- limit_hold keeps entry e (task name of run hash rk) waiting on key lk;
 -- it returns false and the key, for the caller's task_waiting event.
@@ -110,6 +112,23 @@ local function limit_release(ctx, rk, id, name)
       limit_wake(ctx, k, 1)
     end
   end
+end
+
+-- limit_keep gives back the concurrency slots task name of run id holds
+-- as its running attempt is given back unfinished (its lease lost,
+-- released at shutdown, returned unstarted), without waking the tasks
+-- waiting on its keys: the caller puts the task back at the head of its
+-- ready list, first in line for them. It reports whether the task held a
+-- slot; limit_release, from the status move that follows, finds none left.
+local function limit_keep(ctx, rk, id, name)
+  local l = hget(rk, 'l:' .. name)
+  if not l then return false end
+  local e = entry(id, name)
+  local kept = false
+  for k, c in string.gmatch(l, '([^,;]+),(%d+),%d+,%d+') do
+    if c ~= '0' and redis.call('SREM', key(ctx.base, 'l', k), e) == 1 then kept = true end
+  end
+  return kept
 end
 
 -- limit_wake_due lets the tasks held back by a rate whose window has moved

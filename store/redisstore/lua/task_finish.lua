@@ -30,7 +30,9 @@
 -- Limits (lib_limit.lua): a task leaving running gives back its slots
 -- (SREM from l:<key>) and each slot freed puts the oldest live task waiting
 -- on the key back at the head of its ready list (LPOP of lw:<key>, LPUSH,
--- HDEL of g:<task>, a wake-up token).
+-- HDEL of g:<task>, a wake-up token). A released or returned task that
+-- held a slot keeps its place (limit_keep): it goes to the head of its
+-- ready list itself and wakes no task waiting on its keys.
 -- Events: one per status move above, written last (flush_events,
 -- lib_buffers.lua): one XADD of them all to <base>e (MAXLEN ~ cap); with
 -- WithStats, HINCRBY of <base>st and LPUSH and LTRIM of <base>sd:<task> for
