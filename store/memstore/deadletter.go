@@ -92,5 +92,6 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPur
 		}
 		return true
 	})
+	s.dead = fitted(s.dead)
 	return res, nil
 }

@@ -20,9 +20,13 @@ const evBlock = 1024
 // holds the events of one script call, on memstore one event. memstore
 // keeps one stream, and a run's events are read from it, so this caps them
 // too; a reader behind the events dropped is told so. The ring grows a
-// block at a time up to n events of about 110 bytes each (about 11 MB at
-// the default). Defaults to [store.EventCapDefault], as on Redis; below 1
-// or above [store.EventCapMax] is an error.
+// block at a time up to n events of 144 bytes each, plus about 80 bytes
+// for each run it holds events of and the text of the errors its events
+// carry: at the default about 15 MB, at most 22 MB, errors aside. It
+// holds no run: a run freed at the end of its retention goes, with its
+// payloads and results, while its events stay. Defaults to
+// [store.EventCapDefault], as on Redis; below 1 or above
+// [store.EventCapMax] is an error.
 func WithEventCap(n int) Option {
 	return func(c *config) {
 		if err := store.CheckEventCap(n); err != nil {
@@ -36,11 +40,14 @@ func WithEventCap(n int) Option {
 // eventLog holds the store's event stream: a ring of the newest cap
 // events, each numbered by seq (the cursor is that number in decimal, the
 // same for the store's stream and a run's). Events are kept as compact
-// records that point at their run and share its strings (evRec), built
-// into [store.StoreEvent] values only when read: a transition costs a copy
-// into a slot of the ring and no allocation once the ring is full. A run
-// keeps no list of its own: it remembers the seq of its first event, and a
-// read of the run filters the ring from there.
+// records that share the strings of their run (evRec), built into
+// [store.StoreEvent] values only when read: a transition costs a copy into
+// a slot of the ring and no allocation once the ring is full, past the one
+// small record of a run's names its events share (evRun). A record never
+// points at its run, which would keep a freed run, its payloads and
+// results, for as long as one of its events is in the ring. A run keeps no
+// list of its own: it remembers the seq of its first event, and a read of
+// the run filters the ring from there.
 type eventLog struct {
 	cap    int
 	seq    uint64
@@ -55,20 +62,31 @@ type eventLog struct {
 	waited bool
 }
 
-// evRec is one stored event.
+// evRun holds the names of a run that its events answer, shared by them
+// (run.ev): 64 bytes and the run's id.
+type evRun struct {
+	id, workflow, tenant, service string
+}
+
+// evRec is one stored event: 144 bytes.
 type evRec struct {
-	run     *run
-	worker  string // as recorded: the node id when there is one (store.SplitWorker)
-	err     string
+	run *evRun
+	// task, queue and handler name the task of a task event, from its
+	// spec; empty for a run event.
+	task, queue, handler string
+	worker               string // as recorded: the node id when there is one (store.SplitWorker)
+	// note is the error, or what a task_waiting event waits for
+	// (routing.go, keylimits.go).
+	note    string
+	status  string
 	seq     uint64
 	at      int64 // ns since the Unix epoch
 	dur     int64
 	epoch   int64
 	attempt int32
-	task    int32 // index in run.tasks; -1 for a run event
-	status  string
-	// waiting is set for a task_waiting event (routing.go, keylimits.go).
-	waiting string
+	prio    store.Priority
+	// runEvent is set for a run's event, waiting for a task_waiting one.
+	runEvent, waiting bool
 }
 
 // initLocked makes the wake channel, once (New sets the cap).
@@ -81,15 +99,20 @@ func (l *eventLog) initLocked() {
 // at returns the slot of index i of the ring.
 func (l *eventLog) at(i int) *evRec { return &l.blocks[i/evBlock][i%evBlock] }
 
-// appendEventLocked numbers ev and adds it to the store's stream.
-func (s *Store) appendEventLocked(ev evRec) {
+// appendEventLocked numbers ev, an event of r, and adds it to the store's
+// stream.
+func (s *Store) appendEventLocked(r *run, ev evRec) {
 	l := &s.ev
 	l.initLocked()
 	l.seq++
 	ev.seq = l.seq
-	if ev.run.firstEvent == 0 {
-		ev.run.firstEvent = l.seq
+	if r.firstEvent == 0 {
+		r.firstEvent = l.seq
 	}
+	if r.ev == nil {
+		r.ev = &evRun{id: r.rec.ID, workflow: r.rec.Workflow, tenant: r.rec.Tenant, service: r.rec.Service}
+	}
+	ev.run = r.ev
 	if l.n < l.cap {
 		if l.n%evBlock == 0 {
 			l.blocks = append(l.blocks, make([]evRec, min(evBlock, l.cap-l.n)))
@@ -111,54 +134,62 @@ func (s *Store) appendEventLocked(ev evRec) {
 	}
 }
 
+// taskEvent is the record of an event of t at now, its status current.
+func taskEvent(t *task, now time.Time) evRec {
+	spec := t.spec()
+	return evRec{task: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority,
+		status: string(t.status), attempt: int32(t.inst.Attempt), epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
+}
+
 // taskEventLocked records t's move from status from to its current status.
 func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	if from == "" || from == t.status {
 		return
 	}
-	ev := evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
+	ev := taskEvent(t, now)
 	if from == store.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
 	switch t.status {
 	case store.TaskFailed, store.TaskRetrying, store.TaskDead, store.TaskCancelled:
-		ev.err = t.inst.Error
+		ev.note = t.inst.Error
 	}
-	s.appendEventLocked(ev)
+	s.appendEventLocked(t.run, ev)
 }
 
 // waitingEventLocked records that ready task t waits for what reason says.
 func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
-	s.appendEventLocked(evRec{run: t.run, task: int32(t.idx), status: string(t.status), attempt: int32(t.inst.Attempt),
-		epoch: t.epoch, at: now.UnixNano(), worker: recorded(t), waiting: reason})
+	ev := taskEvent(t, now)
+	ev.note, ev.waiting = reason, true
+	s.appendEventLocked(t.run, ev)
 }
 
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
-	s.appendEventLocked(evRec{run: r, task: -1, status: string(r.rec.Status), at: now.UnixNano()})
+	s.appendEventLocked(r, evRec{runEvent: true, status: string(r.rec.Status), at: now.UnixNano()})
 }
 
 // event builds the event a record stands for.
 func (e *evRec) event() store.StoreEvent {
 	r := e.run
 	ev := store.StoreEvent{
-		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.rec.ID, At: time.Unix(0, e.at).UTC(),
-		Workflow: r.rec.Workflow, Tenant: r.rec.Tenant, Service: r.rec.Service,
+		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.id, At: time.Unix(0, e.at).UTC(),
+		Workflow: r.workflow, Tenant: r.tenant, Service: r.service,
 	}
-	if e.task < 0 {
+	if e.runEvent {
 		ev.RunStatus = store.RunStatus(e.status)
 		ev.Type = store.RunEventType(ev.RunStatus)
 		return ev
 	}
-	spec := &r.spec.Tasks[e.task]
-	ev.Task, ev.Queue, ev.Priority, ev.Handler = spec.Name, spec.Queue, spec.Priority, spec.Handler
+	ev.Task, ev.Queue, ev.Priority, ev.Handler = e.task, e.queue, e.prio, e.handler
 	ev.TaskStatus = store.TaskStatus(e.status)
 	ev.Type = store.TaskEventType(ev.TaskStatus)
-	if e.waiting != "" {
-		ev.Type, ev.WaitingFor = store.EventTaskWaiting, e.waiting
+	if e.waiting {
+		ev.Type, ev.WaitingFor = store.EventTaskWaiting, e.note
+	} else {
+		ev.Error = e.note
 	}
-	ev.Attempt, ev.Epoch, ev.Duration, ev.Error = int(e.attempt), e.epoch, time.Duration(e.dur), e.err
+	ev.Attempt, ev.Epoch, ev.Duration = int(e.attempt), e.epoch, time.Duration(e.dur)
 	ev.Worker, ev.Node = store.SplitWorker(e.worker)
 	return ev
 }
@@ -238,7 +269,7 @@ func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*
 			i -= l.cap
 		}
 		e := l.at(i)
-		if r != nil && e.run != r {
+		if r != nil && e.run != r.ev {
 			continue
 		}
 		res.Events = append(res.Events, e.event())

@@ -244,8 +244,12 @@ func (s *Store) stopRunLocked(r *run, st store.RunStatus, reason string, now tim
 		if reason != "" {
 			t.inst.Error = reason
 		}
+		queued := t.status == store.TaskReady || t.status == store.TaskRetrying || (t.status == store.TaskPending && t.scheduled)
 		if err := s.setTaskStatusLocked(t, store.TaskCancelled, now); err != nil {
 			return err
+		}
+		if queued {
+			s.dropStaleLocked(t)
 		}
 	}
 	return s.setRunStatusLocked(r, st, now)

@@ -80,10 +80,8 @@ func (s *Store) dropKeptLocked(now time.Time) {
 	n := 0
 	for n < len(s.keptOrder) && s.keptOrder[n].until.Before(now) {
 		delete(s.kept, s.keptOrder[n].id)
-		s.keptOrder[n] = nil
+		s.kept = shrunk(s.kept, &s.peak.kept)
 		n++
 	}
-	if n > 0 {
-		s.keptOrder = s.keptOrder[n:]
-	}
+	s.keptOrder = dropFront(s.keptOrder, n)
 }

@@ -52,8 +52,10 @@ type Store struct {
 	wake   chan struct{}
 	waited bool
 
-	// dead is the global dead-letter list, oldest first.
-	dead []taskRef
+	// dead is the global dead-letter list, oldest first; deadGone counts
+	// its entries of freed runs, dropped once they are half of it.
+	dead     []taskRef
+	deadGone int
 	// replaying is set while RunReplay holds the lock: only then may a
 	// status move out of a terminal one (status.go).
 	replaying bool
@@ -78,6 +80,10 @@ type Store struct {
 	// dropped once its lease is over.
 	memos     map[string]*memo
 	memoOrder []*memo
+
+	// peak holds the most entries each map that loses entries as runs go
+	// held since it was built (shrink.go).
+	peak struct{ runs, keys, kept, indexes, memos int }
 
 	// cfg holds the settings the options gave, with their defaults.
 	cfg config

@@ -80,11 +80,19 @@ func (s *Store) unindexLocked(r *run) {
 		ix.gone++
 		if ix.gone == len(ix.runs) {
 			delete(s.indexes, k)
+			s.indexes = shrunk(s.indexes, &s.peak.indexes)
 			continue
 		}
 		if ix.gone*2 > len(ix.runs) {
-			ix.runs = slices.DeleteFunc(ix.runs, func(r *run) bool { return r.removed })
-			ix.gone = 0
+			// a new array: compacted in place, the list would keep the
+			// room of its peak.
+			live := make([]*run, 0, len(ix.runs)-ix.gone)
+			for _, r := range ix.runs {
+				if !r.removed {
+					live = append(live, r)
+				}
+			}
+			ix.runs, ix.gone = live, 0
 		}
 	}
 }
@@ -206,8 +214,11 @@ func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) er
 	if !r.rec.Status.Terminal() {
 		return fmt.Errorf("memstore: delete run %s (%s): %w", r.rec.ID, r.rec.Status, store.ErrRunActive)
 	}
+	// its letters go now, not once freed runs' letters are half the list
+	// (removeLocked).
+	s.dead = fitted(slices.DeleteFunc(s.dead, func(d taskRef) bool { return d.run == r.rec.ID }))
+	r.dead = nil
 	s.removeLocked(r)
-	s.dead = slices.DeleteFunc(s.dead, func(d taskRef) bool { return d.run == r.rec.ID })
 	return nil
 }
 

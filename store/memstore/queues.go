@@ -29,6 +29,9 @@ type queue struct {
 	ready   [numPriorities]fifo
 	delayed delayHeap
 	aside   map[string]*fifo
+	// stale counts the tasks cancelled while they waited in the queue
+	// since it was last compacted (dropStaleLocked).
+	stale int
 }
 
 // entry points at a task queued at sequence seq; it is stale once the task
@@ -37,6 +40,13 @@ type entry struct {
 	t   *task
 	seq uint64
 }
+
+// live reports whether e's task is still ready under this entry.
+func (e entry) live() bool { return e.t.status == store.TaskReady && e.t.qseq == e.seq }
+
+// fifoKeep is the most entries a drained FIFO keeps room for: the array of
+// a larger backlog is let go once it has been claimed.
+const fifoKeep = 1024
 
 // fifo is a slice-backed first-in first-out queue of entries.
 type fifo struct {
@@ -60,12 +70,26 @@ func (f *fifo) pushFront(e entry) {
 func (f *fifo) peek() (entry, bool) {
 	for f.head < len(f.items) {
 		e := f.items[f.head]
-		if e.t.status == store.TaskReady && e.t.qseq == e.seq {
+		if e.live() {
 			return e, true
 		}
 		f.drop()
 	}
 	return entry{}, false
+}
+
+// len is the number of entries, stale ones included.
+func (f *fifo) len() int { return len(f.items) - f.head }
+
+// compact drops every stale entry, into an array of the size left.
+func (f *fifo) compact() {
+	var live []entry
+	for _, e := range f.items[f.head:] {
+		if e.live() {
+			live = append(live, e)
+		}
+	}
+	f.items, f.head = live, 0
 }
 
 // drop removes the head entry.
@@ -75,6 +99,9 @@ func (f *fifo) drop() {
 	switch {
 	case f.head == len(f.items):
 		f.items = f.items[:0]
+		if cap(f.items) > fifoKeep {
+			f.items = nil
+		}
 		f.head = 0
 	case f.head >= 1024 && f.head*2 >= len(f.items):
 		n := copy(f.items, f.items[f.head:])
@@ -240,4 +267,47 @@ func (s *Store) promoteLocked(q *queue, now time.Time, limit int) {
 func (s *Store) nextSeqLocked() uint64 {
 	s.seq++
 	return s.seq
+}
+
+// dropStaleLocked counts t, just cancelled while it waited in its queue
+// (ready, set aside or delayed), and drops every stale entry of the queue
+// once they may be half of it. A claim drops the stale entries it meets,
+// but a queue nobody claims from, or a due time far ahead, would keep a
+// cancelled task, and with it its run, long after the run is freed. A
+// compaction costs the entries left, fewer than twice the cancels since
+// the last one. A task held back by a limit waits on its key, not in the
+// queue: counting it only brings the compaction nearer.
+func (s *Store) dropStaleLocked(t *task) {
+	q := s.queues[t.route]
+	if q == nil {
+		return
+	}
+	q.stale++
+	n := len(q.delayed)
+	for i := range q.ready {
+		n += q.ready[i].len()
+	}
+	for _, f := range q.aside {
+		n += f.len()
+	}
+	if q.stale*2 < n {
+		return
+	}
+	q.stale = 0
+	for i := range q.ready {
+		q.ready[i].compact()
+	}
+	for h, f := range q.aside {
+		if f.compact(); f.len() == 0 {
+			delete(q.aside, h)
+		}
+	}
+	var live delayHeap
+	for _, d := range q.delayed {
+		if d.live() {
+			live = append(live, d)
+		}
+	}
+	q.delayed = live
+	heap.Init(&q.delayed)
 }

@@ -171,11 +171,11 @@ func (s *Store) dropLettersLocked(r *run, reset []int) {
 		gone[i] = true
 	}
 	r.dead = slices.DeleteFunc(r.dead, func(i int) bool { return gone[i] })
-	s.dead = slices.DeleteFunc(s.dead, func(d taskRef) bool {
+	s.dead = fitted(slices.DeleteFunc(s.dead, func(d taskRef) bool {
 		if d.run != r.rec.ID {
 			return false
 		}
 		i, ok := r.index[d.task]
 		return ok && gone[i]
-	})
+	}))
 }

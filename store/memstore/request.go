@@ -34,17 +34,7 @@ func checkRequestID(id string) error {
 // recallLocked returns the memo of a RequestID still within its lease,
 // forgetting memos whose lease is over.
 func (s *Store) recallLocked(id string, now time.Time) *memo {
-	for len(s.memoOrder) > 0 {
-		m := s.memoOrder[0]
-		if m.until.After(now) {
-			break
-		}
-		if s.memos[m.id] == m {
-			delete(s.memos, m.id)
-		}
-		s.memoOrder[0] = nil
-		s.memoOrder = s.memoOrder[1:]
-	}
+	s.forgetMemosLocked(now)
 	if id == "" {
 		return nil
 	}
@@ -53,6 +43,24 @@ func (s *Store) recallLocked(id string, now time.Time) *memo {
 		return nil
 	}
 	return m
+}
+
+// forgetMemosLocked forgets the memos whose lease is over: at each claim,
+// and as runs are freed (expireLocked), so a store no longer claimed from
+// keeps none past its lease.
+func (s *Store) forgetMemosLocked(now time.Time) {
+	n := 0
+	for ; n < len(s.memoOrder); n++ {
+		m := s.memoOrder[n]
+		if m.until.After(now) {
+			break
+		}
+		if s.memos[m.id] == m {
+			delete(s.memos, m.id)
+			s.memos = shrunk(s.memos, &s.peak.memos)
+		}
+	}
+	s.memoOrder = dropFront(s.memoOrder, n)
 }
 
 // rememberLocked keeps what a claim with a RequestID did until its lease

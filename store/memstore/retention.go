@@ -1,6 +1,7 @@
 package memstore
 
 import (
+	"slices"
 	"time"
 
 	"github.com/plaitdag/plait/internal/retention"
@@ -61,34 +62,28 @@ func (s *Store) expireLocked(now time.Time) int {
 			delete(s.expiry, d)
 		}
 	}
-	if freed > 0 {
-		s.trimDeadLocked()
-	}
 	s.dropKeptLocked(now)
+	s.forgetMemosLocked(now)
 	return freed
 }
 
-// trimDeadLocked drops the entries of freed runs from the front of the
-// global dead-letter list, which is in order of death, close to the order
-// of expiry.
-func (s *Store) trimDeadLocked() {
-	k := 0
-	for k < len(s.dead) && s.runs[s.dead[k].run] == nil {
-		k++
-	}
-	s.dead = s.dead[k:]
-}
-
 // removeLocked forgets a run: its record, its idempotency key, its index
-// entries and its count. An expiry list may still hold it; expireLocked
-// skips it there.
+// entries, its count and its dead letters. An expiry list may still hold
+// it; expireLocked skips it there.
 func (s *Store) removeLocked(r *run) {
 	delete(s.runs, r.rec.ID)
+	s.runs = shrunk(s.runs, &s.peak.runs)
 	if r.rec.Key != "" && s.keys[r.rec.Key] == r {
 		delete(s.keys, r.rec.Key)
+		s.keys = shrunk(s.keys, &s.peak.keys)
 	}
 	r.removed = true
 	s.unindexLocked(r)
+	s.deadGone += len(r.dead)
+	if s.deadGone > 0 && s.deadGone*2 >= len(s.dead) {
+		s.dead = fitted(slices.DeleteFunc(s.dead, func(d taskRef) bool { return s.runs[d.run] == nil }))
+		s.deadGone = 0
+	}
 }
 
 // unretainLocked takes r, which a replay reopens, out of the expiry list

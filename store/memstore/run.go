@@ -36,8 +36,10 @@ type run struct {
 	num     uint64
 	removed bool
 	// firstEvent is the seq of the run's first event in the store's
-	// stream (events.go), 0 before it has one.
+	// stream (events.go), 0 before it has one; ev holds the names its
+	// events share, nil before then.
 	firstEvent uint64
+	ev         *evRun
 }
 
 // edge is one dependency seen from the parent: child task index and the
