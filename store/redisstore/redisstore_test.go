@@ -2,10 +2,13 @@ package redisstore_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -130,6 +133,63 @@ func newServerHarness(t *testing.T) *storetest.Harness {
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
 	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes, TaskLogLines: 5, TaskLogBytes: 64}}
+}
+
+// redisLeftovers lists what a store writing under prefix still holds of
+// a run: every key whose name holds the run's id, and every entry
+// of another key (index, queue, lease zset, dead letters, expiry list,
+// any structure docs/redis-schema.md lists) that names the run, found by
+// SCAN and read whole, as only a test may. The shard's event stream e and
+// the claim memories c:<request> are left out: the contract keeps them
+// by their cap and by the claim's lease, not by the run's retention.
+func redisLeftovers(c *redis.Client, prefix string) func(runID string) []string {
+	return func(runID string) []string {
+		ctx := context.Background()
+		names := regexp.MustCompile(`(^|[^0-9])` + regexp.QuoteMeta(runID) + `($|[^0-9a-z])`)
+		var out []string
+		iter := c.Scan(ctx, 0, prefix+":*", 1000).Iterator()
+		for iter.Next(ctx) {
+			k := iter.Val()
+			if names.MatchString(k) {
+				out = append(out, "key "+k)
+				continue
+			}
+			_, rest, _ := strings.Cut(k, "}:")
+			if rest == "e" || strings.HasPrefix(rest, "c:") {
+				continue
+			}
+			var vals []string
+			switch c.Type(ctx, k).Val() {
+			case "string":
+				vals = []string{c.Get(ctx, k).Val()}
+			case "list":
+				vals = c.LRange(ctx, k, 0, -1).Val()
+			case "set":
+				vals = c.SMembers(ctx, k).Val()
+			case "zset":
+				vals = c.ZRange(ctx, k, 0, -1).Val()
+			case "hash":
+				for f, v := range c.HGetAll(ctx, k).Val() {
+					vals = append(vals, f, v)
+				}
+			case "stream":
+				for _, m := range c.XRange(ctx, k, "-", "+").Val() {
+					for f, v := range m.Values {
+						vals = append(vals, f, fmt.Sprint(v))
+					}
+				}
+			}
+			for _, v := range vals {
+				if names.MatchString(v) {
+					out = append(out, k+": "+strconv.Quote(v))
+				}
+			}
+		}
+		if err := iter.Err(); err != nil {
+			out = append(out, "scan: "+err.Error())
+		}
+		return out
+	}
 }
 
 func TestConformance(t *testing.T) {

@@ -22,20 +22,25 @@ local function make_due(ctx, rk, id, r, name, t, h)
 end
 
 -- run_ended is sent once when a run has reached a terminal status, after
--- the writes of the step that ended it: its keys start their retention (the
--- rule its field q settled at creation, see run_retention) and
--- RunWait callers, subscribed to the run's channel, wake up. Nothing is
--- stored per finished run for the waiters. k is the run's idempotency key
--- (false: none), or nil to read it.
+-- the writes of the step that ended it: every key it owns starts its
+-- retention (the rule its field q settled at creation, see
+-- run_retention), whatever the status it ended in, and RunWait callers,
+-- subscribed to the run's channel, wake up. Nothing is stored per
+-- finished run for the waiters. k is the run's idempotency key (false:
+-- none), or nil to read it.
 local function run_ended(ctx, rk, id, r, k)
   redis.call('PUBLISH', key(ctx.base, 'w', id), r.st)
   if ctx.retention > 0 then
     local ret = run_retention(ctx, rk, r.st)
     redis.call('PEXPIRE', rk, ret)
-    if meta_counts(r) > 0 then
+    -- a run keeps keys of its tasks that did not succeed: failed, dead,
+    -- cancelled or skipped (meta_counts' second count, not its first,
+    -- the failed alone: a cancelled or skipped task keeps its payload too)
+    local _, unsucceeded = meta_counts(r)
+    if unsucceeded > 0 then
       redis.call('PEXPIRE', key(ctx.base, 'x', id), ret)
-      -- the payloads kept apart of the tasks that did not succeed (only
-      -- runs of at most apart_max_tasks tasks keep payloads apart)
+      -- the payloads kept apart of those tasks (only runs of at most
+      -- apart_max_tasks tasks keep payloads apart)
       if tonumber(r.total) <= apart_max_tasks then
         for name in string.gmatch(hget(rk, 'o') or '', '[^ ]+') do
           redis.call('PEXPIRE', key(ctx.base, 'p', id, name), ret)

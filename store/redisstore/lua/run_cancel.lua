@@ -24,17 +24,25 @@
 -- HDEL of g:<task>, a wake-up token).
 -- Events: one per task cancelled and run_cancelled, written last
 -- (flush_events); a cancel of a finished run moves nothing and makes none.
+-- Keys: every key the run owns starts the run's retention when the cancel
+-- ends it (run_ended, lib_run.lua): the hash, its log lines tl:, its
+-- idempotency key k:, the payload kept apart p:<run>:<task> of every task
+-- that did not succeed (the tasks it cancels, pending, ready, delayed,
+-- retrying or running, among them), and its dead-letter list x: when it
+-- has one.
 --
 -- Retried: the run is terminal by then: the retry answers OK and the run's
 -- fields, changing nothing; no slot is given back twice (the retry moves
 -- no task, and an SREM of a slot already given back frees nothing).
 -- Lost data: a run whose hash Redis lost answers NOT_FOUND and nothing is
 -- written; lease entries of its tasks that survived are dropped by the
--- sweep, once they expire, as records missing. A lost l:<key> forgets
--- holders, so the key admits more than its limit until they end (their SREM
--- then finds nothing); a lost lw:<key> forgets who waited, and those tasks
--- stay ready but out of every list until their run is cancelled (the store
--- cannot find them again without a scan).
+-- sweep, once they expire, as records missing, and its payload keys that
+-- survived keep no TTL (the cancel cannot name them without the hash). A
+-- lost payload key changes nothing here: its PEXPIRE finds no key. A lost
+-- l:<key> forgets holders, so the key admits more than its limit until
+-- they end (their SREM then finds nothing); a lost lw:<key> forgets who
+-- waited, and those tasks stay ready but out of every list until their run
+-- is cancelled (the store cannot find them again without a scan).
 -- Out of memory: the function is declared allow-oom and runs whole: a
 -- cancel ends work and frees leases; the releases shrink memory, and the
 -- waiter moved back costs one list entry it already had. Its events are
