@@ -35,12 +35,14 @@ func newStore(t testing.TB, opts ...memstore.Option) *memstore.Store {
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) *storetest.Harness {
 		clk := fakeclock.New(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+		s := newStore(t, memstore.WithClock(clk), memstore.WithRetention(time.Hour), memstore.WithHistoryRetention(3*time.Hour),
+			memstore.WithMaxResultBytes(1<<10), memstore.WithTaskLogLimit(5, 64), memstore.WithStats(0))
 		return &storetest.Harness{
-			Store: newStore(t, memstore.WithClock(clk), memstore.WithRetention(time.Hour), memstore.WithHistoryRetention(3*time.Hour),
-				memstore.WithMaxResultBytes(1<<10), memstore.WithTaskLogLimit(5, 64), memstore.WithStats(0)),
-			Now:     clk.Now,
-			Advance: clk.Advance,
-			Caps:    storetest.Caps{ExpiresKeys: true, Retention: time.Hour, HistoryRetention: 3 * time.Hour, MaxResultBytes: 1 << 10, TaskLogLines: 5, TaskLogBytes: 64},
+			Store:     s,
+			Now:       clk.Now,
+			Advance:   clk.Advance,
+			Caps:      storetest.Caps{ExpiresKeys: true, Retention: time.Hour, HistoryRetention: 3 * time.Hour, MaxResultBytes: 1 << 10, TaskLogLines: 5, TaskLogBytes: 64},
+			Leftovers: func(runID string) []string { return memstore.Leftovers(s, runID) },
 		}
 	})
 }

@@ -106,6 +106,7 @@ func newMiniredisHarness(t *testing.T) *storetest.Harness {
 		},
 		Caps: storetest.Caps{ExpiresKeys: true, Retention: store.RetentionDefault, HistoryRetention: 3 * store.RetentionDefault, MaxResultBytes: maxResultBytes,
 			TaskLogLines: 5, TaskLogBytes: 64},
+		Leftovers: redisLeftovers(c, "plait"),
 	}
 }
 
@@ -132,16 +133,17 @@ func newServerHarness(t *testing.T) *storetest.Harness {
 		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64),
 		redisstore.WithLogger(quietLogger()))
 	require.NoError(t, err)
-	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{MaxResultBytes: maxResultBytes, TaskLogLines: 5, TaskLogBytes: 64}}
+	return &storetest.Harness{Store: s, Now: clk.Now, Advance: clk.Advance, Caps: storetest.Caps{Retention: store.RetentionDefault, MaxResultBytes: maxResultBytes, TaskLogLines: 5, TaskLogBytes: 64},
+		Leftovers: redisLeftovers(c, prefix)}
 }
 
-// redisLeftovers lists what a store writing under prefix still holds of
-// a run: every key whose name holds the run's id, and every entry
+// redisLeftovers is the Leftovers hook of a harness whose store writes
+// under prefix: every key whose name holds the run's id, and every entry
 // of another key (index, queue, lease zset, dead letters, expiry list,
 // any structure docs/redis-schema.md lists) that names the run, found by
 // SCAN and read whole, as only a test may. The shard's event stream e and
-// the claim memories c:<request> are left out: the contract keeps them
-// by their cap and by the claim's lease, not by the run's retention.
+// the claim memories c:<request> are left out, as the hook's contract
+// says.
 func redisLeftovers(c *redis.Client, prefix string) func(runID string) []string {
 	return func(runID string) []string {
 		ctx := context.Background()

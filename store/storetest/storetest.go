@@ -58,6 +58,17 @@ type Harness struct {
 	Advance func(d time.Duration)
 	// Caps lists optional capabilities of the store.
 	Caps Caps
+	// Leftovers, when set, lists what the store still holds of run runID,
+	// one short description per item: every record of the run and every
+	// entry of a structure shared with other runs (an index, a queue, the
+	// lease table, a dead-letter list, an expiry list) that names it; nil
+	// or empty when nothing is left. Two shared structures are left out,
+	// as the contract keeps them by other bounds than the run's
+	// retention: the store's event stream (its cap) and the memory of a
+	// claim sent with a RequestID (the claim's lease). The cases of the
+	// Leftovers group skip without it. It is a test hook: it may scan
+	// the whole store.
+	Leftovers func(runID string) []string
 }
 
 // Caps are capability facts about a store. A case that needs a capability
@@ -110,6 +121,7 @@ func Run(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		{"Requests", testRequests},
 		{"ResultLimit", testResultLimit},
 		{"Retention", testRetention},
+		{"Leftovers", testLeftovers},
 		{"Concurrency", testConcurrency},
 		{"Context", testContext},
 		{"Time", testTime},

@@ -21,6 +21,12 @@ local function make_due(ctx, rk, id, r, name, t, h)
   return true
 end
 
+-- dead_grace is how much longer than its run (ms) a run's dead-letter
+-- list x:<run> is kept: the pruner reads it to take the run's letters out
+-- of the shard's index dl (forget_run), and the janitor comes by after
+-- the run's hash has expired, not at that instant.
+local dead_grace = 3600000
+
 -- run_ended is sent once when a run has reached a terminal status, after
 -- the writes of the step that ended it: every key it owns starts its
 -- retention (the rule its field q settled at creation, see
@@ -38,7 +44,7 @@ local function run_ended(ctx, rk, id, r, k)
     -- the failed alone: a cancelled or skipped task keeps its payload too)
     local _, unsucceeded = meta_counts(r)
     if unsucceeded > 0 then
-      redis.call('PEXPIRE', key(ctx.base, 'x', id), ret)
+      redis.call('PEXPIRE', key(ctx.base, 'x', id), int(tonumber(ret) + dead_grace))
       -- the payloads kept apart of those tasks (only runs of at most
       -- apart_max_tasks tasks keep payloads apart)
       if tonumber(r.total) <= apart_max_tasks then

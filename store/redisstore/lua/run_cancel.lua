@@ -29,7 +29,7 @@
 -- idempotency key k:, the payload kept apart p:<run>:<task> of every task
 -- that did not succeed (the tasks it cancels, pending, ready, delayed,
 -- retrying or running, among them), and its dead-letter list x: when it
--- has one.
+-- has one, an hour longer, for the pruner to take its letters out of dl.
 --
 -- Retried: the run is terminal by then: the retry answers OK and the run's
 -- fields, changing nothing; no slot is given back twice (the retry moves
