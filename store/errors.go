@@ -60,6 +60,15 @@ var (
 	ErrStoreFull = errors.New("plait: store is full")
 	// ErrInvalidArgument: a store method got arguments it cannot act on.
 	ErrInvalidArgument = errors.New("plait: invalid argument")
+	// ErrRejected: the backend refused the call as a whole for what it
+	// carries (a Redis error reply such as "Protocol error: invalid bulk
+	// length" for an argument over the server's proto-max-bulk-len, or a
+	// script error), so that sending it again unchanged meets the same
+	// refusal; nothing was half-written. A batch call may go through split
+	// in parts: the Scheduler's finisher halves a rejected batch of outcomes
+	// down to single outcomes and fails an attempt whose outcome is still
+	// rejected on its own. Stores wrap it around the backend's error.
+	ErrRejected = errors.New("plait: call rejected by the store")
 )
 
 var (

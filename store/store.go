@@ -54,10 +54,22 @@ import (
 // # Errors
 //
 // Methods return the sentinels of this package directly, possibly wrapped:
-// [ErrNotFound], [ErrStaleEpoch], [ErrStoreFull], [ErrInvalidArgument]. Anything
-// else is a transport or backend failure and may be retried by the caller;
-// every method is idempotent under such a retry (a finish that already
-// applied answers [ErrStaleEpoch] the second time, never applies twice).
+// [ErrNotFound], [ErrStaleEpoch], [ErrStoreFull], [ErrInvalidArgument],
+// [ErrRejected]. Anything else is a transport or backend failure and may be
+// retried by the caller; every method is idempotent under such a retry (a
+// finish that already applied answers [ErrStaleEpoch] the second time, never
+// applies twice).
+//
+// [ErrRejected] is for a call the backend refuses as a whole for what it
+// carries, deterministically: the same call sent again meets the same
+// refusal, so it is not retried unchanged. A store answers it only for a
+// refusal it cannot put on one member of a batch (what it can, such as
+// [ErrResultTooLarge], it answers for that member alone), and never for a
+// failure of the transport, a timeout, a lack of memory ([ErrStoreFull]) or
+// a missing script. A caller holding a batch sends it again in parts: the
+// Scheduler halves a rejected batch of outcomes down to single outcomes, and
+// an outcome rejected on its own fails its attempt as [ErrResultTooLarge]
+// does. A store without such a failure (memstore) never answers it.
 //
 // Every method checks its context before its first write: called with a
 // context that is already done, it writes nothing and answers the context's

@@ -29,6 +29,9 @@ const (
 type finishReq struct {
 	e *Attempt
 	o store.TaskOutcome
+	// standIn marks a failure written in place of an outcome the store
+	// refused (see failInstead); refused in its turn, it is not replaced.
+	standIn bool
 }
 
 // finisher queues attempt outcomes for the driver, which writes whatever has
@@ -99,8 +102,15 @@ func (f *finisher) drained() bool {
 // call is sent again, unchanged, while the outcomes' leases hold (see
 // finishRetryMin) or, with a claim attached, until the claim's lease has
 // passed: the claim's RequestID makes the resend answer the tasks a lost
-// first call took, instead of leaving them held by nobody.
+// first call took, instead of leaving them held by nobody. A call the store
+// rejected for what it carries (store.ErrRejected) is not sent again as it
+// is: the batch goes in parts (see rejected).
 func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams) *store.TaskClaimResult {
+	return f.send(ctx, batch, claim, false)
+}
+
+// send is write; part says batch is a part of a rejected batch.
+func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams, part bool) *store.TaskClaimResult {
 	p := f.p
 	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: outcomesOf(batch)}}
 	if claim != nil && claim.Limit > 0 {
@@ -138,6 +148,9 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.Ta
 		}
 		if errors.Is(err, store.ErrInvalidArgument) {
 			f.giveUp(pending(batch, given), err)
+			return nil
+		}
+		if errors.Is(err, store.ErrRejected) && f.rejected(ctx, pending(batch, given), err, part) {
 			return nil
 		}
 		if failures == 0 {
@@ -182,22 +195,28 @@ func pending(batch []finishReq, given []bool) []finishReq {
 }
 
 // tooLarge turns a success whose result the store refused for its size
-// into a failure of the attempt, queued at once: the store changed nothing
-// for it, so its lease still holds and stays extended meanwhile. The result
-// would be as large on every attempt, so the failure is for good.
+// into a failure of the attempt (see failInstead). The result would be as
+// large on every attempt, so the failure is for good.
 func (f *finisher) tooLarge(r finishReq, res store.TaskFinishResult) bool {
 	if r.o.Outcome != store.OutcomeSucceeded || !errors.Is(res.Err, store.ErrResultTooLarge) {
 		return false
 	}
-	f.p.cfg.Logger.Warn("plait: result too large for the store; the attempt fails", "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", res.Err)
-	failed := store.TaskOutcome{Lease: r.o.Lease, Outcome: store.OutcomeFailed, Error: res.Err.Error()}
+	f.failInstead(r, res.Err, "plait: result too large for the store; the attempt fails")
+	return true
+}
+
+// failInstead queues, in place of an outcome the store refused, the
+// failure of its attempt with err: the store changed nothing for the
+// outcome, so its lease still holds and stays extended meanwhile.
+func (f *finisher) failInstead(r finishReq, err error, msg string) {
+	f.p.cfg.Logger.Warn(msg, "run", r.o.Lease.RunID, "task", r.o.Lease.Task, "err", err)
+	failed := store.TaskOutcome{Lease: r.o.Lease, Outcome: store.OutcomeFailed, Error: err.Error()}
 	f.mu.Lock()
 	// Queued even when the finisher is closing: the driver calling write
 	// drains the queue before it stops.
-	f.queue = append(f.queue, finishReq{e: r.e, o: failed})
+	f.queue = append(f.queue, finishReq{e: r.e, o: failed, standIn: true})
 	f.mu.Unlock()
 	f.p.wake()
-	return true
 }
 
 func outcomesOf(batch []finishReq) []store.TaskOutcome {

@@ -293,7 +293,9 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 	return load(ctx, s.client)
 }
 
-// runScript runs sc and maps Redis's OOM refusal to store.ErrStoreFull.
+// runScript runs sc and maps Redis's OOM refusal to store.ErrStoreFull and
+// the other refusals of the call for what it carries to store.ErrRejected
+// (scriptErr).
 // On the function path the refusal is up front and whole (see allowOOM);
 // a function call that finds no function (a restarted server without
 // persistence) loads the library again, and when even that fails (the
@@ -316,7 +318,7 @@ func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args .
 		v, err = sc.eval.Run(ctx, s.client, keys, args...).Result()
 	}
 	if err != nil {
-		return nil, mapErr(err)
+		return nil, scriptErr(err)
 	}
 	out, ok := v.([]any)
 	if !ok {
@@ -342,3 +344,30 @@ func mapErr(err error) error {
 func isOOM(err error) bool {
 	return err != nil && !errors.Is(err, redis.Nil) && strings.Contains(err.Error(), "OOM command not allowed")
 }
+
+// scriptErr is mapErr for a script call, which also wraps
+// store.ErrRejected around an error reply that the same call would meet
+// again: "ERR Protocol error: invalid bulk length" for an argument over
+// the server's proto-max-bulk-len, a script's error. The replies that say
+// something of the server's state rather than of the call are left as
+// they are, to be retried: OOM (store.ErrStoreFull), a missing script or
+// function, a loading, busy, read-only or failing-over server, a
+// redirection, and the refusals of authentication and ACLs.
+func scriptErr(err error) error {
+	err = mapErr(err)
+	var re redis.Error
+	if err == nil || errors.Is(err, store.ErrStoreFull) || errors.Is(err, redis.Nil) || !errors.As(err, &re) {
+		return err
+	}
+	msg := re.Error()
+	code, _, _ := strings.Cut(msg, " ")
+	if serverState[code] || strings.Contains(msg, "Function not found") || strings.Contains(msg, "max number of clients") {
+		return err
+	}
+	return fmt.Errorf("%w: %w", store.ErrRejected, err)
+}
+
+// serverState holds the error codes of replies about the server's state.
+var serverState = map[string]bool{"OOM": true, "NOSCRIPT": true, "LOADING": true, "BUSY": true, "READONLY": true,
+	"MASTERDOWN": true, "TRYAGAIN": true, "CLUSTERDOWN": true, "MOVED": true, "ASK": true, "NOREPLICAS": true,
+	"UNBLOCKED": true, "NOAUTH": true, "NOPERM": true, "WRONGPASS": true}
