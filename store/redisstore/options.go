@@ -238,14 +238,22 @@ func WithCompression(thresholdBytes int) Option {
 }
 
 // WithMaxResultBytes sets the largest result the store keeps, in bytes as
-// stored (one flag byte, then the result, compressed when WithCompression
-// makes it smaller). A finish outcome with a larger result is answered
-// [store.ErrResultTooLarge] on its own, before anything is sent: nothing
-// applies for it, its lease still holds, and the rest of the batch applies
-// as usual (a result Redis refuses would fail the whole call). Defaults to
-// [store.MaxResultBytesDefault]; below 1 or above [store.MaxResultBytesMax]
-// is an error, and a server whose proto-max-bulk-len is lower needs a
-// value below it.
+// given (it is stored as one flag byte, then the result, compressed when
+// WithCompression makes it smaller). A finish outcome with a larger result
+// is answered [store.ErrResultTooLarge] on its own, before anything is
+// sent: nothing applies for it, its lease still holds, and the rest of the
+// batch applies as usual. Defaults to [store.MaxResultBytesDefault]; below
+// 1 or above [store.MaxResultBytesMax] is an error.
+//
+// Redis refuses a whole call with an argument over its proto-max-bulk-len
+// ("Protocol error: invalid bulk length"), and a stored result is one
+// argument. So [New] reads proto-max-bulk-len with CONFIG GET (on a
+// Cluster, from every master, the smallest) and, when it is below the
+// limit set here plus the flag byte, lowers the limit to it less that
+// byte, logging so once at Info. A server that refuses CONFIG (managed
+// Redis, ACLs) keeps the limit set here; a result Redis still refuses
+// fails its attempt all the same, after the Scheduler has sent the rest of
+// its batch apart (see [store.ErrRejected]).
 func WithMaxResultBytes(n int) Option {
 	return func(c *config) {
 		if err := store.CheckMaxResultBytes(n); err != nil {

@@ -42,7 +42,9 @@
 // (nothing is written) and TaskClaim; a TaskFinishClaim applies its
 // outcomes and claims nothing. Nothing needs resetting: once memory is
 // freed, creates and claims work again. A result over [WithMaxResultBytes]
-// is refused for its outcome alone, with [store.ErrResultTooLarge]. On a
+// (which New lowers to the server's proto-max-bulk-len) is refused for its
+// outcome alone, with [store.ErrResultTooLarge]; a call Redis refuses as a
+// whole for what it carries answers [store.ErrRejected]. On a
 // server without functions (Redis before 7) scripts run as EVALSHA, where
 // Redis refuses only a script's first write that needs memory: there a
 // claim still runs and an extend is refused (see each script's header).
@@ -55,6 +57,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -105,6 +108,9 @@ type Store struct {
 	ids idBlock
 	// hub is the one pub/sub connection of the store's waiters (hub.go).
 	hub *hub
+	// bulkMax is the server's proto-max-bulk-len, the longest argument it
+	// takes, as New read it; 0 when it could not (capResults).
+	bulkMax int
 }
 
 // New returns a Store over client. The caller owns client and closes it
@@ -118,13 +124,15 @@ type Store struct {
 // (matching [ErrUnreachable]) naming the client's addresses, and New stops
 // there. It then checks the server's maxmemory-policy (see
 // [WithStrictEviction]) and answers [ErrEvictionPolicy] when strict mode
-// refuses it. Last, it records the layout under the prefix on first use
-// (the shard count and whether stats are on; layout.go), or answers a
-// [*LayoutError] when the prefix was first used with another shard count,
-// a [*StatsMismatchError] when it was first used with another stats
-// setting than [WithStats] gives (both match [ErrLayoutMismatch]), and,
-// under [WithExistingPrefix], a [*PrefixUnknownError] (matching
-// [ErrPrefixUnknown]) when it was never used.
+// refuses it, and reads proto-max-bulk-len to cap the largest result
+// (see [WithMaxResultBytes]). Last, it records the layout under the
+// prefix on first use (the shard count and whether stats are on;
+// layout.go), or answers a [*LayoutError] when the prefix was first used
+// with another shard count, a [*StatsMismatchError] when it was first
+// used with another stats setting than [WithStats] gives (both match
+// [ErrLayoutMismatch]), and, under [WithExistingPrefix], a
+// [*PrefixUnknownError] (matching [ErrPrefixUnknown]) when it was never
+// used.
 func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*Store, error) {
 	if client == nil {
 		return nil, fmt.Errorf("redisstore: nil client: %w", store.ErrInvalidOption)
@@ -150,12 +158,54 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	if err := s.checkEviction(ctx); err != nil {
 		return nil, err
 	}
+	s.capResults(ctx)
 	if err := s.checkLayout(ctx); err != nil {
 		return nil, err
 	}
 	s.functions = s.loadLibrary(ctx) == nil
 	s.hub = newHub(client)
 	return s, nil
+}
+
+// capResults lowers the largest result to what the server takes in one
+// argument: proto-max-bulk-len, read with CONFIG GET (on a Cluster, the
+// smallest of its masters'), less the flag byte a stored result starts
+// with (finish.go sends it as one argument, the flag byte then the
+// result). A server that refuses CONFIG (managed Redis, ACLs) keeps the
+// option's limit: a result Redis refuses then fails its attempt too, once
+// the Scheduler has split the batch it came in (store.ErrRejected).
+func (s *Store) capResults(ctx context.Context) {
+	var mu sync.Mutex
+	limit := int64(0)
+	read := func(ctx context.Context, c redis.Cmdable) error {
+		m, err := c.ConfigGet(ctx, "proto-max-bulk-len").Result()
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(m["proto-max-bulk-len"], 10, 64)
+		if err != nil || n < 2 {
+			return fmt.Errorf("redisstore: proto-max-bulk-len %q", m["proto-max-bulk-len"])
+		}
+		mu.Lock()
+		if limit == 0 || n < limit {
+			limit = n
+		}
+		mu.Unlock()
+		return nil
+	}
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		_ = cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error { return read(ctx, c) })
+	} else {
+		_ = read(ctx, s.client)
+	}
+	s.bulkMax = int(limit)
+	if limit == 0 || limit-1 >= int64(s.cfg.maxResult) {
+		return
+	}
+	s.cfg.logger.Info("redisstore: the server's proto-max-bulk-len lowers the largest result the store keeps",
+		slog.Int64("proto-max-bulk-len", limit), slog.Int("max-result-bytes", int(limit-1)),
+		slog.Int("configured", s.cfg.maxResult))
+	s.cfg.maxResult = int(limit - 1)
 }
 
 // checkEviction reads maxmemory-policy with CONFIG GET, then INFO memory,
