@@ -84,8 +84,8 @@ func (l *attemptLog) end() {
 	l.flush(true)
 }
 
-// flush sends the waiting lines in one append. A transport failure is
-// retried once with the same Seq: the store keeps one copy.
+// flush sends the waiting lines in one append (see sendLines). A transport
+// failure is retried once with the same Seq: the store keeps one copy.
 func (l *attemptLog) flush(final bool) {
 	l.sending.Lock()
 	defer l.sending.Unlock()
@@ -107,16 +107,7 @@ func (l *attemptLog) flush(final bool) {
 	params := &store.TaskLogAppendParams{Lease: l.lease, Attempt: l.attempt, Seq: l.seq, Lines: lines}
 	l.mu.Unlock()
 
-	var res *store.TaskLogAppendResult
-	var err error
-	for try := 0; try < 2; try++ {
-		ctx, cancel := context.WithTimeout(context.Background(), taskLogAppendTimeout)
-		res, err = l.store.TaskLogAppend(ctx, params)
-		cancel()
-		if err == nil || errors.Is(err, store.ErrStaleEpoch) || errors.Is(err, store.ErrNotFound) {
-			break
-		}
-	}
+	dropped, refused, err := l.sendLines(params)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
@@ -124,11 +115,50 @@ func (l *attemptLog) flush(final bool) {
 		// A wrapper that forwards the capability to a store without it:
 		// the lines went to the Scheduler's logger, which is all there is.
 		l.unsupported = true
-	case err != nil:
-		l.lostLocked(len(lines), "the store refused them: "+err.Error())
-	case res.Dropped > 0:
-		l.lostLocked(res.Dropped, "the task's log cap is reached")
+	case refused > 0:
+		l.lostLocked(refused, "the store refused them: "+err.Error())
 	}
+	if dropped > 0 {
+		l.lostLocked(dropped, "the task's log cap is reached")
+	}
+}
+
+// sendLines sends one append, tried twice, and answers how many of its lines
+// the cap dropped and how many the store refused, with the refusal. An
+// append the store rejected for what it carries (store.ErrRejected: a line
+// longer than the server takes in one argument) is sent again in halves,
+// down to single lines, each part with a sequence number of its own, taken
+// as it is sent so that they follow the order of the lines (the caller
+// holds sending): only a line rejected on its own is lost.
+func (l *attemptLog) sendLines(params *store.TaskLogAppendParams) (dropped, refused int, err error) {
+	var res *store.TaskLogAppendResult
+	for try := 0; try < 2; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), taskLogAppendTimeout)
+		res, err = l.store.TaskLogAppend(ctx, params)
+		cancel()
+		if err == nil || errors.Is(err, store.ErrStaleEpoch) || errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrRejected) {
+			break
+		}
+	}
+	switch {
+	case err == nil:
+		return res.Dropped, 0, nil
+	case !errors.Is(err, store.ErrRejected) || len(params.Lines) == 1:
+		return 0, len(params.Lines), err
+	}
+	h := len(params.Lines) / 2
+	first, second := *params, *params
+	first.Lines, second.Lines = params.Lines[:h], params.Lines[h:]
+	dropped, refused, err = l.sendLines(&first)
+	l.mu.Lock()
+	l.seq++
+	second.Seq = l.seq
+	l.mu.Unlock()
+	d, r, err2 := l.sendLines(&second)
+	if err2 != nil {
+		err = err2
+	}
+	return dropped + d, refused + r, err
 }
 
 // taskLogAppendTimeout bounds one append, so a flush at an attempt's end

@@ -162,6 +162,10 @@ func runBigResult(t *testing.T, s *redisstore.Store, want string, within time.Du
 		mu        sync.Mutex
 		succeeded = map[string]time.Time{}
 		failed    = map[string]error{}
+		// reported is closed once the 8 attempts were reported: the
+		// events follow the store's answer, so may come after RunWait's.
+		reported     = make(chan struct{})
+		reportedOnce sync.Once
 	)
 	codec := noticeCodec{encoded: make(chan struct{}, n)}
 	sched, err := plait.New(g, plait.WithConcurrency(n+2), plait.WithLogger(quietLogger()), plait.WithCodec(codec),
@@ -176,6 +180,11 @@ func runBigResult(t *testing.T, s *redisstore.Store, want string, within time.Du
 				succeeded[ev.Task] = time.Now()
 			case plait.EventTaskFailed:
 				failed[ev.Task] = ev.Err
+			default:
+				return
+			}
+			if len(succeeded)+len(failed) == n {
+				reportedOnce.Do(func() { close(reported) })
 			}
 		}))
 	require.NoError(t, err)
@@ -248,6 +257,7 @@ func runBigResult(t *testing.T, s *redisstore.Store, want string, within time.Du
 	}
 	ended := time.Since(opened)
 	require.Equal(t, store.RunFailed, final.Status)
+	wait(reported, "the 8 attempts were never all reported")
 	mu.Lock()
 	defer mu.Unlock()
 	var last time.Duration

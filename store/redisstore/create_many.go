@@ -59,6 +59,9 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreatePara
 				return nil, err
 			}
 			out[i].Result, out[i].Err = s.RunCreate(ctx, p)
+		case s.overBulk(req.args) > 0:
+			out[i].Err = fmt.Errorf("redisstore: run create with an argument of %d bytes, over the server's proto-max-bulk-len of %d: %w",
+				s.overBulk(req.args), s.bulkMax, store.ErrRejected)
 		default:
 			reqs[i] = req
 			pending = append(pending, i)
@@ -75,11 +78,36 @@ func (s *Store) RunCreateMany(ctx context.Context, params []*store.RunCreatePara
 	return out, nil
 }
 
+// overBulk answers the length of the first of args longer than the
+// server's proto-max-bulk-len, or 0. Redis answers such an argument with
+// "Protocol error: invalid bulk length" and closes the connection, so every
+// create after it in the pipeline would fail too: RunCreateMany answers
+// that run store.ErrRejected instead of sending it.
+func (s *Store) overBulk(args []any) int {
+	if s.bulkMax == 0 {
+		return 0
+	}
+	for _, a := range args {
+		n := 0
+		switch v := a.(type) {
+		case string:
+			n = len(v)
+		case []byte:
+			n = len(v)
+		}
+		if n > s.bulkMax {
+			return n
+		}
+	}
+	return 0
+}
+
 // sendCreates sends run_create.lua for each request in one pipeline and
 // returns each reply or each refusal. A pipeline cannot fall back per
 // command, so when the server lacks the script or the function library
 // (a restart emptied it) it loads them and sends the whole pipeline again:
-// a create repeated with its id finds its run and answers created.
+// a create repeated with its id finds its run and answers created. A create
+// Redis rejected for what it carries answers store.ErrRejected.
 func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []error, error) {
 	calls := make([]scriptCall, len(reqs))
 	for i, r := range reqs {
@@ -92,7 +120,7 @@ func (s *Store) sendCreates(ctx context.Context, reqs []*createReq) ([][]any, []
 	for i, c := range cmds {
 		v, err := c.Result()
 		if err != nil {
-			errs[i] = mapErr(err)
+			errs[i] = scriptErr(err)
 			if errors.Is(errs[i], store.ErrStoreFull) {
 				answered++
 			}
