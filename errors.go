@@ -327,6 +327,10 @@ var (
 	ErrReplayConflict = store.ErrReplayConflict
 	// ErrIllegalTransition: a status change the transition table forbids.
 	ErrIllegalTransition = store.ErrIllegalTransition
+	// ErrRejected: the store refused a call as a whole for what it carried
+	// (a value over Redis's proto-max-bulk-len); resending it unchanged
+	// would meet the same answer.
+	ErrRejected = store.ErrRejected
 )
 
 // Errors with details, re-exported from package store.
