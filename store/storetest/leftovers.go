@@ -256,5 +256,36 @@ func testLeftovers(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				goneAfterRetention(t, h, r.ID, rule)
 			},
 		},
+		{
+			name: "ReplayOutlastsRetention",
+			rule: "a replayed run that runs again for longer than its retention loses nothing meanwhile: a failed task it did not replay keeps its payload and can be replayed later; and it leaves nothing behind after the retention of its last end",
+			run: func(t *testing.T, h *Harness, rule string) {
+				needLeftovers(t, h, true)
+				rs, ok := h.Store.(store.ReplayStore)
+				if !ok {
+					t.Skip("needs store.ReplayStore")
+				}
+				r := leftRun(t, h, cont, leftTask("a"), leftTask("b"))
+				for _, ct := range claimNames(t, h) {
+					failTask(t, h, ct.Lease, "boom", rule)
+				}
+				require.Equal(t, store.RunFailed, getRun(t, h, r.ID).Status, rule)
+				_, err := rs.RunReplay(bg, &store.RunReplayParams{RunID: r.ID, Tasks: []string{"a"}})
+				require.NoError(t, err, rule)
+				h.Advance(2 * max(h.Caps.Retention, h.Caps.HistoryRetention))
+				require.Equal(t, store.RunRunning, getRun(t, h, r.ID).Status, rule)
+				a := claimOne(t, h, "a", rule)
+				require.Equal(t, leftPayload, a.Spec.Payload, rule)
+				succeed(t, h, a.Lease, "ok", rule)
+				require.Equal(t, store.RunFailed, getRun(t, h, r.ID).Status, rule)
+				_, err = rs.RunReplay(bg, &store.RunReplayParams{RunID: r.ID, Generation: 1, Tasks: []string{"b"}})
+				require.NoError(t, err, rule+": b's payload was kept while the run ran again")
+				b := claimOne(t, h, "b", rule)
+				require.Equal(t, leftPayload, b.Spec.Payload, rule)
+				succeed(t, h, b.Lease, "ok", rule)
+				require.Equal(t, store.RunCompleted, getRun(t, h, r.ID).Status, rule)
+				goneAfterRetention(t, h, r.ID, rule)
+			},
+		},
 	})
 }

@@ -44,9 +44,11 @@
 -- Cut off: the script is atomic; a caller cut off mid-call retries and
 -- gets OK or REPLAY_EXISTING.
 -- Keys: the run's keys lose their TTL (PERSIST: the hash, its dead-letter
--- list x:, its log lines tl:, its idempotency key k:, the payload keys of
--- the reset tasks) while it runs again; run_ended sets it again at the
--- generation's end. Its expiry list entry stays behind; the pruner skips a
+-- list x:, its log lines tl:, its idempotency key k:, every payload key
+-- it keeps, of the reset tasks and of the tasks left failed, dead,
+-- cancelled or skipped, which a later replay may reset) while it runs
+-- again, so nothing of it expires however long the generation runs;
+-- run_ended sets it again at the generation's end. Its expiry list entry stays behind; the pruner skips a
 -- run that is active again or ended later (run_prune.lua). The dead
 -- letters of the reset tasks leave x:<run> (LREM) and the index dl (ZREM).
 -- A cancelled task's stale queue entries (a cancel leaves them for the
@@ -152,7 +154,6 @@ for _, i in ipairs(reset) do
     redis.call('LREM', x, 0, name)
     redis.call('ZREM', key(ctx.base, 'dl'), entry(id, name))
   end
-  if heads[i].apart then redis.call('PERSIST', key(ctx.base, 'p', id, name)) end
 end
 ctx.replay = nil
 
@@ -198,6 +199,12 @@ end
 redis.call('PERSIST', rk)
 redis.call('PERSIST', x)
 redis.call('PERSIST', key(ctx.base, 'tl', id))
+-- every payload the run keeps apart, the reset tasks' and the others': a
+-- failed task this replay leaves alone keeps its payload for a later one
+-- however long this generation runs (a missing key is left alone)
+if #names <= apart_max_tasks then
+  for _, name in ipairs(names) do redis.call('PERSIST', key(ctx.base, 'p', id, name)) end
+end
 local k = hget(rk, 'k')
 if k then redis.call('PERSIST', key(ctx.base, 'k', k)) end
 if not finish_run(ctx, rk, id, r) then meta_put(rk, r) end
