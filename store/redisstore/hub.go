@@ -68,10 +68,10 @@ func (h *hub) watch(ctx context.Context, channel string) (*watcher, error) {
 	w := &watcher{h: h, channel: channel, ready: make(chan struct{}), signal: make(chan struct{}, 1)}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.ps == nil {
+	start := h.ps == nil
+	if start {
 		h.ps = h.client.Subscribe(context.WithoutCancel(ctx))
 		h.done = make(chan struct{})
-		go h.receive(h.ps, h.done)
 	}
 	c := h.chans[channel]
 	if c == nil {
@@ -84,6 +84,13 @@ func (h *hub) watch(ctx context.Context, channel string) (*watcher, error) {
 			h.closeIfIdleLocked()
 			return nil, mapErr(err)
 		}
+	}
+	if start {
+		// Receiving starts after the first SUBSCRIBE made the connection:
+		// on a cluster client it is made to the master of that channel's
+		// slot (a receive on a PubSub with no channel yet would make it to
+		// any node).
+		go h.receive(h.ps, h.done)
 	}
 	c.watchers[w] = struct{}{}
 	if c.confirmed {
@@ -222,6 +229,43 @@ func (h *hub) signalAll(ps *redis.PubSub) {
 			w.notify()
 		}
 	}
+}
+
+// hubs are the hubs of a store on a cluster client, one per master. A
+// run's end is published by the script that ends it, on the master of the
+// run's shard; a subscriber on another node hears it only once the cluster
+// bus has carried it there, which takes tens of milliseconds at times. So
+// RunWait watches its run's channel through the hub of that master, whose
+// connection goes there (watch subscribes before it receives).
+type hubs struct {
+	mu     sync.Mutex
+	byAddr map[string]*hub
+}
+
+// runHub returns the hub to watch a run's channel on: on a cluster client
+// the hub of the master serving the channel's slot, else the store's one
+// hub.
+func (s *Store) runHub(ctx context.Context, channel string) *hub {
+	cc, ok := s.client.(*redis.ClusterClient)
+	if !ok {
+		return s.hub
+	}
+	node, err := cc.MasterForKey(ctx, channel)
+	if err != nil {
+		return s.hub // any node hears every PUBLISH, later
+	}
+	addr := node.Options().Addr
+	s.runHubs.mu.Lock()
+	defer s.runHubs.mu.Unlock()
+	h := s.runHubs.byAddr[addr]
+	if h == nil {
+		if s.runHubs.byAddr == nil {
+			s.runHubs.byAddr = map[string]*hub{}
+		}
+		h = newHub(s.client)
+		s.runHubs.byAddr[addr] = h
+	}
+	return h
 }
 
 func (w *watcher) notify() {

@@ -11,10 +11,11 @@ import (
 )
 
 // ReadyWait blocks until work may be claimable. See [store.Store.ReadyWait].
-// It blocks with BLPOP on the wake lists of its queues (at most waitChunk
-// per call): one BLPOP over every shard's lists, or, on a Cluster client,
-// where one BLPOP reaches one slot, one BLPOP per shard at the same time,
-// each on a connection of its own (ready_cluster.go). Every script that makes a task ready or
+// It blocks with BLPOP on the wake lists of its queues: one BLPOP over
+// every shard's lists (at most waitChunk per call), or, on a Cluster
+// client, where one BLPOP reaches one slot, one BLPOP per shard at the
+// same time, each on a connection of its own, the first token ending the
+// wait (ready_cluster.go). Every script that makes a task ready or
 // delayed pushes a token to that task's queue list, and a claim that takes
 // a task its own call readied takes the token back, so a token is waiting
 // for any work that appeared after the caller's last empty claim; delayed
@@ -33,16 +34,22 @@ func (s *Store) ReadyWait(ctx context.Context, params *store.ReadyWaitParams) er
 	if params.Timeout > 0 {
 		deadline = clock.Real{}.Now().Add(params.Timeout)
 	}
-	perShard := make([][]string, len(order))
+	byShard := make([][]string, s.cfg.shards)
 	var all []string
-	for i, shard := range order {
-		perShard[i] = s.wakeKeys(shard, queues)
+	for _, shard := range order {
+		byShard[shard] = s.wakeKeys(shard, queues)
 		for _, q := range queues {
 			for _, h := range params.Handlers {
-				perShard[i] = append(perShard[i], s.keys.asideWake(shard, q, h))
+				byShard[shard] = append(byShard[shard], s.keys.asideWake(shard, q, h))
 			}
 		}
-		all = append(all, perShard[i]...)
+		all = append(all, byShard[shard]...)
+	}
+	if cc, ok := s.client.(*redis.ClusterClient); ok && len(byShard) > 1 {
+		if _, err := s.blpopShards(ctx, cc, byShard, deadline); err != nil && ctx.Err() == nil {
+			return mapErr(err)
+		}
+		return nil
 	}
 	for {
 		if ctx.Err() != nil {
@@ -58,13 +65,7 @@ func (s *Store) ReadyWait(ctx context.Context, params *store.ReadyWaitParams) er
 				d = left
 			}
 		}
-		var got bool
-		var err error
-		if cc, ok := s.client.(*redis.ClusterClient); ok && len(perShard) > 1 {
-			got, err = s.blpopShards(ctx, cc, order, perShard, d)
-		} else {
-			got, err = s.blpop(ctx, all, d, false)
-		}
+		got, err := s.blpop(ctx, all, d, false)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil

@@ -103,11 +103,13 @@ type Store struct {
 	next atomic.Uint32
 	// waiters keeps the blocking connections of ReadyWait on a cluster
 	// with several shards (ready_cluster.go).
-	waiters chan shardWaiters
+	waiters chan *waitSet
 	// ids is the block of run ids this store reserved.
 	ids idBlock
 	// hub is the one pub/sub connection of the store's waiters (hub.go).
 	hub *hub
+	// runHubs are the hubs of RunWait on a cluster, one per master (hub.go).
+	runHubs hubs
 	// bulkMax is the server's proto-max-bulk-len, the longest argument it
 	// takes, as New read it; 0 when it could not (capResults).
 	bulkMax int
@@ -151,7 +153,7 @@ func New(ctx context.Context, client redis.UniversalClient, opts ...Option) (*St
 	cfg.withDefaults()
 	s := &Store{client: client, cfg: cfg, keys: keys{prefix: cfg.prefix}}
 	_, s.cluster = client.(*redis.ClusterClient)
-	s.waiters = make(chan shardWaiters, 1)
+	s.waiters = make(chan *waitSet, 1)
 	if err := s.reach(ctx); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@ import (
 
 // RunWait blocks until the run is terminal. A run not finished yet is
 // waited for on its pub/sub channel, to which the script that ends the run
-// publishes, through the store's one shared subscription connection (hub.go):
+// publishes, through a subscription connection shared by the store's
+// waiters (hub.go; on a cluster, one per master, the run's own):
 // RunWait subscribes first and reads the run after the server confirmed the
 // subscription, so an end between the two is seen by the read. It reads the
 // run again only when the channel says the run ended, or when the shared
@@ -29,7 +30,8 @@ func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*stor
 	if err != nil || run.Status.Terminal() {
 		return run, err
 	}
-	w, err := s.hub.watch(ctx, s.keys.done(shard, params.ID))
+	channel := s.keys.done(shard, params.ID)
+	w, err := s.runHub(ctx, channel).watch(ctx, channel)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
