@@ -24,6 +24,8 @@
 //     counted and deleted; the tasks of a run.
 //   - [ResultStore] (result_store.go): the results of named tasks of a run.
 //   - [PayloadStore] (payload_store.go): the payloads of named tasks of a run.
+//   - [RunSpecStore] (run_spec_store.go): a run's definition as submitted,
+//     with its payloads and results on request.
 //   - [HistoryStore] (history_store.go): the attempt records of a run.
 //   - [TaskLogStore] (task_log_store.go): the lines a handler logged.
 //   - [DeadLetterStore] (dead_letter_store.go): dead tasks listed and purged.

@@ -183,6 +183,7 @@ func capabilities() []suite {
 		{group{"ReplayStore", testReplays}, func(s store.Store) bool { _, ok := s.(store.ReplayStore); return ok }},
 		{group{"ResultStore", testResults}, func(s store.Store) bool { _, ok := s.(store.ResultStore); return ok }},
 		{group{"PayloadStore", testPayloads}, func(s store.Store) bool { _, ok := s.(store.PayloadStore); return ok }},
+		{group{"RunSpecStore", testRunSpecs}, func(s store.Store) bool { _, ok := s.(store.RunSpecStore); return ok }},
 	}
 }
 
