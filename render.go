@@ -1,17 +1,31 @@
 package plait
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 )
 
+// ErrNoSpec: [RenderMermaid] or [RenderDOT] got a nil spec, as from a run
+// whose definition was not read (see [Scheduler.RunSpecGet]). It wraps
+// [ErrInvalidArgument].
+var ErrNoSpec = fmt.Errorf("plait: no workflow spec to render: %w", ErrInvalidArgument)
+
 // Mermaid renders the workflow as a Mermaid flowchart; run, when not nil,
-// adds each task's state from that run of it. See [RenderMermaid].
-func (w *Workflow) Mermaid(run *Run) string { return RenderMermaid(w.draftSpec(), run) }
+// adds each task's state from that run of it. See [RenderMermaid]; a
+// workflow always has a spec, so this cannot fail.
+func (w *Workflow) Mermaid(run *Run) string {
+	out, _ := RenderMermaid(w.draftSpec(), run)
+	return out
+}
 
 // DOT renders the workflow as a Graphviz DOT digraph; run, when not nil,
-// adds each task's state from that run of it. See [RenderDOT].
-func (w *Workflow) DOT(run *Run) string { return RenderDOT(w.draftSpec(), run) }
+// adds each task's state from that run of it. See [RenderDOT]; a workflow
+// always has a spec, so this cannot fail.
+func (w *Workflow) DOT(run *Run) string {
+	out, _ := RenderDOT(w.draftSpec(), run)
+	return out
+}
 
 // draftSpec is the workflow's shape as defined so far, valid or not, with
 // no payload encoded.
@@ -99,7 +113,14 @@ func edgeLabel(c Condition) string {
 // and its attempt count past the first, and is coloured by status. A
 // dependency on a task the workflow lacks is left out. The same input
 // renders the same bytes.
-func RenderMermaid(spec *WorkflowSpec, run *Run) string {
+//
+// A stored run is drawn from its definition and its state:
+// [Scheduler.RunSpecGet] and [Scheduler.RunGet]. A nil spec answers
+// [ErrNoSpec], which wraps [ErrInvalidArgument].
+func RenderMermaid(spec *WorkflowSpec, run *Run) (string, error) {
+	if spec == nil {
+		return "", ErrNoSpec
+	}
 	var b strings.Builder
 	b.WriteString("flowchart TD\n")
 	if run != nil {
@@ -139,7 +160,7 @@ func RenderMermaid(spec *WorkflowSpec, run *Run) string {
 			b.WriteString("  classDef " + string(st.status) + " fill:" + st.fill + ",stroke:" + st.stroke + "\n")
 		}
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 // mermaidText escapes a label for a quoted Mermaid node text: quotes and
@@ -151,8 +172,12 @@ func mermaidText(s string) string {
 
 // RenderDOT renders spec as a Graphviz DOT digraph, with the nodes, edges,
 // labels and colours of [RenderMermaid]; nodes are named by their task
-// names, and edges on a condition other than success are dashed.
-func RenderDOT(spec *WorkflowSpec, run *Run) string {
+// names, and edges on a condition other than success are dashed. A nil
+// spec answers [ErrNoSpec].
+func RenderDOT(spec *WorkflowSpec, run *Run) (string, error) {
+	if spec == nil {
+		return "", ErrNoSpec
+	}
 	var b strings.Builder
 	b.WriteString("digraph " + dotQuote(spec.Name) + " {\n")
 	if run != nil {
@@ -186,7 +211,7 @@ func RenderDOT(spec *WorkflowSpec, run *Run) string {
 		}
 	}
 	b.WriteString("}\n")
-	return b.String()
+	return b.String(), nil
 }
 
 // dotQuote quotes s as a DOT string: backslashes and quotes escaped, line

@@ -58,7 +58,11 @@ func ExampleRenderMermaid() {
 	if err != nil {
 		panic(err)
 	}
-	fmt.Print(plait.RenderMermaid(spec, renderRun()))
+	chart, err := plait.RenderMermaid(spec, renderRun())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(chart)
 	// Output:
 	// flowchart TD
 	//   %% run 1-abc: completed
