@@ -10,7 +10,8 @@ import (
 )
 
 // RunList lists runs matching params.Filter, newest first, one page per call; pass
-// the answered Cursor back for the next page. A Limit of 0 means
+// the answered Cursor back for the next page. Their tasks' WaitingFor is
+// as [Scheduler.RunGet] answers it (the fleet read once for the page). A Limit of 0 means
 // [QueryLimitDefault]. It answers [ErrInvalidArgument] for a bad filter or
 // limit and an [*UnsupportedError] when the store does not implement
 // [QueryStore].
@@ -25,11 +26,28 @@ func (s *Scheduler) RunList(ctx context.Context, params RunListParams) (*RunList
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
-	return qs.RunList(ctx, &params)
+	res, err := qs.RunList(ctx, &params)
+	if err != nil {
+		return nil, err
+	}
+	s.explainWaiting(ctx, runTasks(res.Runs)...)
+	return res, nil
+}
+
+// runTasks lists the tasks of each run, nil runs left out.
+func runTasks(runs []*Run) [][]TaskInstance {
+	out := make([][]TaskInstance, 0, len(runs))
+	for _, r := range runs {
+		if r != nil {
+			out = append(out, r.Tasks)
+		}
+	}
+	return out
 }
 
 // RunGetMany returns the runs of ids in the order given, nil for each id
-// with no run, in one round trip. It answers an [*UnsupportedError] when the
+// with no run, in one round trip, their tasks' WaitingFor as
+// [Scheduler.RunGet] answers it (the fleet read once for all). It answers an [*UnsupportedError] when the
 // store does not implement [QueryStore].
 func (s *Scheduler) RunGetMany(ctx context.Context, ids ...string) ([]*Run, error) {
 	qs, err := capability[store.QueryStore](s.store, "QueryStore")
@@ -43,6 +61,7 @@ func (s *Scheduler) RunGetMany(ctx context.Context, ids ...string) ([]*Run, erro
 	if err != nil {
 		return nil, err
 	}
+	s.explainWaiting(ctx, runTasks(res.Runs)...)
 	return res.Runs, nil
 }
 
@@ -74,7 +93,8 @@ func (s *Scheduler) RunDelete(ctx context.Context, id string) error {
 }
 
 // TaskList returns the tasks of run id in the given statuses (every task when
-// none is given), in definition order. It answers [ErrNotFound] for an
+// none is given), in definition order, their WaitingFor as
+// [Scheduler.RunGet] answers it. It answers [ErrNotFound] for an
 // unknown run and an [*UnsupportedError] when the store does not implement
 // [QueryStore].
 func (s *Scheduler) TaskList(ctx context.Context, id string, statuses ...TaskStatus) ([]TaskInstance, error) {
@@ -86,6 +106,7 @@ func (s *Scheduler) TaskList(ctx context.Context, id string, statuses ...TaskSta
 	if err != nil {
 		return nil, err
 	}
+	s.explainWaiting(ctx, res.Tasks)
 	return res.Tasks, nil
 }
 
@@ -107,8 +128,25 @@ const (
 )
 
 // RunGet returns the run's current state with every task.
+//
+// A ready task's WaitingFor says what holds it back: what the store
+// answers (see [TaskInstance.WaitingFor]) or, when it answers nothing,
+// what the fleet holds it back by, computed as the run is read and never
+// stored: "queue <q> paused" (see [Scheduler.QueuePause]), "queue <q> not
+// served" (no live node that is not draining claims from it: a typo in
+// [OnQueue], or workers not deployed) or "handler <h>" (none of those
+// nodes has the handler). The paused queues and the live nodes are read
+// once per call, and only when the answer holds such a task. On a store
+// without [store.NodeStore] WaitingFor is the store's alone, and a fleet
+// with no live node record (workers that do not heartbeat: see
+// [WithNodeHeartbeat]) has only its paused queues named.
 func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
-	return s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
+	r, err := s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
+	if err != nil {
+		return nil, err
+	}
+	s.explainWaiting(ctx, r.Tasks)
+	return r, nil
 }
 
 // Janitor defaults. README, tests and code cite these names.

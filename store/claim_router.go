@@ -87,8 +87,10 @@ func WaitingForCapability(queue string) string {
 }
 
 // WaitingForHandler returns the [TaskInstance.WaitingFor] of a task set
-// aside because the claim that met it could not run its handler.
-func WaitingForHandler(handler string) string { return "handler " + handler }
+// aside because the claim that met it could not run its handler:
+// "handler <name>". plait's Scheduler answers it too, when it reads a run,
+// for a ready task whose handler no live node serving its queue has.
+func WaitingForHandler(handler string) string { return WaitingForHandlerPrefix + handler }
 
 // routeSep joins a queue name and the capabilities of a routed queue.
 const routeSep = "+"

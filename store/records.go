@@ -103,7 +103,10 @@ func (r *Run) Task(name string) *TaskInstance {
 type TaskInstance struct {
 	Name    string
 	Handler string
-	Status  TaskStatus
+	// Queue is the queue the task was submitted to ([DefaultQueue] when
+	// none was named), without the capabilities it requires.
+	Queue  string
+	Status TaskStatus
 	// Attempt is the attempt number of the latest (or next) attempt, from 1;
 	// 0 before the first claim.
 	Attempt int
@@ -127,6 +130,10 @@ type TaskInstance struct {
 	// "handler resize" (a process with that handler, after a claim by one
 	// without it set the task aside; see [WaitingForHandler]). Empty for
 	// any other task, and on stores that do not implement [ClaimRouter].
+	// plait's Scheduler adds, when it reads a run, what the fleet holds a
+	// ready task back by: a paused queue ([WaitingForQueuePaused]), a queue
+	// no live node serves ([WaitingForQueueNotServed]) or a handler no
+	// live node has ([WaitingForHandler]).
 	WaitingFor string
 	// Attempts holds one record per finished attempt, oldest first.
 	Attempts []Attempt

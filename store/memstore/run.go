@@ -208,7 +208,7 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 			run:      r,
 			idx:      i,
 			leaseIdx: -1,
-			inst:     store.TaskInstance{Name: ts.Name, Handler: ts.Handler},
+			inst:     store.TaskInstance{Name: ts.Name, Handler: ts.Handler, Queue: ts.Queue},
 			route:    store.RoutedQueue(ts.Queue, ts.Requires),
 		}
 	}

@@ -93,17 +93,17 @@ func goldenRun(v int) *store.Run {
 		CreatedAt: at(0), StartedAt: at(1000),
 		Tasks: []store.TaskInstance{
 			{
-				Name: "fetch", Handler: "fetcher", Status: store.TaskSucceeded, Attempt: 2, Epoch: 2,
+				Name: "fetch", Handler: "fetcher", Queue: "io", Status: store.TaskSucceeded, Attempt: 2, Epoch: 2,
 				Worker: "w1", Result: []byte("fetched body"), StartedAt: at(1000), EndedAt: at(4500),
 				Attempts: []store.Attempt{
 					{Attempt: 1, Epoch: 1, QueuedAt: queued[0], StartedAt: at(1000), EndedAt: at(1500), Duration: 500 * time.Millisecond, Outcome: firstOutcome, Worker: "w1", Error: "timeout", RetryDelay: delay},
 					{Attempt: 2, Epoch: 2, QueuedAt: queued[1], StartedAt: at(4000), EndedAt: at(4500), Duration: 500 * time.Millisecond, Outcome: "succeeded", Worker: "w1"},
 				},
 			},
-			{Name: "parse", Handler: "parser", Status: store.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
-			{Name: "report", Handler: "reporter", Status: store.TaskPending},
-			{Name: "notify", Handler: "notifier", Status: store.TaskPending},
-			{Name: "audit", Handler: "auditor", Status: store.TaskReady},
+			{Name: "parse", Handler: "parser", Queue: store.DefaultQueue, Status: store.TaskRunning, Attempt: 1, Epoch: 1, Worker: "w2", StartedAt: at(5000)},
+			{Name: "report", Handler: "reporter", Queue: store.DefaultQueue, Status: store.TaskPending},
+			{Name: "notify", Handler: "notifier", Queue: store.DefaultQueue, Status: store.TaskPending},
+			{Name: "audit", Handler: "auditor", Queue: "io", Status: store.TaskReady},
 		},
 	}
 }

@@ -260,6 +260,7 @@ func decodeInstance(name string, h map[string]string, created int64) (store.Task
 	in := store.TaskInstance{
 		Name:      name,
 		Handler:   def.spec.Handler,
+		Queue:     def.spec.Queue,
 		Status:    st.status,
 		Attempt:   st.attempt,
 		Epoch:     st.epoch,

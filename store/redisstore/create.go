@@ -347,7 +347,11 @@ func newRunRecord(id string, wf *store.WorkflowSpec, params *store.RunCreatePara
 				st = store.TaskReady
 			}
 		}
-		run.Tasks[i] = store.TaskInstance{Name: t.Name, Handler: t.Handler, Status: st}
+		queue := t.Queue
+		if queue == "" {
+			queue = store.DefaultQueue
+		}
+		run.Tasks[i] = store.TaskInstance{Name: t.Name, Handler: t.Handler, Queue: queue, Status: st}
 	}
 	return run
 }

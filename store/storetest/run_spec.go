@@ -54,6 +54,22 @@ func testRunSpecs(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "InstancesNameTheirQueue",
+			rule: "RunCreate and RunGet answer each task's Queue as RunSpecGet's spec has it: the queue submitted, DefaultQueue when none, without the capabilities it requires",
+			run: func(t *testing.T, h *Harness, rule string) {
+				wf := fullSpec(h.Store)
+				wf.Tasks[4].Queue = ""
+				created := createRun(t, h, &runOpts{Workflow: wf})
+				got := runSpec(t, h, created.ID, false, false, rule)
+				for i, ti := range getRun(t, h, created.ID).Tasks {
+					require.Equal(t, got.Spec.Tasks[i].Queue, ti.Queue, rule)
+					require.Equal(t, got.Spec.Tasks[i].Queue, created.Tasks[i].Queue, rule)
+				}
+				require.Equal(t, "mail", created.Tasks[0].Queue, rule)
+				require.Equal(t, store.DefaultQueue, created.Tasks[4].Queue, rule)
+			},
+		},
+		{
 			name: "PayloadsAfterSuccess",
 			rule: "a payload is answered as submitted while its task has not succeeded, whatever its size; once it has, a store may answer it nil only by naming the task in PayloadsDropped",
 			run: func(t *testing.T, h *Harness, rule string) {
