@@ -2,6 +2,7 @@ package plait
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/plaitdag/plait/store"
 )
@@ -36,7 +37,8 @@ const (
 // run of at most 16 tasks when its task succeeds) answers nil and is named
 // in PayloadsDropped. One call reads one run, its tasks and, when asked,
 // their payloads and results, and changes nothing. It answers
-// [ErrNotFound] for an unknown run or one past its retention, and an
+// [ErrNotFound] for an unknown run or one past its retention,
+// [ErrInvalidArgument] for no run id or an unknown part, and an
 // [*UnsupportedError] when the store does not implement [store.RunSpecStore].
 func (s *Scheduler) RunSpecGet(ctx context.Context, runID string, parts ...RunSpecPart) (*RunSpecGetResult, error) {
 	ss, err := capability[store.RunSpecStore](s.store, "RunSpecStore")
@@ -50,6 +52,8 @@ func (s *Scheduler) RunSpecGet(ctx context.Context, runID string, parts ...RunSp
 			p.Payloads = true
 		case RunSpecResults:
 			p.Results = true
+		default:
+			return nil, fmt.Errorf("plait: run spec part %d, want RunSpecPayloads or RunSpecResults: %w", part, ErrInvalidArgument)
 		}
 	}
 	return ss.RunSpecGet(ctx, p)

@@ -2,6 +2,7 @@ package plait_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -53,6 +54,47 @@ func TestRenderAFetchedRun(t *testing.T) {
 
 	_, err = admin.RunSpecGet(ctx, "1-nosuchrun")
 	require.ErrorIs(t, err, plait.ErrNotFound)
+	_, err = admin.RunSpecGet(ctx, submitted.ID, plait.RunSpecPart(9))
+	require.ErrorIs(t, err, plait.ErrInvalidArgument, "an unknown part is refused")
+	_, err = admin.RunSpecGet(ctx, "")
+	require.ErrorIs(t, err, plait.ErrInvalidArgument, "no run id is refused")
+}
+
+// A run submitted elsewhere, drawn from what the store answers: its
+// definition and its state.
+func ExampleScheduler_RunSpecGet() {
+	ctx := context.Background()
+	st, _ := memstore.New()
+	submitter, _ := plait.New(st, plait.WithRemoteHandlers())
+	run, _ := submitter.Submit(ctx, plait.NewWorkflow("report").
+		Task("fetch", "fetch", nil).
+		Task("report", "report", nil, plait.After("fetch")).
+		Task("cleanup", "cleanup", nil, plait.AfterFailure("report")))
+
+	console, _ := plait.New(st)
+	def, err := console.RunSpecGet(ctx, run.ID)
+	if err != nil {
+		panic(err)
+	}
+	state, err := console.RunGet(ctx, run.ID)
+	if err != nil {
+		panic(err)
+	}
+	chart, err := plait.RenderMermaid(def.Spec, state)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(chart)
+	// Output:
+	// flowchart TD
+	//   %% run 1: pending
+	//   t0["fetch<br/>ready"]:::ready
+	//   t1["report<br/>pending"]:::pending
+	//   t2["cleanup<br/>pending"]:::pending
+	//   t0 --> t1
+	//   t1 -->|on failure| t2
+	//   classDef pending fill:#eeeeee,stroke:#9e9e9e
+	//   classDef ready fill:#e3f2fd,stroke:#1e88e5
 }
 
 // TestRunSpecGetReadsPayloadsAndResultsWhenAsked: the parts asked for are
