@@ -139,7 +139,9 @@ const (
 // once per call, and only when the answer holds such a task. On a store
 // without [store.NodeStore] WaitingFor is the store's alone, and a fleet
 // with no live node record (workers that do not heartbeat: see
-// [WithNodeHeartbeat]) has only its paused queues named.
+// [WithNodeHeartbeat]) has only its paused queues named. A fleet that
+// cannot be read leaves WaitingFor as the store answered it, with a
+// warning to the logger: the run is answered all the same.
 func (s *Scheduler) RunGet(ctx context.Context, runID string) (*Run, error) {
 	r, err := s.store.RunGet(ctx, &store.RunGetParams{ID: runID})
 	if err != nil {

@@ -2,8 +2,10 @@ package plait_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -31,6 +33,13 @@ func (f *fleetReads) QueueListPaused(ctx context.Context, p *store.QueueListPaus
 func (f *fleetReads) NodeList(ctx context.Context, p *store.NodeListParams) (*store.NodeListResult, error) {
 	f.nodes.Add(1)
 	return f.Store.NodeList(ctx, p)
+}
+
+// fleetDown is a memstore whose live nodes cannot be read.
+type fleetDown struct{ *memstore.Store }
+
+func (fleetDown) NodeList(context.Context, *store.NodeListParams) (*store.NodeListResult, error) {
+	return nil, errors.New("node registry unreachable")
 }
 
 // reads answers the fleet reads since the last call.
@@ -169,4 +178,21 @@ func TestWaitingForWithoutNodeStore(t *testing.T) {
 	require.Equal(t, plait.TaskReady, got.Tasks[0].Status)
 	require.Empty(t, got.Tasks[0].WaitingFor)
 	require.Equal(t, "emial", got.Tasks[0].Queue)
+}
+
+// TestWaitingForWhenTheFleetCannotBeRead: a fleet that cannot be read
+// leaves WaitingFor as the store answered it, and the run is answered.
+func TestWaitingForWhenTheFleetCannotBeRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var logs strings.Builder
+	s, err := plait.New(fleetDown{newMemStore(t)}, plait.WithRemoteHandlers(), plait.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	require.NoError(t, err)
+	r, err := s.Submit(ctx, plait.NewWorkflow("wf").Task("a", "send", nil, plait.OnQueue("emial")))
+	require.NoError(t, err)
+	got, err := s.RunGet(ctx, r.ID)
+	require.NoError(t, err)
+	require.Equal(t, plait.TaskReady, got.Tasks[0].Status)
+	require.Empty(t, got.Tasks[0].WaitingFor)
+	require.Contains(t, logs.String(), "node registry unreachable")
 }
