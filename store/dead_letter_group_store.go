@@ -143,10 +143,12 @@ func DeadLetterErrorKey(err string) string {
 	}
 	key := b.String()
 	if len(key) > DeadLetterGroupKeyMax {
-		key = key[:DeadLetterGroupKeyMax]
-	}
-	for len(key) > 0 && !utf8.ValidString(key) {
-		key = key[:len(key)-1]
+		// cut before the character the limit falls in
+		n := DeadLetterGroupKeyMax
+		for n > 0 && !utf8.RuneStart(key[n]) {
+			n--
+		}
+		key = key[:n]
 	}
 	return key
 }
