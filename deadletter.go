@@ -88,3 +88,39 @@ type (
 	// DeadLetterListResult is a page of dead letters.
 	DeadLetterListResult = store.DeadLetterListResult
 )
+
+// DeadLetterGroups answers the dead letters grouped by error: the newest
+// params.Window letters matching its filters (those of DeadLetterList),
+// after its cursor, grouped by [DeadLetterErrorKey] of their error, the
+// largest group first, each with its count, oldest and newest time and its
+// newest letter. Truncated (and NextCursor, which groups the next window)
+// says the window did not reach every matching letter. A Window of 0
+// takes 1000. It returns an [*UnsupportedError] when the store does not
+// implement [store.DeadLetterGroupStore].
+func (s *Scheduler) DeadLetterGroups(ctx context.Context, params DeadLetterGroupsParams) (*DeadLetterGroupsResult, error) {
+	g, err := capability[store.DeadLetterGroupStore](s.store, "DeadLetterGroupStore")
+	if err != nil {
+		return nil, err
+	}
+	if params.Window == 0 {
+		params.Window = 1000
+	}
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	return g.DeadLetterGroups(ctx, &params)
+}
+
+// DeadLetterErrorKey is the key DeadLetterGroups groups an error by: see
+// [store.DeadLetterErrorKey].
+func DeadLetterErrorKey(err string) string { return store.DeadLetterErrorKey(err) }
+
+// Dead-letter groups as a store answers them, re-exported from package store.
+type (
+	// DeadLetterGroupsParams select the window DeadLetterGroups groups.
+	DeadLetterGroupsParams = store.DeadLetterGroupsParams
+	// DeadLetterGroupsResult is the groups of a window.
+	DeadLetterGroupsResult = store.DeadLetterGroupsResult
+	// DeadLetterGroup is the letters of one error in a window.
+	DeadLetterGroup = store.DeadLetterGroup
+)

@@ -29,12 +29,16 @@
 //   - [HistoryStore] (history_store.go): the attempt records of a run.
 //   - [TaskLogStore] (task_log_store.go): the lines a handler logged.
 //   - [DeadLetterStore] (dead_letter_store.go): dead tasks listed and purged.
+//   - [DeadLetterGroupStore] (dead_letter_group_store.go): dead tasks
+//     grouped by error.
 //   - [ReplayStore] (replay_store.go): a finished run's tasks run again as a
 //     new generation.
 //   - [EventStore] (event_store.go): the capped event streams, read from a
 //     cursor.
 //   - [StatsStore] (stats_store.go): counters per queue and workflow, and
 //     recent durations.
+//   - [StatsSeriesStore] (stats_series_store.go): tasks and runs that ended,
+//     per minute.
 //   - [ScheduleStore] (schedule_store.go): schedules and the one leader
 //     lease that fires them.
 //   - [NodeStore] (node_store.go): processes, their heartbeats and drains,

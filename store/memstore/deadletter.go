@@ -10,7 +10,8 @@ import (
 
 // DeadLetterList answers one page of dead letters, newest first. See
 // [store.DeadLetterStore]. It reads the global dead-letter list (or the
-// run's) whole: a memory store holds what fits in memory.
+// run's) whole: a memory store holds what fits in memory, so its pages are
+// never short.
 func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterListParams) (*store.DeadLetterListResult, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -18,6 +19,26 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
+	return s.deadLetters(params), nil
+}
+
+// DeadLetterGroups groups the window of letters a DeadLetterList of the
+// same filters would list in a page of params.Window. See
+// [store.DeadLetterGroupStore].
+func (s *Store) DeadLetterGroups(ctx context.Context, params *store.DeadLetterGroupsParams) (*store.DeadLetterGroupsResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := params.Validate(); err != nil {
+		return nil, err
+	}
+	lp := params.ListParams()
+	page := s.deadLetters(&lp)
+	return store.GroupDeadLetters(page.Letters, page.NextCursor), nil
+}
+
+// deadLetters answers the page of params, its limit unchecked.
+func (s *Store) deadLetters(params *store.DeadLetterListParams) *store.DeadLetterListResult {
 	// Letters are stamped on whole milliseconds; the bounds are read cut
 	// down to the millisecond too.
 	bounds := *params
@@ -44,7 +65,9 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 			continue
 		}
 		t := &r.tasks[i]
-		l := store.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Status: t.status,
+		spec := t.spec()
+		l := store.DeadLetter{RunID: d.run, Task: d.task, Workflow: r.rec.Workflow, Tenant: r.rec.Tenant,
+			Service: r.rec.Service, Queue: spec.Queue, Handler: spec.Handler, Status: t.status,
 			Error: t.inst.Error, At: t.inst.EndedAt}
 		if !bounds.Matches(&l) {
 			continue
@@ -63,7 +86,7 @@ func (s *Store) DeadLetterList(ctx context.Context, params *store.DeadLetterList
 		res.NextCursor = store.DeadLetterCursor(all[len(all)-1])
 	}
 	res.Letters = all
-	return res, nil
+	return res
 }
 
 // DeadLetterPurge removes the named letters from the run's and the global
@@ -95,3 +118,5 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPur
 	s.dead = fitted(s.dead)
 	return res, nil
 }
+
+var _ store.DeadLetterGroupStore = (*Store)(nil)

@@ -41,6 +41,9 @@ type statsLog struct {
 	queues    map[string]*store.StatCounters
 	workflows map[string]*store.StatCounters
 	durations map[string]*durRing
+	// series is the ring of per-minute counters (stats_series.go), made
+	// at the first count.
+	series []seriesSlot
 }
 
 // durRing is a ring of the newest durations of one task name.
@@ -75,6 +78,7 @@ func (s *Store) statsTaskLocked(t *task, from store.TaskStatus, now time.Time) {
 	if s.st.window == 0 || from == "" || from == to {
 		return
 	}
+	s.seriesTaskLocked(to, now)
 	spec := t.spec()
 	q := s.st.counters(&s.st.queues, spec.Queue)
 	w := s.st.counters(&s.st.workflows, t.run.rec.Workflow)

@@ -114,6 +114,7 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 		r.rec.StartedAt = now
 	case to.Terminal():
 		r.rec.EndedAt = now
+		s.seriesRunLocked(to, now)
 		close(r.done)
 		s.retainLocked(r, now)
 	}

@@ -36,6 +36,7 @@ import (
 //	<prefix>:{<shard>}:e                 event stream of the shard, one entry per script call (MAXLEN ~ global cap, in entries)
 //	<prefix>:{<shard>}:st                counters of the shard (hash: q:<queue>:<counter>, n:<task>)
 //	<prefix>:{<shard>}:sd:<task>         recent attempt durations of a task name in ms (list, newest first, capped)
+//	<prefix>:{<shard>}:sm:<hour>:<c>     one counter's counts per minute of an hour (hash: minute 0-59 -> count, TTL 25 h)
 //	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
@@ -216,6 +217,12 @@ func (k keys) stats(s int) string { return k.base(s) + "st" }
 
 // durations is the list of recent attempt durations of a task name.
 func (k keys) durations(s int, task string) string { return k.base(s) + "sd:" + task }
+
+// statsMinutes is the per-minute hash of one counter and hour (hours since
+// the Unix epoch) of a shard, kept under WithStats.
+func (k keys) statsMinutes(s int, hour int64, counter string) string {
+	return k.base(s) + "sm:" + strconv.FormatInt(hour, 10) + ":" + counter
+}
 
 // eventsChannel is the pub/sub channel a script that appended events
 // publishes to, for live readers of every shard.

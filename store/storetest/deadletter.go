@@ -10,7 +10,7 @@ import (
 
 // testDeadLetters is the suite of [store.DeadLetterStore].
 func testDeadLetters(t *testing.T, newHarness func(t *testing.T) *Harness) {
-	runCases(t, newHarness, []testCase{
+	runCases(t, newHarness, append(deadLetterFilterCases(), []testCase{
 		{
 			name: "ListFiltersAndPages",
 			rule: "DeadLetterList answers failed and dead tasks of every run, newest first, filtered by run, workflow, task, error prefix and time, in pages that miss and repeat nothing",
@@ -119,7 +119,7 @@ func testDeadLetters(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, store.TaskDead, got.Letters[0].Status, rule)
 			},
 		},
-	})
+	}...))
 }
 
 func listDead(t *testing.T, d store.DeadLetterStore, p store.DeadLetterListParams, rule string) *store.DeadLetterListResult {

@@ -29,8 +29,10 @@
 -- lw:<key>, LPUSH, HDEL of g:<task>, a wake-up token).
 -- Events: one per task recovered (task_ready or task_dead, with the
 -- attempt's duration) and per move it brings (children, the run's end),
--- written last (flush_events); crashes counted in <base>st. A call that
--- recovered nothing makes none.
+-- written last (flush_events); crashes counted in <base>st, and with
+-- WithStats the tasks that died and the runs that failed in the minute's
+-- field of <base>sm:<hour>:<counter> (flush_series; a lost hash reads as
+-- zeros). A call that recovered nothing makes none.
 --
 -- Retried: the entries the first call handled are gone from the lease
 -- zset; a retry handles the next expired ones, if any, once each, and

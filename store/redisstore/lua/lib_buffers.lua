@@ -28,6 +28,7 @@ local ev_errs = {}
 local ev_base, ev_cap, ev_win, ev_now = nil, nil, 0, nil
 local st_incr = {}
 local st_durs = {}
+local st_min = {}
 
 -- reset empties the buffers above; a function library keeps its locals
 -- between calls, so every function call starts with it.
@@ -35,7 +36,7 @@ local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
   fronts, front_order, kept = {}, {}, {}
   wrote = false
-  evs, ev_n, ev_errs, ev_base, st_incr, st_durs = {}, 0, {}, nil, {}, {}
+  evs, ev_n, ev_errs, ev_base, st_incr, st_durs, st_min = {}, 0, {}, nil, {}, {}, {}
 end
 
 local function hfields(rk)
@@ -137,6 +138,31 @@ local function del(k)
   dels[#dels + 1] = k
 end
 
+-- flush_series adds the per-minute counts buffered by task_to and run_to
+-- (series in lib_status.lua) to the call's minute, on the call's clock:
+-- one HINCRBY per counter into the hash of its hour,
+-- <base>sm:<hour>:<counter>, field the minute of the hour (0-59), hours
+-- and minutes counted from the Unix epoch. A counter's hash holds at most
+-- 60 small fields, a listpack. The counter that made its minute's field
+-- (its reply is the increment) sets the hash's TTL to 25 hours, so every
+-- minute is kept at least a day after its end and an hour's hash goes 25
+-- hours after its last minute: nothing needs pruning. Faults: a resent
+-- call that changed no status counts nothing (the step moves nothing
+-- twice); after data loss the lost minutes read as zeros; a full Redis
+-- meets these writes last, after the step's own (flush_events); a cut-off
+-- worker's step counted whatever it moved.
+local function flush_series(base)
+  if next(st_min) == nil then return end
+  local minute = math.floor(tonumber(ev_now) / 60000)
+  local pre = base .. 'sm:' .. int(math.floor(minute / 60)) .. ':'
+  local f = itoa(minute % 60)
+  for c, n in pairs(st_min) do
+    local k = pre .. c
+    if redis.call('HINCRBY', k, f, itoa(n)) == n then redis.call('PEXPIRE', k, '90000000') end
+  end
+  st_min = {}
+end
+
 -- flush_events writes the events, counters and durations buffered since
 -- the last flush, after everything else a step writes (so under maxmemory
 -- none of them is a call's first write): one XADD to the shard's stream
@@ -181,6 +207,7 @@ local function flush_events()
     if redis.call('LPUSH', lk, unpack(ds)) > win then redis.call('LTRIM', lk, '0', itoa(win - 1)) end
   end
   st_durs = {}
+  flush_series(base)
 end
 
 -- keep_history asks the next flush to copy what the attempt records of a

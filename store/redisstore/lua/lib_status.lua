@@ -57,7 +57,7 @@ end
 -- <base>st ("q:<queue>:<counter>"), and those of its run's workflow
 -- ("w:<workflow>:<counter>", whose sub counts runs, in run_index), with the
 -- count and the duration window of its name for the attempts that ended
--- (succeeded, failed, retried).
+-- (succeeded, failed, retried), and the counts of the minute (series).
 -- run_q returns the query field q of run hash rk: ctx.q when the caller
 -- put it there (a create, whose fields are not written yet, or a claim or
 -- finish that read it with the record, ctx.qk naming the hash), else
@@ -91,6 +91,11 @@ end
 
 local function count(f, n) st_incr[f] = (st_incr[f] or 0) + n end
 
+-- series counts one transition in the call's minute (flush_series in
+-- lib_buffers.lua): ok, fail (failed or dead) and retry for tasks, rok and
+-- rfail for runs; only with stats on.
+local function series(c) st_min[c] = (st_min[c] or 0) + 1 end
+
 local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
   if from == '' or ((from == 'P' or from == 'W') and (to == 'P' or to == 'W')) then return end
   local dur = ''
@@ -103,6 +108,9 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
     note(ctx, id, name .. ',' .. dur .. ',' .. s, ev_err[to], rk, name)
   end
   if ctx.win == 0 then return end
+  if to == 'S' then series('ok')
+  elseif to == 'F' or to == 'D' then series('fail')
+  elseif to == 'Y' then series('retry') end
   if h == nil then h = def_get(rk, name) end
   if not h then return end
   local q = 'q:' .. h.queue .. ':'
@@ -340,6 +348,9 @@ local function run_to(ctx, rk, id, r, to, packed)
     r.started = offset(ctx, r)
   elseif run_final[to] then
     r.ended = offset(ctx, r)
+    if ctx.win > 0 then
+      if to == 'S' then series('rok') elseif to == 'F' then series('rfail') end
+    end
   end
   -- The query indexes move with the status, here and nowhere else. A
   -- create's fast path writes them after its first write (ctx.index_later),

@@ -36,19 +36,23 @@
 -- Events: one per status move above, written last (flush_events,
 -- lib_buffers.lua): one XADD of them all to <base>e (MAXLEN ~ cap); with
 -- WithStats, HINCRBY of <base>st and LPUSH and LTRIM of <base>sd:<task> for
--- an attempt that ended; one PUBLISH to <prefix>:ev. An outcome refused
+-- an attempt that ended, and HINCRBY of the minute's field in
+-- <base>sm:<hour>:<counter> per counter moved (tasks succeeded, failed,
+-- retried; runs completed, failed), with a PEXPIRE of 25 h when it made the
+-- field (flush_series); one PUBLISH to <prefix>:ev. An outcome refused
 -- (stale epoch) moves nothing and makes no event.
 --
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers STALE (stale epoch), changing nothing: no dead letter, slot
--- release or event is written twice. Each applied outcome writes its
+-- release, event or count (of <base>st or a minute) is written twice. Each applied outcome writes its
 -- attempt record once, into field a:<task>:<epoch> of its own (never
 -- rewritten), so a retry cannot append a record twice.
 -- Lost data: an outcome whose run hash Redis lost answers NOT_FOUND and
 -- writes nothing (the worker takes its lease as lost); a lease entry lost
 -- from the lease zset does not stop a finish (its ZREM finds nothing). A
 -- lost dl forgets letters from the global list; x:<run> and the task's
--- status still name them. A lost l:<key> forgets holders, so the key admits
+-- status still name them. A lost <base>sm:<hour>:<counter> reads as zeros
+-- for its minutes; the next count of its hour starts it again. A lost l:<key> forgets holders, so the key admits
 -- more than its limit until they end (their SREM then finds nothing); a
 -- lost lw:<key> forgets who waited, and those tasks stay ready but out of
 -- every list until their run is cancelled (the store cannot find them again
@@ -56,7 +60,8 @@
 -- Out of memory: the function is declared allow-oom and runs whole, so
 -- in-flight work keeps completing: it adds only the records of attempts
 -- already leased (results are bounded by WithMaxResultBytes), the dead
--- letters of the tasks it fails and its events, and frees leases, payloads
+-- letters of the tasks it fails and its events (and, with WithStats, its
+-- minute's counts: one small field per counter and minute), and frees leases, payloads
 -- and limit slots (the waiter moved back costs one list entry it already
 -- had). The streams are trimmed as they grow, so they stay within their
 -- caps. On the EVALSHA path the first write is the removal of a lease
