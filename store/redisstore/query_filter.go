@@ -117,9 +117,8 @@ func scoreRange(f *store.RunFilter) (max, min string) {
 // (store.RunFilter.CountIndexed) takes one ZCOUNT per shard and index
 // read, in one pipeline: the index of all runs and the four status
 // indexes for a creation range (pending = all less the others), or the
-// end indexes of the statuses asked for an end range. Any other filter
-// takes one run_count.lua per shard, in one pipeline, each reading at most
-// the count's limit of index entries.
+// end indexes of the statuses asked for an end range. Any other filter is
+// counted by countByReading (query_count.go).
 func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
@@ -128,30 +127,7 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	max, min := scoreRange(f)
 	if !f.CountIndexed() {
-		calls := make([]scriptCall, s.cfg.shards)
-		for sh := range calls {
-			src := s.querySource(sh, f)
-			args := append([]any{s.keys.base(sh), max, min, params.ReadLimit(), src.pick}, src.checks...)
-			calls[sh] = scriptCall{keys: src.keys, args: args}
-		}
-		replies, err := s.pipeScripts(ctx, scriptRunCount, calls)
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range replies {
-			r := &reply{v: v}
-			capped := r.int()
-			for _, st := range []store.RunStatus{store.RunPending, store.RunRunning, store.RunCompleted, store.RunFailed, store.RunCancelled} {
-				if n := r.int(); n > 0 {
-					out.Counts[st] += n
-				}
-			}
-			if r.err != nil {
-				return nil, r.err
-			}
-			out.Capped = out.Capped || capped == 1
-		}
-		return out, nil
+		return s.countByReading(ctx, f, params.ReadLimit())
 	}
 	if f.ByEnd() {
 		sts := f.Statuses
