@@ -154,6 +154,7 @@ type config struct {
 
 	sched scheduleConfig
 	node  nodeConfig
+	count runCountConfig
 
 	// errs collects what the options rejected; New reports them all.
 	errs []error

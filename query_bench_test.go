@@ -35,30 +35,7 @@ func BenchmarkRunQuery(b *testing.B) {
 	ctx := context.Background()
 	for _, name := range []string{"memstore", "redis"} {
 		b.Run(name, func(b *testing.B) {
-			var st store.Store
-			var err error
-			if name == "memstore" {
-				queryBenchMem.once.Do(func() {
-					queryBenchMem.store = newMemStore(b)
-					queryBenchMem.err = fillQueryBench(ctx, queryBenchMem.store)
-				})
-				st, err = queryBenchMem.store, queryBenchMem.err
-			} else {
-				srv, serr := sharedRedis()
-				if serr != nil {
-					b.Skipf("redis-server: %v", serr)
-				}
-				client := redis.NewClient(&redis.Options{Addr: srv.Addr})
-				b.Cleanup(func() { _ = client.Close() })
-				st, err = redisstore.New(ctx, client, redisstore.WithPrefix("querybench"))
-				if err == nil {
-					err = fillQueryBench(ctx, st)
-				}
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			qs := st.(store.QueryStore)
+			qs := queryBenchStore(b, name)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				svc := "svc" + strconv.Itoa(i%100)
@@ -72,6 +49,69 @@ func BenchmarkRunQuery(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// queryBenchStore returns the filled store of BenchmarkRunQuery and
+// BenchmarkRunCount: "memstore" or "redis".
+func queryBenchStore(b *testing.B, name string) store.QueryStore {
+	ctx := context.Background()
+	var st store.Store
+	var err error
+	if name == "memstore" {
+		queryBenchMem.once.Do(func() {
+			queryBenchMem.store = newMemStore(b)
+			queryBenchMem.err = fillQueryBench(ctx, queryBenchMem.store)
+		})
+		st, err = queryBenchMem.store, queryBenchMem.err
+	} else {
+		srv, serr := sharedRedis()
+		if serr != nil {
+			b.Skipf("redis-server: %v", serr)
+		}
+		client := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		b.Cleanup(func() { _ = client.Close() })
+		st, err = redisstore.New(ctx, client, redisstore.WithPrefix("querybench"))
+		if err == nil {
+			err = fillQueryBench(ctx, st)
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return st.(store.QueryStore)
+}
+
+// BenchmarkRunCount measures a count among the 100,000 runs of
+// BenchmarkRunQuery: indexed (every pending run: ZCOUNTs on Redis) and
+// read (one tenant's runs of one workflow, 10,000 of them, each read):
+//
+//	go test -run '^$' -bench RunCount -benchtime 20x .
+func BenchmarkRunCount(b *testing.B) {
+	ctx := context.Background()
+	for _, name := range []string{"memstore", "redis"} {
+		for _, c := range []struct {
+			kind string
+			f    plait.RunFilter
+			want int64
+		}{
+			{"indexed", plait.RunFilter{Statuses: []plait.RunStatus{plait.RunPending}}, queryBenchRuns},
+			{"read", plait.RunFilter{Tenant: "t3", Workflow: "report"}, queryBenchRuns / 10},
+		} {
+			b.Run(name+"/"+c.kind, func(b *testing.B) {
+				qs := queryBenchStore(b, name)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					res, err := qs.RunCount(ctx, &plait.RunCountParams{Filter: c.f})
+					if err != nil {
+						b.Fatal(err)
+					}
+					if n := res.Counts[plait.RunPending]; n != c.want || res.Capped {
+						b.Fatalf("counted %d (capped %v), want %d", n, res.Capped, c.want)
+					}
+				}
+			})
+		}
 	}
 }
 

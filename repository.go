@@ -65,21 +65,6 @@ func (s *Scheduler) RunGetMany(ctx context.Context, ids ...string) ([]*Run, erro
 	return res.Runs, nil
 }
 
-// RunCount counts runs per status, created in [from, to) when those are
-// set. It answers an [*UnsupportedError] when the store does not implement
-// [QueryStore].
-func (s *Scheduler) RunCount(ctx context.Context, from, to time.Time) (map[RunStatus]int64, error) {
-	qs, err := capability[store.QueryStore](s.store, "QueryStore")
-	if err != nil {
-		return nil, err
-	}
-	res, err := qs.RunCount(ctx, &store.RunCountParams{CreatedFrom: from, CreatedTo: to})
-	if err != nil {
-		return nil, err
-	}
-	return res.Counts, nil
-}
-
 // RunDelete removes a finished run with everything it owns. It answers
 // [ErrRunActive] for a run that has not finished (cancel it first),
 // [ErrNotFound] for an unknown one, and an [*UnsupportedError] when the

@@ -40,6 +40,8 @@ type Scheduler struct {
 	// unservedWarned holds the queues QueuePause warned no live node
 	// serves, each warned once.
 	unservedWarned sync.Map
+	// counts keeps recent RunCount answers (runcount.go).
+	counts *countCache
 }
 
 // New returns a scheduler over the store st. Every option is checked: each one out
@@ -66,7 +68,8 @@ func New(st store.Store, opts ...Option) (*Scheduler, error) {
 	if err := cfg.err(); err != nil {
 		return nil, err
 	}
-	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID)}
+	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID),
+		counts: newCountCache(cfg.count)}
 	s.fleet.sem = make(chan struct{}, 1)
 	if cfg.handlerCheck {
 		if _, err := s.nodeStore(); err != nil {

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
-
-	"github.com/plaitdag/plait/internal/ids"
 )
 
 // QueryStore is the capability of answering questions about stored runs:
@@ -17,11 +14,15 @@ import (
 // Every query is backed by an index the store keeps in step with the
 // record, inside the same atomic step that changes the record: creating a
 // run indexes it by service, by service and tenant, by workflow and by
-// status, and every status change moves its status membership. Runs are
-// listed newest first (by CreatedAt; runs created in the same millisecond
-// in an order the store chooses and keeps), in pages: the cursor of a page
-// names the position of its last run, not an offset, so it stays valid
-// while new runs arrive (they sort before it) and old ones are removed.
+// status and by tenant, every status change moves its status membership,
+// and the end of a run files it by its end time under its final status.
+// Runs are listed newest first (by CreatedAt, or by EndedAt for a filter
+// with an end time range; runs of the same millisecond in an order the
+// store chooses and keeps), in pages: the cursor of a page names the
+// position of its last run, not an offset, so it stays valid while new
+// runs arrive or end (they sort before it) and old ones are removed.
+// [RunFilter] says for each of its fields whether an index answers it or a
+// bounded read of one.
 type QueryStore interface {
 	// RunList lists runs matching params.Filter, newest first, at most
 	// params.Limit of them, after params.Cursor. A page may hold fewer
@@ -34,7 +35,11 @@ type QueryStore interface {
 	// round trip; an id with no run (never created, expired, deleted, or
 	// not an id of this store) answers nil in its place, not an error.
 	RunGetMany(ctx context.Context, params *RunGetManyParams) (*RunGetManyResult, error)
-	// RunCount counts runs per status without listing them.
+	// RunCount counts the runs matching params.Filter per status without
+	// listing them: exactly from the indexes for the filters
+	// [RunFilter.CountIndexed] names, whatever their number; by reading
+	// the matching index, at most params.Limit entries per shard, for the
+	// others, answering Capped when that bound stopped the count.
 	RunCount(ctx context.Context, params *RunCountParams) (*RunCountResult, error)
 	// RunDelete removes a finished run with everything it owns (its
 	// tasks, results, payloads, idempotency key, dead letters and index
@@ -56,55 +61,6 @@ type QueryStore interface {
 // reached a terminal status: deleting it would pull its tasks from under
 // the workers holding them.
 var ErrRunActive = errors.New("plait: run has not finished")
-
-// RunFilter selects runs. Zero fields select everything; set fields
-// combine with AND.
-type RunFilter struct {
-	// Service selects the runs submitted with [ForService] of it.
-	Service string
-	// Tenant, which needs Service, selects that service's runs submitted
-	// with [ForTenant] of it.
-	Tenant string
-	// Workflow selects runs of the workflow of that name. It cannot be
-	// combined with Service: each is an index of its own.
-	Workflow string
-	// Statuses, when not empty, selects runs in any of these statuses.
-	Statuses []RunStatus
-	// CreatedFrom and CreatedTo, when set, select runs created at or
-	// after CreatedFrom and before CreatedTo.
-	CreatedFrom time.Time
-	CreatedTo   time.Time
-}
-
-// Validate reports why the filter cannot be answered: bad names, a tenant
-// without a service, a workflow with a service, an unknown status or an
-// empty time range. Each problem wraps [ErrInvalidArgument].
-func (f *RunFilter) Validate() error {
-	var errs []error
-	for field, v := range map[string]string{"service": f.Service, "tenant": f.Tenant, "workflow": f.Workflow} {
-		if v == "" {
-			continue
-		}
-		if err := ids.Check(v); err != nil {
-			errs = append(errs, fmt.Errorf("%w: filter %s %s", ErrInvalidArgument, field, err))
-		}
-	}
-	if f.Tenant != "" && f.Service == "" {
-		errs = append(errs, fmt.Errorf("%w: filter by tenant needs a service", ErrInvalidArgument))
-	}
-	if f.Workflow != "" && f.Service != "" {
-		errs = append(errs, fmt.Errorf("%w: filter by workflow and service together is not indexed", ErrInvalidArgument))
-	}
-	for _, st := range f.Statuses {
-		if !st.Valid() {
-			errs = append(errs, fmt.Errorf("%w: filter status %s", ErrInvalidArgument, quote(string(st))))
-		}
-	}
-	if !f.CreatedFrom.IsZero() && !f.CreatedTo.IsZero() && !f.CreatedFrom.Before(f.CreatedTo) {
-		errs = append(errs, fmt.Errorf("%w: filter CreatedFrom must be before CreatedTo", ErrInvalidArgument))
-	}
-	return errors.Join(errs...)
-}
 
 // RunListParams are the arguments of [QueryStore.RunList] and of the
 // Scheduler's RunList.
@@ -136,21 +92,6 @@ type RunGetManyParams struct {
 type RunGetManyResult struct {
 	// Runs has one element per id asked, nil for a missing run.
 	Runs []*Run
-}
-
-// RunCountParams are the arguments of [QueryStore.RunCount].
-type RunCountParams struct {
-	// CreatedFrom and CreatedTo, when set, count only runs created in
-	// [CreatedFrom, CreatedTo).
-	CreatedFrom time.Time
-	CreatedTo   time.Time
-}
-
-// RunCountResult is the answer of [QueryStore.RunCount].
-type RunCountResult struct {
-	// Counts holds the number of runs in each status; a status with none
-	// may be missing.
-	Counts map[RunStatus]int64
 }
 
 // RunDeleteParams are the arguments of [QueryStore.RunDelete].

@@ -85,5 +85,10 @@ func Leftovers(s *Store, id string) []string {
 			add("index %s", k)
 		}
 	}
+	for _, e := range s.ended.entries {
+		if e.r.rec.ID == id {
+			add("end index")
+		}
+	}
 	return out
 }

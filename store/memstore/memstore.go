@@ -74,6 +74,8 @@ type Store struct {
 	// counts holds the number of runs in each status.
 	indexes map[string]*runIndex
 	counts  map[store.RunStatus]int64
+	// ended lists the finished runs by end time (query_end.go).
+	ended endIndex
 
 	// memos remembers claims sent with a RequestID for their lease;
 	// memoOrder holds them in the order they were made, and its front is

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/plaitdag/plait/internal/ids"
 	"github.com/plaitdag/plait/store"
@@ -14,12 +15,14 @@ import (
 
 // The indexes of store.QueryStore: every run is listed, in order of
 // creation, under "a" (all runs) and under each of "s:<service>",
-// "u:<service>:<tenant>" and "w:<workflow>" that it has. Names cannot hold
-// ':' (internal/ids), so the keys cannot collide. The lists hold no status:
-// a run's status changes in place and a query reads it from the record,
-// so a status change touches no index. A freed or deleted run is marked
-// removed and skipped; its list is compacted once half of it is removed,
-// and dropped when empty, so an index costs nothing once its runs are gone.
+// "u:<service>:<tenant>", "t:<tenant>" and "w:<workflow>" that it has.
+// Names cannot hold ':' (internal/ids), so the keys cannot collide. The
+// lists hold no status: a run's status changes in place and a query reads
+// it from the record, so a status change touches no index. A freed or
+// deleted run is marked removed and skipped; its list is compacted once
+// half of it is removed, and dropped when empty, so an index costs nothing
+// once its runs are gone. Finished runs are listed by end time too
+// (query_end.go).
 
 // runIndex lists runs in order of creation (their number ascending).
 type runIndex struct {
@@ -30,7 +33,7 @@ type runIndex struct {
 
 // indexKeys returns the keys of the indexes that list r.
 func indexKeys(r *store.Run) []string {
-	keys := make([]string, 1, 4)
+	keys := make([]string, 1, 5)
 	keys[0] = "a"
 	if r.Service != "" {
 		keys = append(keys, "s:"+r.Service)
@@ -38,20 +41,64 @@ func indexKeys(r *store.Run) []string {
 			keys = append(keys, "u:"+r.Service+":"+r.Tenant)
 		}
 	}
+	if r.Tenant != "" {
+		keys = append(keys, "t:"+r.Tenant)
+	}
 	return append(keys, "w:"+r.Workflow)
 }
 
-// filterKey returns the key of the index a filter reads.
-func filterKey(f *store.RunFilter) string {
+// filterIndexLocked returns the creation index that answers f: the
+// index of its tenant, service or workflow, else of all runs. A workflow
+// with a service or a tenant reads the smaller of the two indexes (match
+// checks the other name); nil when an index it needs is empty.
+func (s *Store) filterIndexLocked(f *store.RunFilter) *runIndex {
+	key := "a"
 	switch {
+	case f.Tenant != "" && f.Service != "":
+		key = "u:" + f.Service + ":" + f.Tenant
 	case f.Tenant != "":
-		return "u:" + f.Service + ":" + f.Tenant
+		key = "t:" + f.Tenant
 	case f.Service != "":
-		return "s:" + f.Service
+		key = "s:" + f.Service
 	case f.Workflow != "":
-		return "w:" + f.Workflow
+		return s.indexes["w:"+f.Workflow]
 	}
-	return "a"
+	ix := s.indexes[key]
+	if f.Workflow != "" && ix != nil {
+		if w := s.indexes["w:"+f.Workflow]; w == nil || len(w.runs)-w.gone < len(ix.runs)-ix.gone {
+			return w
+		}
+	}
+	return ix
+}
+
+// match reports whether run r passes every field of f; from and to are
+// the creation bounds cut to the millisecond, ef and et the end bounds.
+func match(r *run, f *store.RunFilter, from, to, ef, et time.Time) bool {
+	rec := &r.rec
+	if r.removed ||
+		(f.Service != "" && rec.Service != f.Service) ||
+		(f.Tenant != "" && rec.Tenant != f.Tenant) ||
+		(f.Workflow != "" && rec.Workflow != f.Workflow) ||
+		(len(f.Statuses) > 0 && !slices.Contains(f.Statuses, rec.Status)) ||
+		(!from.IsZero() && rec.CreatedAt.Before(from)) ||
+		(!to.IsZero() && !rec.CreatedAt.Before(to)) {
+		return false
+	}
+	if !ef.IsZero() || !et.IsZero() {
+		if !rec.Status.Terminal() || (!ef.IsZero() && rec.EndedAt.Before(ef)) || (!et.IsZero() && !rec.EndedAt.Before(et)) {
+			return false
+		}
+	}
+	if f.ErrorPrefix == "" {
+		return true
+	}
+	for i := range r.tasks {
+		if strings.HasPrefix(r.tasks[i].inst.Error, f.ErrorPrefix) {
+			return true
+		}
+	}
+	return false
 }
 
 // indexLocked lists a new run, the newest, at the end of its indexes.
@@ -98,10 +145,16 @@ func (s *Store) unindexLocked(r *run) {
 }
 
 // RunList lists runs newest first. See [store.QueryStore.RunList]. The
-// cursor is the number of the page's last run.
+// cursor is the number of the page's last run ("m<num>"), or its end and
+// number ("e<end ms>.<num>") for a filter by end time (query_end.go). The
+// memory store reads as far as the page needs: its indexes are in memory.
 func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*store.RunListResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
+	}
+	f := &params.Filter
+	if f.ByEnd() {
+		return s.runListByEnd(params)
 	}
 	before := uint64(0)
 	if params.Cursor != "" {
@@ -113,13 +166,12 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	}
 	// Runs are created on whole milliseconds; the bounds are read cut down
 	// to the millisecond too, as the Redis store reads them.
-	f := params.Filter
 	from, to := ms(f.CreatedFrom), ms(f.CreatedTo)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(s.now())
 	out := &store.RunListResult{}
-	ix := s.indexes[filterKey(&f)]
+	ix := s.filterIndexLocked(f)
 	if ix == nil {
 		return out, nil
 	}
@@ -130,13 +182,10 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	var last *run
 	for i--; i >= 0; i-- {
 		r := ix.runs[i]
-		if r.removed || (!to.IsZero() && !r.rec.CreatedAt.Before(to)) {
-			continue
-		}
-		if !from.IsZero() && r.rec.CreatedAt.Before(from) {
+		if !from.IsZero() && !r.removed && r.rec.CreatedAt.Before(from) {
 			break
 		}
-		if len(f.Statuses) > 0 && !slices.Contains(f.Statuses, r.rec.Status) {
+		if !match(r, f, from, to, time.Time{}, time.Time{}) {
 			continue
 		}
 		if len(out.Runs) == params.Limit {
@@ -164,38 +213,6 @@ func (s *Store) RunGetMany(ctx context.Context, params *store.RunGetManyParams) 
 		if r := s.runs[id]; r != nil {
 			out.Runs[i] = r.snapshot()
 		}
-	}
-	return out, nil
-}
-
-// RunCount counts runs per status. See [store.QueryStore.RunCount].
-// Without a time range it reads the counts setRunStatusLocked keeps; with
-// one it walks the runs created in the range.
-func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.expireLocked(s.now())
-	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
-	if params.CreatedFrom.IsZero() && params.CreatedTo.IsZero() {
-		for st, n := range s.counts {
-			out.Counts[st] = n
-		}
-		return out, nil
-	}
-	ix := s.indexes["a"]
-	if ix == nil {
-		return out, nil
-	}
-	from, to := ms(params.CreatedFrom), ms(params.CreatedTo)
-	for i := len(ix.runs) - 1; i >= 0; i-- {
-		r := ix.runs[i]
-		if r.removed || (!to.IsZero() && !r.rec.CreatedAt.Before(to)) {
-			continue
-		}
-		if !from.IsZero() && r.rec.CreatedAt.Before(from) {
-			break
-		}
-		out.Counts[r.rec.Status]++
 	}
 	return out, nil
 }

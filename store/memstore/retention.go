@@ -79,6 +79,9 @@ func (s *Store) removeLocked(r *run) {
 	}
 	r.removed = true
 	s.unindexLocked(r)
+	if r.rec.Status.Terminal() {
+		s.unendLocked()
+	}
 	s.deadGone += len(r.dead)
 	if s.deadGone > 0 && s.deadGone*2 >= len(s.dead) {
 		s.dead = fitted(slices.DeleteFunc(s.dead, func(d taskRef) bool { return s.runs[d.run] == nil }))

@@ -77,8 +77,9 @@ func (s *Store) setTaskStatusLocked(t *task, to store.TaskStatus, now time.Time)
 
 // setRunStatusLocked is the one place a run's status changes, with its
 // start or end time, the count of runs per status and its event. A run
-// created counts for its workflow. A run that ends wakes its waiters and
-// starts its retention. The indexes hold no status (a query filters on the
+// created counts for its workflow. A run that ends wakes its waiters,
+// starts its retention and enters the end index (a replay leaves it
+// stale). The creation indexes hold no status (a query filters on the
 // record), so a move touches none of them. An illegal move changes nothing
 // and returns an error wrapping
 // [store.ErrIllegalTransition]. Inside a replay a finished run may move
@@ -94,6 +95,7 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 		// channel for the waiters of the new generation's end, and ends
 		// again later like the first.
 		s.unretainLocked(r)
+		s.unendLocked()
 		r.rec.Generation++
 		r.rec.EndedAt = time.Time{}
 		r.done = make(chan struct{})
@@ -117,6 +119,7 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 		s.seriesRunLocked(to, now)
 		close(r.done)
 		s.retainLocked(r, now)
+		s.endLocked(r)
 	}
 	return nil
 }

@@ -157,6 +157,14 @@ func (k keys) tenantIndex(s int, svc, tenant string) string {
 	return k.base(s) + "iu:" + svc + ":" + tenant
 }
 
+// tenantOnlyIndex lists the runs of shard s of one tenant, of any
+// service.
+func (k keys) tenantOnlyIndex(s int, tenant string) string { return k.base(s) + "iv:" + tenant }
+
+// endIndex lists the finished runs of shard s in status letter st (S, F,
+// C) by their end.
+func (k keys) endIndex(s int, st string) string { return k.base(s) + "if:" + st }
+
 // expiryList holds the finished runs of shard s kept for retention ms, in
 // the order they expire, for the pruner.
 func (k keys) expiryList(s int, ms int64) string {

@@ -15,17 +15,20 @@ import (
 
 // The query side of store.QueryStore. Every run is in the query indexes of
 // its shard (keys.go: ia, it:<status>, iw:<workflow>, is:<service>,
-// iu:<service>:<tenant>), zsets scored by creation (ms) with the run id as
-// member, kept by run_index (lua/lib_status.lua) inside the transitions.
+// iu:<service>:<tenant>, iv:<tenant>), zsets scored by creation (ms) with
+// the run id as member, and a finished run in if:<status> scored by its
+// end, kept by run_index (lua/lib_status.lua) inside the transitions
+// (query_filter.go chooses the index of a filter).
 // A query reads one page per shard with run_list.lua, all shards in one
 // pipeline, merges them by (score, id) descending, then reads the page's
 // runs in a second pipeline: two round trips a page whatever the shard
 // count.
 
 // queryBudget bounds the index entries run_list.lua reads per key and
-// call, beyond the page itself: a status filter on a service or workflow
-// index skips runs in other statuses, and a call must stay short.
-const queryBudget = 1000
+// call, beyond the page itself: a check the index does not hold (a status
+// on a service index, a second name, an error prefix) skips runs, and a
+// call must stay short.
+const queryBudget = store.QueryReadBudget
 
 // letterOf maps a run status to its letter (runLetters).
 func letterOf(st store.RunStatus) string {
@@ -37,7 +40,7 @@ func letterOf(st store.RunStatus) string {
 	return ""
 }
 
-// position is an index entry: a run's creation (ms) and id. Entries are
+// position is an index entry: a run's score (creation or end, ms) and id. Entries are
 // ordered newest first, then by id in descending byte order, as
 // ZREVRANGEBYSCORE orders members of one score.
 type position struct {
@@ -83,40 +86,6 @@ func decodeCursor(c string) (position, error) {
 	return position{n, id}, nil
 }
 
-// queryKeys returns the index keys of shard s that a filter reads, and the
-// status letters a run must be in when the keys hold runs of other
-// statuses too (read from each run's meta, within the budget): a service,
-// tenant or workflow index, or the index of all runs when pending runs are
-// asked for (they have no index of their own). Runs in other statuses
-// only are read from their status indexes, merged.
-func (s *Store) queryKeys(shard int, f *store.RunFilter) (keys []string, letters string) {
-	pending := false
-	for _, st := range f.Statuses {
-		letters += letterOf(st)
-		pending = pending || st == store.RunPending
-	}
-	switch {
-	case f.Tenant != "":
-		return []string{s.keys.tenantIndex(shard, f.Service, f.Tenant)}, letters
-	case f.Service != "":
-		return []string{s.keys.serviceIndex(shard, f.Service)}, letters
-	case f.Workflow != "":
-		return []string{s.keys.workflowIndex(shard, f.Workflow)}, letters
-	case len(f.Statuses) == 0:
-		return []string{s.keys.allIndex(shard)}, ""
-	case pending:
-		return []string{s.keys.allIndex(shard)}, letters
-	}
-	seen := map[store.RunStatus]bool{}
-	for _, st := range f.Statuses {
-		if !seen[st] {
-			seen[st] = true
-			keys = append(keys, s.keys.statusIndex(shard, letterOf(st)))
-		}
-	}
-	return keys, ""
-}
-
 // RunList lists runs newest first. See [store.QueryStore.RunList]. Two
 // round trips: the index pages of every shard, then the page's runs.
 func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*store.RunListResult, error) {
@@ -124,15 +93,8 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 		return nil, err
 	}
 	f := &params.Filter
-	// Index scores are creation times; none is below 0, where the running
-	// index keeps its skiplist pin (lua/common.lua).
-	max, min, cid := "+inf", "0", ""
-	if !f.CreatedTo.IsZero() {
-		max = "(" + strconv.FormatInt(f.CreatedTo.UnixMilli(), 10)
-	}
-	if !f.CreatedFrom.IsZero() {
-		min = strconv.FormatInt(f.CreatedFrom.UnixMilli(), 10)
-	}
+	max, min := scoreRange(f)
+	cid := ""
 	if params.Cursor != "" {
 		c, err := decodeCursor(params.Cursor)
 		if err != nil {
@@ -143,8 +105,9 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	want := params.Limit + 1
 	calls := make([]scriptCall, s.cfg.shards)
 	for sh := range calls {
-		keys, letters := s.queryKeys(sh, f)
-		calls[sh] = scriptCall{keys: keys, args: []any{s.keys.base(sh), max, cid, min, want, letters, queryBudget + want}}
+		src := s.querySource(sh, f)
+		args := append([]any{s.keys.base(sh), max, cid, min, want, queryBudget + want, src.pick}, src.checks...)
+		calls[sh] = scriptCall{keys: src.keys, args: args}
 	}
 	replies, err := s.pipeScripts(ctx, scriptRunList, calls)
 	if err != nil {
@@ -262,49 +225,6 @@ func (s *Store) getMany(ctx context.Context, ids []string) ([]*store.Run, error)
 			return nil, err
 		}
 		out[i] = r
-	}
-	return out, nil
-}
-
-// RunCount counts runs per status with one ZCOUNT per shard and index
-// (all runs, and running, completed, failed, cancelled), in one pipeline. See [store.QueryStore.RunCount].
-func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*store.RunCountResult, error) {
-	min, max := "0", "+inf" // not the running index's pin, scored -1
-	if !params.CreatedFrom.IsZero() {
-		min = strconv.FormatInt(params.CreatedFrom.UnixMilli(), 10)
-	}
-	if !params.CreatedTo.IsZero() {
-		max = "(" + strconv.FormatInt(params.CreatedTo.UnixMilli(), 10)
-	}
-	pipe := s.client.Pipeline()
-	type shardCounts struct {
-		all  *redis.IntCmd
-		each map[store.RunStatus]*redis.IntCmd
-	}
-	shards := make([]shardCounts, s.cfg.shards)
-	for sh := range shards {
-		shards[sh] = shardCounts{all: pipe.ZCount(ctx, s.keys.allIndex(sh), min, max), each: map[store.RunStatus]*redis.IntCmd{}}
-		for _, st := range []store.RunStatus{store.RunRunning, store.RunCompleted, store.RunFailed, store.RunCancelled} {
-			shards[sh].each[st] = pipe.ZCount(ctx, s.keys.statusIndex(sh, letterOf(st)), min, max)
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, mapErr(err)
-	}
-	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
-	for _, sc := range shards {
-		// A pending run is in the index of all runs and in no status
-		// index; every other run is in both.
-		pending := sc.all.Val()
-		for st, c := range sc.each {
-			if n := c.Val(); n > 0 {
-				out.Counts[st] += n
-				pending -= n
-			}
-		}
-		if pending > 0 {
-			out.Counts[store.RunPending] += pending
-		}
 	}
 	return out, nil
 }

@@ -35,6 +35,7 @@ import (
 //	                 plait's status machine into the Lua tables they
 //	                 check, put right before lib_limit.lua
 //	lib_delete.lua   forget_run, a finished run removed (delete, prune)
+//	lib_query.lua    the checks of a run filter made run by run (list, count)
 //	lib_run.lua      a task made due, a run's end
 //	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children
@@ -128,18 +129,18 @@ var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
-var readOnly = map[string]bool{"run_list": true}
+var readOnly = map[string]bool{"run_list": true, "run_count": true}
 
 var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_finish", "task_finish_claim",
 	"lease_extend", "lease_sweep", "run_cancel", "run_replay",
-	"run_delete", "run_prune", "run_list", "task_log_append", "dead_letter_purge",
+	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
 var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
-	"lib_delete", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+	"lib_delete", "lib_query", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
@@ -167,10 +168,12 @@ var scriptLibs = map[string][]string{
 	"node_heartbeat": nil,
 	"node_drain":     nil,
 	"queue_pause":    nil,
-	// The query scripts: delete and prune share forget_run.
+	// The query scripts: delete and prune share forget_run, list and
+	// count the checks of a filter.
 	"run_delete": {"lib_delete"},
 	"run_prune":  {"lib_delete"},
-	"run_list":   nil,
+	"run_list":   {"lib_query"},
+	"run_count":  {"lib_query"},
 	// task_log_append reads a task's state with state_parse of lib_codec.lua.
 	"task_log_append": nil,
 	// dead_letter_purge uses key and entry of common.lua.
@@ -197,6 +200,7 @@ var (
 	scriptRunDelete          = newScript("run_delete")
 	scriptRunPrune           = newScript("run_prune")
 	scriptRunList            = newScript("run_list")
+	scriptRunCount           = newScript("run_count")
 	scriptTaskLogAppend      = newScript("task_log_append")
 	scriptDeadLetterPurge    = newScript("dead_letter_purge")
 )

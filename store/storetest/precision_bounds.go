@@ -134,10 +134,10 @@ func testRunBoundsCutToTheMillisecond(t *testing.T, h *Harness, rule string) {
 	r := createRun(t, h, nil)
 	require.Equal(t, []string{r.ID}, ids(queryAll(t, h, store.RunFilter{CreatedFrom: t0}, 10, rule)), rule)
 	require.Empty(t, queryAll(t, h, store.RunFilter{CreatedTo: t0}, 10, rule), rule+": a CreatedTo within the run's millisecond leaves it out")
-	n, err := qs.RunCount(bg, &store.RunCountParams{CreatedFrom: t0})
+	n, err := qs.RunCount(bg, &store.RunCountParams{Filter: store.RunFilter{CreatedFrom: t0}})
 	require.NoError(t, err, rule)
 	require.Equal(t, int64(1), n.Counts[store.RunPending], rule)
-	n, err = qs.RunCount(bg, &store.RunCountParams{CreatedTo: t0})
+	n, err = qs.RunCount(bg, &store.RunCountParams{Filter: store.RunFilter{CreatedTo: t0}})
 	require.NoError(t, err, rule)
 	require.Zero(t, n.Counts[store.RunPending], rule+": a CreatedTo within the run's millisecond leaves it out")
 }

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -132,15 +133,18 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 		{
 			name: "BadQueriesRefused",
-			rule: "a query with a bad filter, limit or cursor answers ErrInvalidArgument",
+			rule: "a query or count with a bad filter, limit or cursor answers ErrInvalidArgument",
 			run: func(t *testing.T, h *Harness, rule string) {
 				q := h.Store.(store.QueryStore)
 				createRun(t, h, nil)
 				for _, p := range []store.RunListParams{
 					{Limit: 0},
 					{Limit: store.QueryLimitMax + 1},
-					{Limit: 1, Filter: store.RunFilter{Tenant: "t"}},
-					{Limit: 1, Filter: store.RunFilter{Service: "s", Workflow: "w"}},
+					{Limit: 1, Filter: store.RunFilter{Tenant: "t:u"}},
+					{Limit: 1, Filter: store.RunFilter{EndedFrom: h.Now(), EndedTo: h.Now()}},
+					{Limit: 1, Filter: store.RunFilter{EndedFrom: h.Now(), Statuses: []store.RunStatus{store.RunRunning}}},
+					{Limit: 1, Filter: store.RunFilter{ErrorPrefix: strings.Repeat("e", store.ErrorPrefixMax+1)}},
+					{Limit: 1, Cursor: "not a cursor", Filter: store.RunFilter{EndedTo: h.Now()}},
 					{Limit: 1, Filter: store.RunFilter{Service: "a:b"}},
 					{Limit: 1, Filter: store.RunFilter{Statuses: []store.RunStatus{"done"}}},
 					{Limit: 1, Filter: store.RunFilter{CreatedFrom: h.Now(), CreatedTo: h.Now()}},
@@ -148,7 +152,13 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				} {
 					_, err := q.RunList(bg, &p)
 					require.ErrorIs(t, err, store.ErrInvalidArgument, "%s: %+v", rule, p)
+					if p.Cursor == "" && p.Filter.Validate() != nil {
+						_, err = q.RunCount(bg, &store.RunCountParams{Filter: p.Filter})
+						require.ErrorIs(t, err, store.ErrInvalidArgument, "%s: count %+v", rule, p)
+					}
 				}
+				_, err := q.RunCount(bg, &store.RunCountParams{Limit: store.RunCountLimitMax + 1})
+				require.ErrorIs(t, err, store.ErrInvalidArgument, rule)
 			},
 		},
 		{
@@ -180,7 +190,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, int64(2), res.Counts[store.RunPending]+res.Counts[store.RunRunning], rule)
 				require.Equal(t, int64(1), res.Counts[store.RunRunning], rule)
 				require.Zero(t, res.Counts[store.RunCompleted], rule)
-				res, err = q.RunCount(bg, &store.RunCountParams{CreatedFrom: second.CreatedAt})
+				res, err = q.RunCount(bg, &store.RunCountParams{Filter: store.RunFilter{CreatedFrom: second.CreatedAt}})
 				require.NoError(t, err, rule)
 				require.Zero(t, res.Counts[store.RunCancelled], rule)
 				require.Equal(t, int64(2), res.Counts[store.RunPending]+res.Counts[store.RunRunning], rule)
@@ -265,6 +275,7 @@ func testQueries(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 	})
+	runCases(t, newHarness, runFilterCases)
 }
 
 // queryAll reads every page of a query, limit runs per page.

@@ -4,8 +4,8 @@
 
 -- forget_run deletes finished run id of status letter st: its hash, its
 -- dead-letter list, the lines its tasks logged (tl:), its idempotency key k (when it still names this run)
--- and its entries in the query indexes (ia, it:<st>, iw, is, iu, as its
--- field q named them: wf, svc, tenant). Its entry in an expiry list stays
+-- and its entries in the query indexes (ia, it:<st>, if:<st>, iw, is, iu,
+-- iv, as its field q named them: wf, svc, tenant). Its entry in an expiry list stays
 -- until the pruner pops it (removing it from the middle of a list would
 -- cost a scan); forgetting a run again then changes nothing. A finished run
 -- keeps payload keys only for tasks that did not succeed (task_to drops the
@@ -29,9 +29,11 @@ local function forget_run(ctx, id, st, wf, svc, tenant, k)
   if wf == nil then return end
   redis.call('ZREM', key(b, 'ia'), id)
   redis.call('ZREM', key(b, 'it', st), id)
+  redis.call('ZREM', key(b, 'if', st), id)
   if wf ~= '' then redis.call('ZREM', key(b, 'iw', wf), id) end
   if svc ~= '' then
     redis.call('ZREM', key(b, 'is', svc), id)
     if tenant ~= '' then redis.call('ZREM', key(b, 'iu', svc, tenant), id) end
   end
+  if tenant ~= '' then redis.call('ZREM', key(b, 'iv', tenant), id) end
 end

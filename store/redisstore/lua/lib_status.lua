@@ -276,18 +276,21 @@ end
 
 -- run_index keeps run id's index entries as its status moves from from
 -- ('' for a new run) to to. Every index is a zset of the shard scored by
--- the run's creation (ms), member the run id. At creation the run enters
--- the index of all runs ia and the workflow, service and service-and-
--- tenant indexes (iw, is, iu) it has: those never move. A pending run is
--- in no status index (pending = all less the others); a running one is in
--- it:U (with the skiplist pin, common.lua), a finished one in it:<S|F|C>.
--- A finished run also goes at the tail
+-- the run's creation (ms), member the run id, but the end index. At
+-- creation the run enters the index of all runs ia and the workflow,
+-- service, service-and-tenant and tenant indexes (iw, is, iu, iv) it has:
+-- those never move. A pending run is in no status index (pending = all
+-- less the others); a running one is in it:U (with the skiplist pin,
+-- common.lua), a finished one in it:<S|F|C>, and in the end index
+-- if:<S|F|C> scored by its end (the call's now, a string already), which
+-- answers "failed in the last day" by ZRANGEBYSCORE and ZCOUNT; a replay
+-- takes it out of both (run_to). A finished run also goes at the tail
 -- of the expiry list of its retention, ie:<ms> (registered in the set
 -- iel), whose head the pruner (run_prune.lua) pops once due: runs end in
 -- the order of the clock, so a list per retention stays in expiry order
 -- and a push costs less than a zset insert. The cost per run: two ZADDs
--- at creation (three, four with a service and a tenant), one at its first
--- claim, a ZREM, a ZADD and an RPUSH at its end. Only a creation splits q
+-- at creation (three with a service or a tenant, five with both), one at
+-- its first claim, a ZREM, two ZADDs and an RPUSH at its end. Only a creation splits q
 -- into its names: a status move needs the run id and its creation alone.
 local function run_index(ctx, rk, id, r, from, to)
   local q = run_q(ctx, rk, from == '')
@@ -303,12 +306,14 @@ local function run_index(ctx, rk, id, r, from, to)
       redis.call('ZADD', key(b, 'is', svc), created, id)
       if tenant ~= '' then redis.call('ZADD', key(b, 'iu', svc, tenant), created, id) end
     end
+    if tenant ~= '' then redis.call('ZADD', key(b, 'iv', tenant), created, id) end
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then
     redis.call('ZADD', key(b, 'it', 'U'), '-1', skiplist_pin, created, id)
   elseif run_final[to] then
     redis.call('ZADD', key(b, 'it', to), created, id)
+    redis.call('ZADD', key(b, 'if', to), ctx.nows, id)
     if ctx.retention > 0 then
       local ret = run_retention(ctx, rk, to)
       if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx, id, to, q)) == 1 then
@@ -332,7 +337,8 @@ local function run_to(ctx, rk, id, r, to, packed)
   local from = r.st
   if not (ok and ok[to]) then
     -- The replay moves (run_replay) are taken only inside a replay: the
-    -- run leaves its finished status index (run_index adds it to it:U);
+    -- run leaves its finished status and end indexes (run_index adds it
+    -- to it:U);
     -- its end is the next generation's to set. Its expiry list entry
     -- stays behind; the pruner skips a run that is no longer finished.
     ok = ctx.replay and run_replay[r.st]
@@ -340,7 +346,10 @@ local function run_to(ctx, rk, id, r, to, packed)
       ctx.refused = true
       return nil
     end
-    if not ctx.index_later then redis.call('ZREM', key(ctx.base, 'it', from), id) end
+    if not ctx.index_later then
+      redis.call('ZREM', key(ctx.base, 'it', from), id)
+      redis.call('ZREM', key(ctx.base, 'if', from), id)
+    end
     r.ended = ''
   end
   r.st = to

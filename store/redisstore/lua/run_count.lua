@@ -1,0 +1,75 @@
+-- run_count.lua: count, per status, the runs of one index of one shard
+-- that pass a filter, from a cursor, reading at most a budget of entries:
+-- one step of a count, which RunCount repeats from the answered position
+-- until the index is over or its read bound is spent, so that no call
+-- holds Redis for long. It writes nothing. RunCount sends it only for a
+-- filter its indexes cannot count alone (ZCOUNT answers the others).
+--
+-- KEYS[1..n]  one index zset to read, as run_list.lua reads it, or two
+--             alternatives of which the smaller is read (ARGV[6])
+-- ARGV[1]  shard base "<prefix>:{s}:" (run hashes, for the checks)
+-- ARGV[2]  max score as ZREVRANGEBYSCORE takes it ("+inf", "(<ms>", or
+--          "<ms>", the score of the position to go on from)
+-- ARGV[3]  member of the position to go on from, or "": entries scored
+--          ARGV[2] whose member is >= it were counted already
+-- ARGV[4]  min score ("0" or "<ms>")
+-- ARGV[5]  budget: the most entries read, a run whose errors are read
+--          counting its tasks too; 0 only asks whether an entry is left
+-- ARGV[6]  "1" when KEYS are alternatives and only the smallest is read
+-- ARGV[7..13]  the checks made run by run (lib_query.lua)
+--
+-- Transition: none; it writes nothing.
+--
+-- Returns {more, last score, last member, read, P, U, S, F, C}: more is 1
+-- when the budget ran out with entries left, the position of the last
+-- entry read (to go on from), the budget used, then the count of matching
+-- runs per status letter.
+--
+-- Retried: it writes nothing, so a retry counts again, the index as it
+-- stands then.
+-- Lost data: a run whose hash is gone (expired, lost, not yet pruned) is
+-- not counted; an index Redis lost counts nothing.
+-- Out of memory: declared no-writes, so Redis runs it at maxmemory, and
+-- on replicas.
+-- Cut off: the caller gets an error and nothing has changed; it counts
+-- again.
+
+local base, max, cid, min, budget = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+local f = query_filter(ARGV, 7)
+local k = query_keys(KEYS, ARGV[6])[1]
+local counts = {P = 0, U = 0, S = 0, F = 0, C = 0}
+local off, read, more, last_s, last_m = 0, 0, 0, '', ''
+if cid ~= '' then
+  -- skip the entries of the position's score already counted, by a binary
+  -- search of their offset (as run_list.lua)
+  local hi = redis.call('ZCOUNT', k, max, max)
+  while off < hi do
+    local mid = math.floor((off + hi) / 2)
+    local e = redis.call('ZREVRANGEBYSCORE', k, max, max, 'LIMIT', mid, 1)[1]
+    if e and e >= cid then off = mid + 1 else hi = mid end
+  end
+end
+while true do
+  local n = math.min(250, budget - read)
+  if n <= 0 then
+    if #redis.call('ZREVRANGEBYSCORE', k, max, min, 'LIMIT', off, 1) > 0 then more = 1 end
+    break
+  end
+  local es = redis.call('ZREVRANGEBYSCORE', k, max, min, 'WITHSCORES', 'LIMIT', off, n)
+  local count, used = #es / 2, 0
+  for j = 1, #es, 2 do
+    used = used + 1
+    last_m, last_s = es[j], es[j + 1]
+    local ok, st, cost = query_match(f, base, last_m)
+    read = read + cost
+    if ok and counts[st] then counts[st] = counts[st] + 1 end
+    if read >= budget then break end
+  end
+  off = off + used
+  if used < count then
+    more = 1
+    break
+  end
+  if count < n then break end
+end
+return {more, last_s, last_m, read, counts.P, counts.U, counts.S, counts.F, counts.C}
