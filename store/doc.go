@@ -26,6 +26,8 @@
 //   - [PayloadStore] (payload_store.go): the payloads of named tasks of a run.
 //   - [HistoryStore] (history_store.go): the attempt records of a run.
 //   - [TaskLogStore] (task_log_store.go): the lines a handler logged.
+//   - [ProgressStore] (progress_store.go): the progress a running attempt
+//     reports, kept with the task and its attempt.
 //   - [DeadLetterStore] (dead_letter_store.go): dead tasks listed and purged.
 //   - [ReplayStore] (replay_store.go): a finished run's tasks run again as a
 //     new generation.
