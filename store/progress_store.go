@@ -82,13 +82,21 @@ type ProgressReport struct {
 // Validate reports why the report cannot be stored, wrapping
 // [ErrInvalidArgument].
 func (r *ProgressReport) Validate() error {
-	switch {
-	case math.IsNaN(r.Value) || math.IsInf(r.Value, 0):
-		return fmt.Errorf("store: progress value %v is not a finite number: %w", r.Value, ErrInvalidArgument)
-	case len(r.Note) > TaskProgressNoteMax:
-		return fmt.Errorf("store: progress note of %d bytes is longer than %d: %w", len(r.Note), TaskProgressNoteMax, ErrInvalidArgument)
-	case r.Lease.RunID == "" || r.Lease.Task == "":
+	if r.Lease.RunID == "" || r.Lease.Task == "" {
 		return fmt.Errorf("store: progress report needs a run id and a task: %w", ErrInvalidArgument)
+	}
+	return CheckProgress(r.Value, r.Note)
+}
+
+// CheckProgress reports why value and note cannot make a progress report,
+// wrapping [ErrInvalidArgument]: a value that is not a finite number, a
+// note longer than [TaskProgressNoteMax] bytes.
+func CheckProgress(value float64, note string) error {
+	switch {
+	case math.IsNaN(value) || math.IsInf(value, 0):
+		return fmt.Errorf("progress value %v is not a finite number: %w", value, ErrInvalidArgument)
+	case len(note) > TaskProgressNoteMax:
+		return fmt.Errorf("progress note of %d bytes is longer than %d: %w", len(note), TaskProgressNoteMax, ErrInvalidArgument)
 	}
 	return nil
 }
