@@ -192,6 +192,31 @@ func testProgress(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "KeptWithHistoryPastTheRun",
+			rule: "attempt records kept past their run keep the report of each attempt",
+			run: func(t *testing.T, h *Harness, rule string) {
+				hs, ok := h.Store.(store.HistoryStore)
+				if !ok || !h.Caps.ExpiresKeys || h.Caps.HistoryRetention <= h.Caps.Retention {
+					t.Skip("needs HistoryStore, Caps.ExpiresKeys and Caps.HistoryRetention above Caps.Retention")
+				}
+				r := createRun(t, h, nil)
+				first := claimOne(t, h, "a", rule)
+				requireReported(t, h, rule, report(first.Lease, 0.5, "first"))
+				require.NoError(t, finish(t, h, store.TaskOutcome{Lease: first.Lease, Outcome: store.OutcomeRetry, Error: "x"}).Err, rule)
+				second := claimOne(t, h, "a", rule)
+				requireReported(t, h, rule, report(second.Lease, 1, "second"))
+				succeed(t, h, second.Lease, "ok", rule)
+				before := history(t, hs, r.ID, "a", rule)
+				h.Advance(h.Caps.Retention + time.Second)
+				_, err := h.Store.RunGet(bg, &store.RunGetParams{ID: r.ID})
+				require.ErrorIs(t, err, store.ErrNotFound, rule+": the run is gone")
+				after := history(t, hs, r.ID, "a", rule)
+				require.Equal(t, before, after, rule)
+				require.Len(t, after, 2, rule)
+				require.Equal(t, [...]any{"first", "second"}, [...]any{after[0].Progress.Note, after[1].Progress.Note}, rule)
+			},
+		},
+		{
 			name: "EventPerReport",
 			rule: "each stored report records one task_progress event in the same step, carrying the report (value, note, attempt, epoch, time), the task running and its attempt; a refused report records none",
 			run: func(t *testing.T, h *Harness, rule string) {
