@@ -44,7 +44,7 @@ func (p *pool) keepLeases(ctx context.Context) {
 		for _, e := range execs {
 			p.watchLease(e, now)
 		}
-		if !sendingProgress.Swap(true) {
+		if p.progressWaiting(execs) && !sendingProgress.Swap(true) {
 			calls.Add(1)
 			go func() {
 				defer calls.Done()

@@ -110,6 +110,24 @@ func (s *progressSlot) end() {
 	s.mu.Unlock()
 }
 
+// progressWaiting reports whether one of execs has a report to send, so
+// a round without one starts no goroutine for them.
+func (p *pool) progressWaiting(execs []*Attempt) bool {
+	if p.progress.off.Load() {
+		return false
+	}
+	for _, e := range execs {
+		s := &e.progress
+		s.mu.Lock()
+		waiting := s.pending
+		s.mu.Unlock()
+		if waiting {
+			return true
+		}
+	}
+	return false
+}
+
 // flushProgress sends the reports the attempts made since the last round,
 // in one call per store.TaskProgressBatchMax of them. A call that failed
 // keeps its reports for the next round, unless later ones took their
