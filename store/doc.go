@@ -28,6 +28,8 @@
 //     with its payloads and results on request.
 //   - [HistoryStore] (history_store.go): the attempt records of a run.
 //   - [TaskLogStore] (task_log_store.go): the lines a handler logged.
+//   - [ProgressStore] (progress_store.go): the progress a running attempt
+//     reports, kept with the task and its attempt.
 //   - [DeadLetterStore] (dead_letter_store.go): dead tasks listed and purged.
 //   - [DeadLetterGroupStore] (dead_letter_group_store.go): dead tasks
 //     grouped by error.

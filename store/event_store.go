@@ -16,7 +16,8 @@ import (
 // Which changes make an event: a run created (run_pending), started,
 // finished or cancelled; a ready task set aside for its handler or held
 // back by a limit ([EventTaskWaiting], stores with [ClaimRouter] or
-// [Limiter]); a task made ready, delayed, claimed, retried,
+// [Limiter]); a running attempt's progress report ([EventTaskProgress],
+// stores with [ProgressStore]); a task made ready, delayed, claimed, retried,
 // finished, skipped, cancelled, recovered by the sweep or dead. A task
 // created pending and a move between two forms of one status (a pending
 // task put in the delayed set) make none, and neither does a step that
@@ -122,4 +123,6 @@ type StoreEvent struct {
 	Error string
 	// WaitingFor is what the task waits for, for [EventTaskWaiting].
 	WaitingFor string
+	// Progress is the report, for [EventTaskProgress]; nil otherwise.
+	Progress *TaskProgress
 }

@@ -135,6 +135,11 @@ type TaskInstance struct {
 	// no live node serves ([WaitingForQueueNotServed]) or a handler no
 	// live node has ([WaitingForHandler]).
 	WaitingFor string
+	// Progress is the latest progress report of the task, of whichever
+	// attempt made it (see [ProgressStore]); nil when none was made, when
+	// a replay reset the task since, and on stores that do not implement
+	// [ProgressStore].
+	Progress *TaskProgress
 	// Attempts holds one record per finished attempt, oldest first.
 	Attempts []Attempt
 }
@@ -178,6 +183,9 @@ type Attempt struct {
 	// RetryDelay is the backoff chosen before the next attempt, for a
 	// "retry" record; zero otherwise.
 	RetryDelay time.Duration
+	// Progress is the last progress report of this attempt (see
+	// [ProgressStore]); nil when it made none.
+	Progress *TaskProgress
 }
 
 // Valid reports whether s is one of plait's run statuses.

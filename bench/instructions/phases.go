@@ -52,6 +52,7 @@ var phases = []phase{
 	{"chain", "chain hop (`Run` of a 200-task chain, concurrency 1)", "hop", 1000, phaseChain},
 	{"empty", "empty claim (`TaskClaim`, limit 64)", "call", 1000, phaseEmpty},
 	{"many", "`SubmitMany`, 64 one-task runs per call", "run", 2048, phaseMany},
+	{"progress", "progress reports, 64 per call (`TaskProgress`), off the hot path", "report", 2048, phaseProgress},
 }
 
 // phaseSubmit: one-task runs, one Submit each, from one goroutine.

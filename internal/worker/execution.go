@@ -53,6 +53,9 @@ type Attempt struct {
 	// store keeps no task logs.
 	logOnce sync.Once
 	log     *attemptLog
+	// progress holds the latest progress report not sent yet
+	// (progress.go).
+	progress progressSlot
 
 	// ran is how long the handler ran, set before its outcome is queued,
 	// for the metrics hooks.
@@ -179,6 +182,7 @@ func (p *pool) execute(e *Attempt) (abandoned bool) {
 	// The attempt's lines reach the store before its outcome: after it, a
 	// retry's next claim would make them stale.
 	e.endTaskLog()
+	e.endProgress()
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}

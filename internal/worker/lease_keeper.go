@@ -19,12 +19,17 @@ import (
 // Each round first gives every attempt that has none its own lease timer
 // (see watchLease), then extends on another goroutine, so a store call that
 // hangs holds up neither the timers nor the next round; while one hangs no
-// other is started, so calls cannot pile up behind it.
+// other is started, so calls cannot pile up behind it. Each round also
+// sends the progress reports the attempts made since the last one
+// (flushProgress), on a goroutine of its own under the same rule.
 func (p *pool) keepLeases(ctx context.Context) {
 	interval := p.cfg.LeaseDuration / 3
 	var calls sync.WaitGroup
 	defer calls.Wait()
 	var busy atomic.Bool
+	// sendingProgress is busy for the progress reports, sent beside the
+	// extension so that a slow one never holds up a lease.
+	var sendingProgress atomic.Bool
 	for {
 		p.pause(ctx, interval)
 		if ctx.Err() != nil {
@@ -38,6 +43,14 @@ func (p *pool) keepLeases(ctx context.Context) {
 		now := p.cfg.Clock.Now()
 		for _, e := range execs {
 			p.watchLease(e, now)
+		}
+		if p.progressWaiting(execs) && !sendingProgress.Swap(true) {
+			calls.Add(1)
+			go func() {
+				defer calls.Done()
+				defer sendingProgress.Store(false)
+				p.flushProgress(ctx, execs)
+			}()
 		}
 		if busy.Swap(true) {
 			p.cfg.Logger.Warn("plait: lease extension still in flight from the last round; this round skips it", "leases", len(execs))

@@ -80,6 +80,8 @@ type pool struct {
 	// node's last heartbeat learned them, nil for all of them.
 	node   *node
 	active atomic.Pointer[[]string]
+	// progress is the state of Task.Progress reports (progress.go).
+	progress progressState
 }
 
 func newPool(cfg *Config) *pool {

@@ -85,8 +85,9 @@ type evRec struct {
 	epoch   int64
 	attempt int32
 	prio    store.Priority
-	// runEvent is set for a run's event, waiting for a task_waiting one.
-	runEvent, waiting bool
+	// runEvent is set for a run's event, waiting for a task_waiting one,
+	// progress for a task_progress one (progress.go).
+	runEvent, waiting, progress bool
 }
 
 // initLocked makes the wake channel, once (New sets the cap).
@@ -184,12 +185,15 @@ func (e *evRec) event() store.StoreEvent {
 	ev.Task, ev.Queue, ev.Priority, ev.Handler = e.task, e.queue, e.prio, e.handler
 	ev.TaskStatus = store.TaskStatus(e.status)
 	ev.Type = store.TaskEventType(ev.TaskStatus)
-	if e.waiting {
+	ev.Attempt, ev.Epoch = int(e.attempt), e.epoch
+	switch {
+	case e.waiting:
 		ev.Type, ev.WaitingFor = store.EventTaskWaiting, e.note
-	} else {
-		ev.Error = e.note
+	case e.progress:
+		ev.Type, ev.Progress = store.EventTaskProgress, e.progressOf()
+	default:
+		ev.Error, ev.Duration = e.note, time.Duration(e.dur)
 	}
-	ev.Attempt, ev.Epoch, ev.Duration = int(e.attempt), e.epoch, time.Duration(e.dur)
 	ev.Worker, ev.Node = store.SplitWorker(e.worker)
 	return ev
 }

@@ -161,6 +161,7 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 		Outcome:    outcome,
 		Error:      errText,
 		RetryDelay: retryDelay,
+		Progress:   t.attemptProgress(),
 	})
 }
 

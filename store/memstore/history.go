@@ -26,7 +26,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		}
 		for _, th := range k.tasks {
 			if params.Task == "" || th.Task == params.Task {
-				res.Tasks = append(res.Tasks, store.TaskHistory{Task: th.Task, Attempts: append([]store.Attempt(nil), th.Attempts...)})
+				res.Tasks = append(res.Tasks, store.TaskHistory{Task: th.Task, Attempts: copyAttempts(th.Attempts)})
 			}
 		}
 	} else {
@@ -37,7 +37,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 			}
 			res.Tasks = append(res.Tasks, store.TaskHistory{
 				Task:     t.inst.Name,
-				Attempts: append([]store.Attempt(nil), t.inst.Attempts...),
+				Attempts: copyAttempts(t.inst.Attempts),
 			})
 		}
 	}

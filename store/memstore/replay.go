@@ -57,6 +57,7 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 		t.scheduled = false
 		t.resolved, t.satisfied = 0, 0
 		t.asideFor, t.limitedBy = "", ""
+		t.progress = nil
 		if err := s.setTaskStatusLocked(t, store.TaskPending, now); err != nil {
 			return nil, err
 		}

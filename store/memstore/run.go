@@ -77,6 +77,9 @@ type task struct {
 	// limitedBy names the limit key the task waits on (keylimits.go);
 	// empty once it is queued or claimed again.
 	limitedBy string
+	// progress is the task's latest progress report (progress.go); nil
+	// until one is made, and again after a replay resets the task.
+	progress *store.TaskProgress
 
 	resolved, satisfied int
 }
@@ -311,9 +314,8 @@ func (r *run) snapshot() *store.Run {
 		in.Epoch = t.epoch
 		in.Result = copyBytes(t.inst.Result)
 		in.WaitingFor = t.waitingFor()
-		if len(t.inst.Attempts) > 0 {
-			in.Attempts = append([]store.Attempt(nil), t.inst.Attempts...)
-		}
+		in.Progress = t.progress.Clone()
+		in.Attempts = copyAttempts(t.inst.Attempts)
 		out.Tasks[i] = in
 	}
 	return &out

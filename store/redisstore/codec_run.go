@@ -285,5 +285,11 @@ func decodeInstance(name string, h map[string]string, created int64) (store.Task
 	if in.Attempts, err = decodeTaskAttempts(name, h, st.epoch, created); err != nil {
 		return store.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
+	if in.Progress, err = taskProgress(name, h); err != nil {
+		return store.TaskInstance{}, err
+	}
+	if err := attemptProgress(name, h, in.Progress, in.Attempts); err != nil {
+		return store.TaskInstance{}, err
+	}
 	return in, nil
 }

@@ -257,7 +257,8 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 // (lua/lib_status.lua): a task's "<task>,<durMs>,<packed state>" or a
 // run's "!<packed meta>", then, for a task event with an error, a newline
 // and the error text; or by a claim (lua/lib_claim.lua) for a task set
-// aside or held back: "?<task>,<waiting for>".
+// aside or held back: "?<task>,<waiting for>"; or by a progress report
+// (lua/task_progress.lua): "%<task>,..." (decodeProgressEvent).
 func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	var ev store.StoreEvent
 	now, err := strconv.ParseInt(r.now, 10, 64)
@@ -274,6 +275,9 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 		ev.Task, ev.WaitingFor = task, waiting
 		ev.TaskStatus, ev.Type = store.TaskReady, store.EventTaskWaiting
 		return ev, nil
+	}
+	if r.v[0] == '%' {
+		return ev, decodeProgressEvent(&ev, r.v[1:])
 	}
 	if r.v[0] == '!' {
 		m, err := decodeMeta(r.v[1:])

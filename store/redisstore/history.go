@@ -51,6 +51,13 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		if err != nil {
 			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
 		}
+		latest, err := taskProgress(name, h)
+		if err == nil {
+			err = attemptProgress(name, h, latest, attempts)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", params.RunID, err)
+		}
 		res.Tasks = append(res.Tasks, store.TaskHistory{Task: name, Attempts: attempts})
 	}
 	if params.Task != "" && len(res.Tasks) == 0 {

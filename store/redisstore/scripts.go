@@ -133,7 +133,7 @@ var readOnly = map[string]bool{"run_list": true, "run_count": true}
 
 var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_finish", "task_finish_claim",
 	"lease_extend", "lease_sweep", "run_cancel", "run_replay",
-	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "dead_letter_purge",
+	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause"}
 
@@ -176,6 +176,9 @@ var scriptLibs = map[string][]string{
 	"run_count":  {"lib_query"},
 	// task_log_append reads a task's state with state_parse of lib_codec.lua.
 	"task_log_append": nil,
+	// task_progress uses state_parse, note and flush_events of the base
+	// libs.
+	"task_progress": nil,
 	// dead_letter_purge uses key and entry of common.lua.
 	"dead_letter_purge": nil,
 }
@@ -202,6 +205,7 @@ var (
 	scriptRunList            = newScript("run_list")
 	scriptRunCount           = newScript("run_count")
 	scriptTaskLogAppend      = newScript("task_log_append")
+	scriptTaskProgress       = newScript("task_progress")
 	scriptDeadLetterPurge    = newScript("dead_letter_purge")
 )
 

@@ -180,6 +180,7 @@ func capabilities() []suite {
 		{group{"QueryStore", testQueries}, func(s store.Store) bool { _, ok := s.(store.QueryStore); return ok }},
 		{group{"HistoryStore", testHistory}, func(s store.Store) bool { _, ok := s.(store.HistoryStore); return ok }},
 		{group{"TaskLogStore", testTaskLogs}, func(s store.Store) bool { _, ok := s.(store.TaskLogStore); return ok }},
+		{group{"ProgressStore", testProgress}, func(s store.Store) bool { _, ok := s.(store.ProgressStore); return ok }},
 		{group{"DeadLetterStore", testDeadLetters}, func(s store.Store) bool { _, ok := s.(store.DeadLetterStore); return ok }},
 		{group{"DeadLetterGroupStore", testDeadLetterGroups}, func(s store.Store) bool { _, ok := s.(store.DeadLetterGroupStore); return ok }},
 		{group{"ReplayStore", testReplays}, func(s store.Store) bool { _, ok := s.(store.ReplayStore); return ok }},

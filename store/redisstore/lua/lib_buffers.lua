@@ -211,8 +211,8 @@ local function flush_events()
 end
 
 -- keep_history asks the next flush to copy what the attempt records of a
--- run that has just ended need to be read (its fields m, i, o, every s:
--- and a:) from its hash rk into hk, kept for ms: the records outlive the
+-- run that has just ended need to be read (its fields m, i, o, every s:,
+-- a: and pg:) from its hash rk into hk, kept for ms: the records outlive the
 -- run (WithHistoryRetention). The copy is made once the hashes are
 -- written, so it holds this call's writes. A run that ends again after a
 -- replay is copied again, over the first copy. Only a store keeping
@@ -231,7 +231,7 @@ local function copy_kept()
     local out = {}
     for i = 1, #all, 2 do
       local f = all[i]
-      if f == 'm' or f == 'i' or f == 'o' or string.find(f, '^[as]:') then
+      if f == 'm' or f == 'i' or f == 'o' or string.find(f, '^[as]:') or string.find(f, '^pg:') then
         out[#out + 1] = f
         out[#out + 1] = all[i + 1]
       end

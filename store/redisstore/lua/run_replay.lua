@@ -51,6 +51,8 @@
 -- run_ended sets it again at the generation's end. Its expiry list entry stays behind; the pruner skips a
 -- run that is active again or ended later (run_prune.lua). The dead
 -- letters of the reset tasks leave x:<run> (LREM) and the index dl (ZREM).
+-- A reset task's latest progress report pg:<task> moves to
+-- pg:<task>:<epoch>, where its attempt record still finds it.
 -- A cancelled task's stale queue entries (a cancel leaves them for the
 -- next claim to drop) find the task ready again and may claim it; the
 -- entry pushed here then finds it taken and is dropped, so it runs once.
@@ -149,6 +151,13 @@ for _, i in ipairs(reset) do
   if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {ILLEGAL} end
   for _, f in ipairs({'e:', 'r:', 'g:'}) do
     if hget(rk, f .. name) then hdel(rk, f .. name) end
+  end
+  -- the latest progress report leaves the task and stays with its
+  -- attempt's record (task_progress.lua)
+  local pg = hget(rk, 'pg:' .. name)
+  if pg then
+    hset(rk, 'pg:' .. name .. ':' .. (string.match(pg, '^(%d+),') or '0'), pg)
+    hdel(rk, 'pg:' .. name)
   end
   if was == 'F' or was == 'D' then
     redis.call('LREM', x, 0, name)
