@@ -157,12 +157,14 @@ func TestMetricsLeaseLost(t *testing.T) {
 	})
 }
 
-// TestMetricsDeadAndQueueDepth: the sweep reports a task dead past the
-// crash limit, and every sweep samples the depth of the queues.
-func TestMetricsDeadAndQueueDepth(t *testing.T) {
+// TestMetricsDeadAndRunEnded: the sweep reports a task dead past the
+// crash limit and, with run hooks, the end of the run it failed; a worker
+// that is not the schedule leader samples no queue depth.
+func TestMetricsDeadAndRunEnded(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
-		hooks := &hookLog{}
+		log := &hookLog{}
+		hooks := runHooks{log}
 		b := setup(t, f, plait.WithMetrics(hooks), plait.WithCrashLimit(0),
 			plait.WithLeaseDuration(9*time.Second), plait.WithSweepInterval(2*time.Second))
 		b.handle(t, "work", noop)
@@ -175,11 +177,13 @@ func TestMetricsDeadAndQueueDepth(t *testing.T) {
 		b.start(t)
 		b.advanceAfterArmed(t, 2*time.Second)
 		b.events.waitFor(t, 1, is(plait.EventLeasesSwept, ""))
-		hooks.waitFor(t, "depth default ready=0 delayed=1")
 		for swept := 2; b.clock.Now().Before(epoch.Add(10 * time.Second)); swept++ {
 			b.advanceAfterArmed(t, 2*time.Second)
 			b.events.waitFor(t, swept, is(plait.EventLeasesSwept, ""))
 		}
-		hooks.waitFor(t, "dead x")
+		log.waitFor(t, "dead x")
+		log.waitFor(t, "run ended crash/ failed")
+		require.Equal(t, 1, log.count("run ended "), log.String())
+		require.Zero(t, log.count("depth "), "only the schedule leader samples queue depth; this store has none:\n%s", log.String())
 	})
 }
