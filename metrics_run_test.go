@@ -121,12 +121,14 @@ func TestRunMetricsEnded(t *testing.T) {
 // samples, and the process that takes the lease over samples in its place.
 func TestQueueDepthLeaderOnly(t *testing.T) {
 	t.Parallel()
-	const tick = 700 * time.Millisecond
+	// Each process has a tick of its own, a period no other timer has, so
+	// the test knows whose loop it moves the clock for.
+	const tickA, tickB = 700 * time.Millisecond, 900 * time.Millisecond
 	clk := fakeclock.New(epoch)
 	st := newMemStore(t, memstore.WithClock(clk))
 	leaderEvents := make(chan plait.Event, 16)
 	heartbeats := make(chan plait.Event, 64)
-	newProcess := func(log *hookLog, opts ...plait.Option) *plait.Scheduler {
+	newProcess := func(log *hookLog, tick time.Duration, opts ...plait.Option) *plait.Scheduler {
 		s, err := plait.New(st, append([]plait.Option{plait.WithClock(clk), quietLogger(),
 			plait.WithMetrics(runHooks{log}), plait.WithScheduleTick(tick), plait.WithSweepInterval(300 * time.Millisecond),
 			plait.WithObserver(func(e plait.Event) {
@@ -162,8 +164,8 @@ func TestQueueDepthLeaderOnly(t *testing.T) {
 		}
 	}
 	logA, logB := &hookLog{}, &hookLog{}
-	a := newProcess(logA)
-	b := newProcess(logB, plait.WithQueues("default", "other"))
+	a := newProcess(logA, tickA)
+	b := newProcess(logB, tickB, plait.WithQueues("default", "other"))
 	_, err := a.Submit(context.Background(), plait.NewWorkflow("later").Task("x", "work", nil, plait.Delay(time.Hour)))
 	require.NoError(t, err)
 
@@ -175,19 +177,28 @@ func TestQueueDepthLeaderOnly(t *testing.T) {
 	defer stopB()
 	recv(t, heartbeats)
 	recv(t, heartbeats)
-	// Both leader loops wait out a tick: a samples again, now with the
-	// queue only b serves, and b, refused the lease, samples nothing.
-	require.True(t, clk.WaitForDeadline(clk.Now().Add(tick), nil))
-	clk.Advance(tick)
+	// At a's next tick it samples again, now with the queue only b serves;
+	// b, refused the lease, samples nothing.
+	armed(t, clk, clk.Now().Add(tickA))
+	clk.Advance(tickA)
 	logA.waitFor(t, "depth other ready=0 delayed=0")
 	require.Zero(t, logB.count("depth"), "a process without the lease samples nothing:\n%s", logB.String())
 
 	stopA()
 	require.Equal(t, plait.EventLeaderLost, recv(t, leaderEvents).Type)
 	logA.waitFor(t, "depth cleared")
-	require.True(t, clk.WaitForDeadline(clk.Now().Add(tick), nil))
-	clk.Advance(tick)
+	armed(t, clk, epoch.Add(tickB))
+	clk.Set(epoch.Add(tickB))
 	require.Equal(t, plait.EventLeaderAcquired, recv(t, leaderEvents).Type)
 	logB.waitFor(t, "depth default ready=0 delayed=1")
 	logB.waitFor(t, "depth other ready=0 delayed=0")
+}
+
+// armed waits until a timer of clk is due at at.
+func armed(t *testing.T, clk *fakeclock.Clock, at time.Time) {
+	t.Helper()
+	done := make(chan struct{})
+	tm := time.AfterFunc(failAfter, func() { close(done) })
+	defer tm.Stop()
+	require.True(t, clk.WaitForDeadline(at, done), "no timer armed for %s", at)
 }

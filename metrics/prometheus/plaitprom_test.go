@@ -124,7 +124,12 @@ func TestScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The leader samples queue depth at its first pass, then at each tick
+	// once a sweep interval has passed: every tick here, a period no other
+	// timer of the scheduler has.
+	const tick = 700 * time.Millisecond
 	s, err := plait.New(st, plait.WithClock(clk), plait.WithMetrics(m),
+		plait.WithScheduleTick(tick), plait.WithSweepInterval(300*time.Millisecond),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +177,19 @@ func TestScheduler(t *testing.T) {
 		}
 		wcancel()
 	}
+	// The first sample may have seen the tasks still ready: take the one
+	// after the next tick.
+	select {
+	case <-m.sampled:
+	default:
+	}
+	stopWait := make(chan struct{})
+	tm := time.AfterFunc(failAfter, func() { close(stopWait) })
+	if !clk.WaitForDeadline(clk.Now().Add(tick), stopWait) {
+		t.Fatal("the leader armed no tick")
+	}
+	tm.Stop()
+	clk.Advance(tick)
 	recv(t, m.sampled, "queue depth sample from the leader")
 
 	want(t, reg, "plait_tasks_started_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "acme"}, 2)
