@@ -192,6 +192,16 @@ func TestScheduler(t *testing.T) {
 	clk.Advance(tick)
 	recv(t, m.sampled, "queue depth sample from the leader")
 
+	// Queue depth while this process leads; the rest once Run returned,
+	// when every hook of its attempts has been called (RunWait answers as
+	// soon as the store ended the run, before the last finish's hooks).
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "delayed"}, 1)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "ready"}, 0)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	recv(t, m.cleared, "queue depth clear when the leader stops")
 	want(t, reg, "plait_tasks_started_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "acme"}, 2)
 	want(t, reg, "plait_tasks_finished_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "acme", "outcome": "succeeded"}, 2)
 	want(t, reg, "plait_tasks_finished_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "other", "outcome": "succeeded"}, 2)
@@ -206,14 +216,6 @@ func TestScheduler(t *testing.T) {
 	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "order", "tenant": "acme", "status": "completed"}, 1)
 	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "order", "tenant": "other", "status": "completed"}, 1)
 	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "broken", "tenant": "acme", "status": "failed"}, 1)
-	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "delayed"}, 1)
-	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "ready"}, 0)
-
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	recv(t, m.cleared, "queue depth clear when the leader stops")
 	if _, ok := value(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "delayed"}); ok {
 		t.Fatal("a process that no longer leads must export no queue depth")
 	}
