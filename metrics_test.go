@@ -169,10 +169,13 @@ func TestMetricsDeadAndRunEnded(t *testing.T) {
 			plait.WithLeaseDuration(9*time.Second), plait.WithSweepInterval(2*time.Second))
 		b.handle(t, "work", noop)
 		b.submit(t, plait.NewWorkflow("crash").Task("x", "work", nil))
+		// The run of "wide" goes on past its dead task: the sweep did not
+		// end it, and tells no end.
+		b.submit(t, plait.NewWorkflow("wide").Task("x", "work", nil).Task("y", "work", nil, plait.Delay(time.Hour)))
 		// A worker that claims and then dies.
-		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
+		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 2, LeaseDuration: 9 * time.Second})
 		require.NoError(t, err)
-		require.Len(t, claimed.Tasks, 1)
+		require.Len(t, claimed.Tasks, 2)
 		b.submit(t, plait.NewWorkflow("later").Task("y", "work", nil, plait.Delay(time.Hour)))
 		b.start(t)
 		b.advanceAfterArmed(t, 2*time.Second)
@@ -183,6 +186,8 @@ func TestMetricsDeadAndRunEnded(t *testing.T) {
 		}
 		log.waitFor(t, "dead x")
 		log.waitFor(t, "run ended crash/ failed")
+		b.events.waitFor(t, 1, func(e plait.Event) bool { return e.Type == plait.EventLeasesSwept && e.Count == 2 })
+		require.Equal(t, 2, log.count("dead x"), log.String())
 		require.Equal(t, 1, log.count("run ended "), log.String())
 		require.Zero(t, log.count("depth "), "only the schedule leader samples queue depth; this store has none:\n%s", log.String())
 	})

@@ -2,7 +2,8 @@ package plaitotel
 
 import "sync"
 
-// Other is the value a capped label takes for every value past its cap.
+// Other is the value a capped label takes for every value past its cap. A
+// queue, workflow or tenant itself named "other" shares that series.
 const Other = "other"
 
 // labelCap bounds the distinct values of one label: it admits the first
