@@ -43,6 +43,9 @@ func (s *Scheduler) workerConfig() *worker.Config {
 	}
 	if c.hooks.metrics != nil {
 		wc.Metrics = metricsHooks{c.hooks.metrics}
+		if rm, ok := c.hooks.metrics.(RunMetrics); ok {
+			wc.RunMetrics = runMetricsHooks{rm}
+		}
 	}
 	return wc
 }
@@ -91,6 +94,10 @@ func (h metricsHooks) TaskRetried(l worker.Labels, d time.Duration) {
 }
 func (h metricsHooks) TaskDead(lease store.Lease) { h.m.TaskDead(lease) }
 func (h metricsHooks) LeaseLost(l worker.Labels)  { h.m.LeaseLost(TaskLabels(l)) }
-func (h metricsHooks) QueueDepth(queue string, ready, delayed int) {
-	h.m.QueueDepth(queue, ready, delayed)
+
+// runMetricsHooks passes the engine's run ends to the user's [RunMetrics].
+type runMetricsHooks struct{ m RunMetrics }
+
+func (h runMetricsHooks) RunEnded(l worker.Labels, st store.RunStatus) {
+	h.m.RunEnded(RunLabels{Workflow: l.Workflow, Tenant: l.Tenant}, st)
 }

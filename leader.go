@@ -52,6 +52,8 @@ func (s *Scheduler) leaderFor(ss store.ScheduleStore) *maintenance.Leader {
 				e := Event{Type: EventLeaderLost, Epoch: epoch, Node: holder}
 				if acquired {
 					e.Type = EventLeaderAcquired
+				} else {
+					s.queueDepthStop()
 				}
 				s.emit(e)
 			},
@@ -96,6 +98,9 @@ func (s *Scheduler) startScheduleLeader(ctx context.Context) *maintenance.Runnin
 		rep, err := s.schedulePass(ctx, lead)
 		if rep == nil {
 			return time.Time{}, err
+		}
+		if rep.Leader {
+			s.queueDepthPass(ctx, lead)
 		}
 		return rep.NextDue, err
 	})

@@ -9,10 +9,14 @@ import (
 )
 
 // Metrics receives the scheduler's metrics hooks, set with [WithMetrics]:
-// a host forwards them to its metrics library (see examples/prometheus).
-// The scheduler calls them synchronously from its workers and drivers, so
-// each must be quick and must not block; they may be called from many
-// goroutines at once. Embed [NopMetrics] to implement only some.
+// a host forwards them to its metrics library, or imports a ready one
+// (the modules github.com/plaitdag/plait/metrics/prometheus and
+// github.com/plaitdag/plait/metrics/otel). The scheduler calls them
+// synchronously from its workers and drivers, so each must be quick and
+// must not block; they may be called from many goroutines at once. Embed
+// [NopMetrics] to implement only some. A Metrics that also implements
+// [RunMetrics] gets the run-level hooks, and one that implements
+// [QueueDepthClearer] is told when its queue depth samples stop.
 type Metrics interface {
 	// TaskStarted: a handler is about to run an attempt.
 	TaskStarted(l TaskLabels)
@@ -33,19 +37,29 @@ type Metrics interface {
 	// or the sweep took the task over, or the run was cancelled or ended)
 	// or could no longer vouch for it; its outcome is not recorded.
 	LeaseLost(l TaskLabels)
-	// QueueDepth samples how many tasks wait on a queue this scheduler
-	// claims from: ready and delayed ones. It is called every sweep
-	// interval while Run runs, when the store implements [QueueDepther].
+	// QueueDepth samples how many tasks wait on a queue of the fleet:
+	// ready and delayed ones. One process of the fleet samples: the one
+	// holding the schedule leader lease, every sweep interval (at the
+	// leader's tick at most) while its Run runs, each queue this process
+	// or a live node claims from, when the store implements
+	// [store.QueueDepther]. Every other process never calls it, so a gauge fed
+	// from it is not summed over processes twice; a process that stops
+	// leading calls [QueueDepthClearer.QueueDepthClear] when implemented.
+	// A process without the leader (see [WithoutScheduleLeader]) or on a
+	// store without [store.ScheduleStore] samples nothing.
 	QueueDepth(queue string, ready, delayed int)
 }
 
 // TaskLabels names an attempt for metrics: low-cardinality values fit for
-// labels. Run ids are left out on purpose.
+// labels. Run ids are left out on purpose. Tenant is the run's (see
+// [ForTenant]), empty for a run without one: a host with many tenants caps
+// it, as the metrics modules do.
 type TaskLabels struct {
 	Workflow string
 	Task     string
 	Handler  string
 	Queue    string
+	Tenant   string
 }
 
 // NopMetrics implements [Metrics] doing nothing; embed it to implement only

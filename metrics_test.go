@@ -157,29 +157,38 @@ func TestMetricsLeaseLost(t *testing.T) {
 	})
 }
 
-// TestMetricsDeadAndQueueDepth: the sweep reports a task dead past the
-// crash limit, and every sweep samples the depth of the queues.
-func TestMetricsDeadAndQueueDepth(t *testing.T) {
+// TestMetricsDeadAndRunEnded: the sweep reports a task dead past the
+// crash limit and, with run hooks, the end of the run it failed; a worker
+// that is not the schedule leader samples no queue depth.
+func TestMetricsDeadAndRunEnded(t *testing.T) {
 	t.Parallel()
 	forEachStore(t, func(t *testing.T, f storeFactory) {
-		hooks := &hookLog{}
+		log := &hookLog{}
+		hooks := runHooks{log}
 		b := setup(t, f, plait.WithMetrics(hooks), plait.WithCrashLimit(0),
 			plait.WithLeaseDuration(9*time.Second), plait.WithSweepInterval(2*time.Second))
 		b.handle(t, "work", noop)
 		b.submit(t, plait.NewWorkflow("crash").Task("x", "work", nil))
+		// The run of "wide" goes on past its dead task: the sweep did not
+		// end it, and tells no end.
+		b.submit(t, plait.NewWorkflow("wide").Task("x", "work", nil).Task("y", "work", nil, plait.Delay(time.Hour)))
 		// A worker that claims and then dies.
-		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 1, LeaseDuration: 9 * time.Second})
+		claimed, err := b.store.TaskClaim(context.Background(), &store.TaskClaimParams{WorkerID: "dead", Limit: 2, LeaseDuration: 9 * time.Second})
 		require.NoError(t, err)
-		require.Len(t, claimed.Tasks, 1)
+		require.Len(t, claimed.Tasks, 2)
 		b.submit(t, plait.NewWorkflow("later").Task("y", "work", nil, plait.Delay(time.Hour)))
 		b.start(t)
 		b.advanceAfterArmed(t, 2*time.Second)
 		b.events.waitFor(t, 1, is(plait.EventLeasesSwept, ""))
-		hooks.waitFor(t, "depth default ready=0 delayed=1")
 		for swept := 2; b.clock.Now().Before(epoch.Add(10 * time.Second)); swept++ {
 			b.advanceAfterArmed(t, 2*time.Second)
 			b.events.waitFor(t, swept, is(plait.EventLeasesSwept, ""))
 		}
-		hooks.waitFor(t, "dead x")
+		log.waitFor(t, "dead x")
+		log.waitFor(t, "run ended crash/ failed")
+		b.events.waitFor(t, 1, func(e plait.Event) bool { return e.Type == plait.EventLeasesSwept && e.Count == 2 })
+		require.Equal(t, 2, log.count("dead x"), log.String())
+		require.Equal(t, 1, log.count("run ended "), log.String())
+		require.Zero(t, log.count("depth "), "only the schedule leader samples queue depth; this store has none:\n%s", log.String())
 	})
 }

@@ -127,12 +127,14 @@ func (s *Scheduler) fireInstant(ctx context.Context, name string, d *scheduleDef
 // createRuns creates many instants' runs in as few store calls as the
 // store allows and answers one outcome per params, in order.
 func (s *Scheduler) createRuns(ctx context.Context, params []*store.RunCreateParams) ([]store.RunCreateOutcome, error) {
+	start := s.cfg.clock.Now()
 	out, err := s.store.RunCreateMany(ctx, params)
+	if err == nil && len(out) != len(params) {
+		err = fmt.Errorf("plait: store answered %d of %d creates", len(out), len(params))
+	}
+	s.submittedMany(params, nil, out, err, start)
 	if err != nil {
 		return nil, err
-	}
-	if len(out) != len(params) {
-		return nil, fmt.Errorf("plait: store answered %d of %d creates", len(out), len(params))
 	}
 	for _, o := range out {
 		if o.Err == nil && !o.Result.Existing {

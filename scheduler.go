@@ -42,6 +42,8 @@ type Scheduler struct {
 	unservedWarned sync.Map
 	// counts keeps recent RunCount answers (runcount.go).
 	counts *countCache
+	// depth is the queue depth sampling of the schedule leader.
+	depth depthState
 }
 
 // New returns a scheduler over the store st. Every option is checked: each one out
@@ -153,6 +155,19 @@ func WithMetadata(md map[string]string) SubmitOption {
 // [*UnknownHandlerError]s for handlers not registered here (or, under
 // [WithHandlerCheck], by any live node).
 func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOption) (*Run, error) {
+	start := s.cfg.clock.Now()
+	res, err := s.submit(ctx, wf, opts)
+	if rm := s.runMetrics(); rm != nil {
+		s.submitted(rm, submitLabels(wf, opts), res, err, start)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.Run, nil
+}
+
+// submit is Submit, answering the store's result.
+func (s *Scheduler) submit(ctx context.Context, wf *Workflow, opts []SubmitOption) (*store.RunCreateResult, error) {
 	params, err := s.createParams(wf, opts)
 	if err != nil {
 		return nil, err
@@ -171,7 +186,7 @@ func (s *Scheduler) Submit(ctx context.Context, wf *Workflow, opts ...SubmitOpti
 	if !res.Existing {
 		s.emit(Event{Type: EventRunSubmitted, RunID: res.Run.ID, RunStatus: res.Run.Status})
 	}
-	return res.Run, nil
+	return res, nil
 }
 
 // createParams validates a workflow and its submit options into what the
@@ -241,10 +256,12 @@ func (s *Scheduler) RunWait(ctx context.Context, runID string) (*Run, error) {
 // handlers running them (in any process) see their context cancelled, here at
 // once and elsewhere at their next heartbeat.
 func (s *Scheduler) RunCancel(ctx context.Context, runID string) (*Run, error) {
+	before := s.runBeforeCancel(ctx, runID)
 	run, err := s.store.RunCancel(ctx, &store.RunCancelParams{ID: runID, Reason: "run cancelled"})
 	if err != nil {
 		return nil, err
 	}
+	s.cancelled(before, run)
 	if p := s.pool.Load(); p != nil {
 		p.CancelRun(runID)
 	}

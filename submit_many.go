@@ -25,6 +25,33 @@ type Submission struct {
 // whole returns no runs, and some may have been created: run keys make a
 // retry safe.
 func (s *Scheduler) SubmitMany(ctx context.Context, subs []Submission) (runs []*Run, err error) {
+	if s.runMetrics() == nil {
+		return s.submitMany(ctx, subs, nil)
+	}
+	start := s.cfg.clock.Now()
+	var (
+		params []*store.RunCreateParams
+		out    []store.RunCreateOutcome
+	)
+	runs, err = s.submitMany(ctx, subs, func(p []*store.RunCreateParams, o []store.RunCreateOutcome) { params, out = p, o })
+	batchErr := err
+	if out == nil {
+		// Refused or failed as a whole: every submission failed with err.
+		params = make([]*store.RunCreateParams, len(subs))
+	} else {
+		batchErr = nil
+	}
+	labels := make([]RunLabels, len(subs))
+	for i, sub := range subs {
+		labels[i] = submitLabels(sub.Workflow, sub.Options)
+	}
+	s.submittedMany(params, labels, out, batchErr, start)
+	return runs, err
+}
+
+// submitMany is SubmitMany; seen, when not nil, is given the creates and
+// the store's outcomes once the store answered them all.
+func (s *Scheduler) submitMany(ctx context.Context, subs []Submission, seen func([]*store.RunCreateParams, []store.RunCreateOutcome)) (runs []*Run, err error) {
 	params := make([]*store.RunCreateParams, len(subs))
 	var errs []error
 	for i, sub := range subs {
@@ -53,6 +80,9 @@ func (s *Scheduler) SubmitMany(ctx context.Context, subs []Submission) (runs []*
 	}
 	if len(out) != len(params) {
 		return nil, fmt.Errorf("plait: store answered %d of %d submissions", len(out), len(params))
+	}
+	if seen != nil {
+		seen(params, out)
 	}
 	runs = make([]*Run, len(out))
 	for i, o := range out {

@@ -4,8 +4,10 @@ go 1.26
 
 require (
 	github.com/plaitdag/plait v0.0.0
+	github.com/plaitdag/plait/metrics/otel v0.0.0
 	go.opentelemetry.io/otel v1.31.0
 	go.opentelemetry.io/otel/sdk v1.31.0
+	go.opentelemetry.io/otel/sdk/metric v1.31.0
 	go.opentelemetry.io/otel/trace v1.31.0
 )
 
@@ -19,4 +21,7 @@ require (
 	golang.org/x/sys v0.26.0 // indirect
 )
 
-replace github.com/plaitdag/plait => ../..
+replace (
+	github.com/plaitdag/plait => ../..
+	github.com/plaitdag/plait/metrics/otel => ../../metrics/otel
+)

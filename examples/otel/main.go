@@ -5,15 +5,23 @@
 // spans of the submit and of every task share one trace, across processes
 // too: the context travels in the run's metadata, through the store.
 //
-// It runs on the in-memory store and prints the spans it recorded:
+// Its metrics go to OpenTelemetry too, through the module
+// github.com/plaitdag/plait/metrics/otel (plaitotel.New on a
+// MeterProvider): attempts, runs submitted and ended, submit latency and
+// the queue depth the schedule leader samples.
+//
+// It runs on the in-memory store and prints the spans it recorded and the
+// metrics a reader collected:
 //
 //	cd examples/otel && go run .
 //
-// plait itself does not import OpenTelemetry; this module does.
+// plait itself does not import OpenTelemetry; this module and plaitotel
+// do.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,11 +30,14 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/plaitdag/plait"
+	plaitotel "github.com/plaitdag/plait/metrics/otel"
 	"github.com/plaitdag/plait/store/memstore"
 )
 
@@ -71,11 +82,23 @@ func run(ctx context.Context, out io.Writer) error {
 	tracer := provider.Tracer("github.com/plaitdag/plait/examples/otel")
 	prop := propagation.TraceContext{}
 
+	// Metrics: a reader collects them on demand here; a service would
+	// give the MeterProvider a periodic exporter instead.
+	reader := sdkmetric.NewManualReader()
+	meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	defer func() { _ = meters.Shutdown(context.Background()) }()
+	metrics, err := plaitotel.New(meters)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = metrics.Close() }()
+
 	st, err := memstore.New()
 	if err != nil {
 		return err
 	}
 	s, err := plait.New(st,
+		plait.WithMetrics(metrics),
 		plait.WithMiddleware(tracing(tracer, prop)),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	)
@@ -99,7 +122,7 @@ func run(ctx context.Context, out io.Writer) error {
 		Task("reserve", "step", nil).
 		Task("charge", "step", nil, plait.After("reserve")).
 		Task("ship", "step", nil, plait.After("charge"))
-	runRec, err := s.Submit(sctx, wf, plait.WithTraceContext(carrier.Get("traceparent"), carrier.Get("tracestate")))
+	runRec, err := s.Submit(sctx, wf, plait.ForTenant("acme"), plait.WithTraceContext(carrier.Get("traceparent"), carrier.Get("tracestate")))
 	span.End()
 	if err != nil {
 		return err
@@ -136,5 +159,34 @@ func run(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("want 4 spans in one trace, got %d of %d", same, len(spans))
 	}
 	fmt.Fprintln(out, "every task span is a child of the submit span, in its trace")
+	return printMetrics(ctx, reader, out)
+}
+
+// printMetrics collects the plait counters once and prints each series.
+func printMetrics(ctx context.Context, reader *sdkmetric.ManualReader, out io.Writer) error {
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(ctx, &rm); err != nil {
+		return err
+	}
+	ended := false
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			sum, ok := m.Data.(metricdata.Sum[int64])
+			if !ok {
+				continue
+			}
+			for _, p := range sum.DataPoints {
+				fmt.Fprintf(out, "  %-22s %d", m.Name, p.Value)
+				for _, kv := range p.Attributes.ToSlice() {
+					fmt.Fprintf(out, " %s=%s", kv.Key, kv.Value.Emit())
+				}
+				fmt.Fprintln(out)
+				ended = ended || m.Name == "plait.runs.ended"
+			}
+		}
+	}
+	if !ended {
+		return errors.New("no plait.runs.ended series collected")
+	}
 	return nil
 }

@@ -2,7 +2,10 @@ module github.com/plaitdag/plait/examples/prometheus
 
 go 1.26
 
-require github.com/plaitdag/plait v0.0.0
+require (
+	github.com/plaitdag/plait v0.0.0
+	github.com/plaitdag/plait/metrics/prometheus v0.0.0
+)
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -19,4 +22,7 @@ require (
 	google.golang.org/protobuf v1.34.2 // indirect
 )
 
-replace github.com/plaitdag/plait => ../..
+replace (
+	github.com/plaitdag/plait => ../..
+	github.com/plaitdag/plait/metrics/prometheus => ../../metrics/prometheus
+)

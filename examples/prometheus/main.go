@@ -5,9 +5,11 @@
 //	cd examples/prometheus && go run . -addr :2112
 //	curl -s localhost:2112/metrics | grep plait_
 //
-// With -once it runs one batch, prints the plait_ lines of its own
-// /metrics and exits. plait itself does not import Prometheus; this module
-// does.
+// The metrics come from the module github.com/plaitdag/plait/metrics/prometheus
+// (plaitprom.New): attempts, runs submitted and ended, submit latency and
+// the queue depth the schedule leader samples. With -once it runs one
+// batch, prints the plait_ lines of its own /metrics and exits. plait
+// itself does not import Prometheus; this module and plaitprom do.
 package main
 
 import (
@@ -30,74 +32,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/plaitdag/plait"
+	plaitprom "github.com/plaitdag/plait/metrics/prometheus"
 	"github.com/plaitdag/plait/store/memstore"
 )
-
-// metrics implements plait.Metrics with Prometheus collectors. Labels are
-// workflow, task, handler and queue: low-cardinality by design (run ids
-// never become labels).
-type metrics struct {
-	started   *prometheus.CounterVec
-	finished  *prometheus.CounterVec
-	duration  *prometheus.HistogramVec
-	retried   *prometheus.CounterVec
-	dead      prometheus.Counter
-	leaseLost *prometheus.CounterVec
-	depth     *prometheus.GaugeVec
-}
-
-var taskLabels = []string{"workflow", "task", "handler", "queue"}
-
-func newMetrics(reg prometheus.Registerer) *metrics {
-	m := &metrics{
-		started: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "plait_tasks_started_total", Help: "Attempts whose handler started.",
-		}, taskLabels),
-		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "plait_tasks_finished_total", Help: "Attempts whose outcome was recorded, by outcome.",
-		}, append(taskLabels, "outcome")),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "plait_task_duration_seconds", Help: "How long handlers ran.",
-			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
-		}, taskLabels),
-		retried: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "plait_tasks_retried_total", Help: "Attempts that failed and will be retried.",
-		}, taskLabels),
-		dead: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "plait_tasks_dead_total", Help: "Tasks found dead past the crash limit by this process's sweep.",
-		}),
-		leaseLost: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "plait_leases_lost_total", Help: "Attempts of this process that lost their lease.",
-		}, taskLabels),
-		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "plait_queue_depth", Help: "Tasks waiting on a queue, ready or delayed, sampled every sweep interval.",
-		}, []string{"queue", "state"}),
-	}
-	reg.MustRegister(m.started, m.finished, m.duration, m.retried, m.dead, m.leaseLost, m.depth)
-	return m
-}
-
-func values(l plait.TaskLabels) []string { return []string{l.Workflow, l.Task, l.Handler, l.Queue} }
-
-func (m *metrics) TaskStarted(l plait.TaskLabels) { m.started.WithLabelValues(values(l)...).Inc() }
-
-func (m *metrics) TaskFinished(l plait.TaskLabels, o plait.Outcome, d time.Duration) {
-	m.finished.WithLabelValues(append(values(l), o.String())...).Inc()
-	m.duration.WithLabelValues(values(l)...).Observe(d.Seconds())
-}
-
-func (m *metrics) TaskRetried(l plait.TaskLabels, _ time.Duration) {
-	m.retried.WithLabelValues(values(l)...).Inc()
-}
-
-func (m *metrics) TaskDead(plait.Lease) { m.dead.Inc() }
-
-func (m *metrics) LeaseLost(l plait.TaskLabels) { m.leaseLost.WithLabelValues(values(l)...).Inc() }
-
-func (m *metrics) QueueDepth(queue string, ready, delayed int) {
-	m.depth.WithLabelValues(queue, "ready").Set(float64(ready))
-	m.depth.WithLabelValues(queue, "delayed").Set(float64(delayed))
-}
 
 func main() {
 	addr := flag.String("addr", ":2112", "address to serve /metrics on")
@@ -113,13 +50,19 @@ func main() {
 
 func run(ctx context.Context, addr string, once bool, out io.Writer) error {
 	reg := prometheus.NewRegistry()
+	metrics, err := plaitprom.New(reg)
+	if err != nil {
+		return err
+	}
 	st, err := memstore.New()
 	if err != nil {
 		return err
 	}
 	s, err := plait.New(st,
-		plait.WithMetrics(newMetrics(reg)),
-		plait.WithSweepInterval(500*time.Millisecond), // queue depth is sampled at each sweep
+		plait.WithMetrics(metrics),
+		// The schedule leader samples queue depth every sweep interval, at
+		// its tick (a second) at most.
+		plait.WithSweepInterval(500*time.Millisecond),
 		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),
 	)
 	if err != nil {
@@ -160,7 +103,7 @@ func run(ctx context.Context, addr string, once bool, out io.Writer) error {
 		Task("later", "work", nil, plait.Delay(time.Hour))
 	batch := func() error {
 		for i := 0; i < 5; i++ {
-			r, err := s.Submit(ctx, wf)
+			r, err := s.Submit(ctx, wf, plait.ForTenant(fmt.Sprintf("tenant-%d", i%2)))
 			if err != nil {
 				return err
 			}
@@ -175,15 +118,15 @@ func run(ctx context.Context, addr string, once bool, out io.Writer) error {
 		if err := batch(); err != nil {
 			return err
 		}
-		// Let one sweep sample the queue depth.
+		// Let the leader sample the queue depth.
 		if err := waitMetric(ctx, ln.Addr().String(), `plait_queue_depth{queue="default",state="delayed"} 5`); err != nil {
 			return err
 		}
+		// Printed while Run runs: once it stops, this process no longer
+		// leads, and its queue depth series are dropped.
+		perr := printMetrics(ln.Addr().String(), out)
 		cancel()
-		if err := <-done; err != nil {
-			return err
-		}
-		return printMetrics(ln.Addr().String(), out)
+		return errors.Join(perr, <-done)
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -245,7 +188,7 @@ func waitMetric(ctx context.Context, addr, want string) error {
 // printMetrics prints the plait_ samples of /metrics.
 func printMetrics(addr string, out io.Writer) error {
 	return scrape(addr, func(line string) {
-		if strings.HasPrefix(line, "plait_") && !strings.HasPrefix(line, "plait_task_duration_seconds_bucket") {
+		if strings.HasPrefix(line, "plait_") && !strings.Contains(line, "_bucket{") {
 			fmt.Fprintln(out, line)
 		}
 	})

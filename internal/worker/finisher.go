@@ -311,5 +311,10 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 			p.cancelRun(ct.Lease.RunID, ErrRunCancelled)
 		}
 		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus})
+		// Only the finish that ended the run answers it terminal: a task
+		// of an ended run holds no lease, so any later finish is stale.
+		if rm := p.cfg.RunMetrics; rm != nil {
+			rm.RunEnded(Labels{Workflow: ct.Workflow, Tenant: ct.Tenant}, res.RunStatus)
+		}
 	}
 }

@@ -36,6 +36,7 @@ func (p *pool) sweepOnce(ctx context.Context) {
 			if m := p.cfg.Metrics; m != nil {
 				m.TaskDead(l)
 			}
+			p.runEndedBySweep(ctx, l)
 		}
 		total += len(res.Requeued) + len(res.Dead)
 		if !res.More {
@@ -44,5 +45,4 @@ func (p *pool) sweepOnce(ctx context.Context) {
 		}
 	}
 	p.emit(Event{Type: EventLeasesSwept, Count: total})
-	p.sampleDepth(ctx)
 }

@@ -82,6 +82,9 @@ type Config struct {
 	Emit func(Event)
 	// Metrics receives the metrics hooks; nil means none.
 	Metrics Metrics
+	// RunMetrics receives the ends of runs; nil means none, and then the
+	// sweep reads no run back.
+	RunMetrics RunMetrics
 	// Shared is the state that outlives one Run of a Scheduler.
 	Shared *Shared
 }
@@ -96,14 +99,21 @@ type Shared struct {
 	unknown sync.Map
 }
 
-// Metrics is the engine's side of the root's Metrics hooks.
+// Metrics is the engine's side of the root's Metrics hooks. Queue depth
+// is not the engine's: the schedule leader samples it for the fleet.
 type Metrics interface {
 	TaskStarted(l Labels)
 	TaskFinished(l Labels, o store.Outcome, d time.Duration)
 	TaskRetried(l Labels, delay time.Duration)
 	TaskDead(lease store.Lease)
 	LeaseLost(l Labels)
-	QueueDepth(queue string, ready, delayed int)
+}
+
+// RunMetrics is the engine's side of the root's RunMetrics: the end of a
+// run this process's finish or sweep brought, told once in the fleet.
+type RunMetrics interface {
+	// RunEnded gets the run's Workflow and Tenant in l.
+	RunEnded(l Labels, status store.RunStatus)
 }
 
 // Labels name what a metric is about.
@@ -112,6 +122,7 @@ type Labels struct {
 	Task     string
 	Handler  string
 	Queue    string
+	Tenant   string
 }
 
 // EventType names an event the engine emits, with the same value as the

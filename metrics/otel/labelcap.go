@@ -1,0 +1,75 @@
+package plaitotel
+
+import "sync"
+
+// Other is the value a capped label takes for every value past its cap. A
+// queue, workflow or tenant itself named "other" shares that series.
+const Other = "other"
+
+// labelCap bounds the distinct values of one label: it admits the first
+// max values it sees, in the order this process sees them, and reads every
+// later new value as [Other]. An admitted value keeps its own series for
+// the life of the Metrics, so a series never changes meaning.
+type labelCap struct {
+	max  int
+	mu   sync.RWMutex
+	seen map[string]struct{}
+}
+
+func newLabelCap(max int) *labelCap {
+	return &labelCap{max: max, seen: make(map[string]struct{}, max)}
+}
+
+// value answers v, or Other when v is new and the cap is reached.
+func (c *labelCap) value(v string) string {
+	c.mu.RLock()
+	_, ok := c.seen[v]
+	full := len(c.seen) >= c.max
+	c.mu.RUnlock()
+	if ok {
+		return v
+	}
+	if full {
+		return Other
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.seen[v]; ok {
+		return v
+	}
+	if len(c.seen) >= c.max {
+		return Other
+	}
+	c.seen[v] = struct{}{}
+	return v
+}
+
+// otherDepths keeps the latest depth of each queue past the cap, so the
+// Other series is their sum. It holds the queues the leader sampled since
+// the last clear: those some live node serves.
+type otherDepths struct {
+	mu     sync.Mutex
+	queues map[string][2]int
+}
+
+// add records the sample of queue and answers the sums over every queue
+// past the cap.
+func (o *otherDepths) add(queue string, ready, delayed int) (sumReady, sumDelayed int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.queues == nil {
+		o.queues = make(map[string][2]int)
+	}
+	o.queues[queue] = [2]int{ready, delayed}
+	for _, d := range o.queues {
+		sumReady += d[0]
+		sumDelayed += d[1]
+	}
+	return sumReady, sumDelayed
+}
+
+func (o *otherDepths) reset() {
+	o.mu.Lock()
+	o.queues = nil
+	o.mu.Unlock()
+}

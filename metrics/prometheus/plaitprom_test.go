@@ -1,0 +1,282 @@
+package plaitprom_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/fakeclock"
+	plaitprom "github.com/plaitdag/plait/metrics/prometheus"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+// failAfter bounds every wait: a deadline for a test already broken.
+const failAfter = 20 * time.Second
+
+// depthSeen is a plaitprom.Metrics that also tells the test when the
+// leader sampled queue depth and when it cleared it.
+type depthSeen struct {
+	*plaitprom.Metrics
+	sampled, cleared chan struct{}
+}
+
+func (d depthSeen) QueueDepth(queue string, ready, delayed int) {
+	d.Metrics.QueueDepth(queue, ready, delayed)
+	select {
+	case d.sampled <- struct{}{}:
+	default:
+	}
+}
+
+func (d depthSeen) QueueDepthClear() {
+	d.Metrics.QueueDepthClear()
+	select {
+	case d.cleared <- struct{}{}:
+	default:
+	}
+}
+
+func recv(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(failAfter):
+		t.Fatalf("no %s", what)
+	}
+}
+
+// value answers the value of the series name{labels} in the registry's
+// gathered families, and whether it is there.
+func value(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) (float64, bool) {
+	t.Helper()
+	fams, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range f.GetMetric() {
+			got := map[string]string{}
+			for _, lp := range m.GetLabel() {
+				got[lp.GetName()] = lp.GetValue()
+			}
+			if len(got) != len(labels) {
+				continue
+			}
+			for k, v := range labels {
+				if got[k] != v {
+					continue metrics
+				}
+			}
+			return sampleValue(f.GetType(), m), true
+		}
+	}
+	return 0, false
+}
+
+func sampleValue(typ dto.MetricType, m *dto.Metric) float64 {
+	switch typ {
+	case dto.MetricType_COUNTER:
+		return m.GetCounter().GetValue()
+	case dto.MetricType_GAUGE:
+		return m.GetGauge().GetValue()
+	case dto.MetricType_HISTOGRAM:
+		return float64(m.GetHistogram().GetSampleCount())
+	}
+	return 0
+}
+
+func want(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string, v float64) {
+	t.Helper()
+	got, ok := value(t, g, name, labels)
+	if !ok {
+		t.Fatalf("no series %s%v", name, labels)
+	}
+	if got != v {
+		t.Fatalf("%s%v = %v, want %v", name, labels, got, v)
+	}
+}
+
+// TestScheduler drives a Scheduler on memstore and reads back what the
+// collectors gathered: attempts by outcome, runs submitted and ended by
+// status with their tenant, a tenant past the cap counted as other, the
+// submit error of a refused workflow, and the queue depth the leader
+// sampled, dropped when it stops.
+func TestScheduler(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	pm, err := plaitprom.New(reg, plaitprom.WithTenantCap(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := depthSeen{Metrics: pm, sampled: make(chan struct{}, 1), cleared: make(chan struct{}, 1)}
+	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	st, err := memstore.New(memstore.WithClock(clk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The leader samples queue depth at its first pass, then at each tick
+	// once a sweep interval has passed: every tick here, a period no other
+	// timer of the scheduler has.
+	const tick = 700 * time.Millisecond
+	s, err := plait.New(st, plait.WithClock(clk), plait.WithMetrics(m),
+		plait.WithScheduleTick(tick), plait.WithSweepInterval(300*time.Millisecond),
+		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Handle("ok", func(context.Context, *plait.Task) (any, error) { return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Handle("bad", func(context.Context, *plait.Task) (any, error) {
+		return nil, plait.Permanent(errors.New("no"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	order := plait.NewWorkflow("order").Task("a", "ok", nil).Task("b", "ok", nil, plait.After("a"))
+	var runs []*plait.Run
+	for _, sub := range []struct {
+		wf     *plait.Workflow
+		tenant string
+	}{
+		{order, "acme"},
+		{order, "t2"},
+		{order, "t3"}, // past the cap of two tenants
+		{plait.NewWorkflow("broken").Task("a", "bad", nil), "acme"},
+	} {
+		r, err := s.Submit(ctx, sub.wf, plait.ForTenant(sub.tenant))
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, r)
+	}
+	if _, err := s.Submit(ctx, plait.NewWorkflow("refused").Task("a", "missing", nil)); err == nil {
+		t.Fatal("a workflow with an unknown handler must be refused")
+	}
+	if _, err := s.Submit(ctx, plait.NewWorkflow("later").Task("a", "ok", nil, plait.Delay(time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+
+	rctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(rctx) }()
+	for _, r := range runs {
+		wctx, wcancel := context.WithTimeout(ctx, failAfter)
+		if _, err := s.RunWait(wctx, r.ID); err != nil {
+			t.Fatal(err)
+		}
+		wcancel()
+	}
+	// The first sample may have seen the tasks still ready: take the one
+	// after the next tick.
+	select {
+	case <-m.sampled:
+	default:
+	}
+	stopWait := make(chan struct{})
+	tm := time.AfterFunc(failAfter, func() { close(stopWait) })
+	if !clk.WaitForDeadline(clk.Now().Add(tick), stopWait) {
+		t.Fatal("the leader armed no tick")
+	}
+	tm.Stop()
+	clk.Advance(tick)
+	recv(t, m.sampled, "queue depth sample from the leader")
+
+	// Queue depth while this process leads; the rest once Run returned,
+	// when every hook of its attempts has been called (RunWait answers as
+	// soon as the store ended the run, before the last finish's hooks).
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "delayed"}, 1)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "ready"}, 0)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	recv(t, m.cleared, "queue depth clear when the leader stops")
+	want(t, reg, "plait_tasks_started_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "acme"}, 2)
+	want(t, reg, "plait_tasks_finished_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "acme", "outcome": "succeeded"}, 2)
+	want(t, reg, "plait_tasks_finished_total", map[string]string{"queue": "default", "workflow": "order", "tenant": "other", "outcome": "succeeded"}, 2)
+	want(t, reg, "plait_tasks_finished_total", map[string]string{"queue": "default", "workflow": "broken", "tenant": "acme", "outcome": "failed"}, 1)
+	want(t, reg, "plait_task_duration_seconds", map[string]string{"queue": "default", "workflow": "order"}, 6)
+	want(t, reg, "plait_runs_submitted_total", map[string]string{"workflow": "order", "tenant": "acme"}, 1)
+	want(t, reg, "plait_runs_submitted_total", map[string]string{"workflow": "order", "tenant": "t2"}, 1)
+	want(t, reg, "plait_runs_submitted_total", map[string]string{"workflow": "order", "tenant": "other"}, 1)
+	want(t, reg, "plait_runs_submitted_total", map[string]string{"workflow": "later", "tenant": "other"}, 1)
+	want(t, reg, "plait_run_submit_errors_total", map[string]string{"workflow": "refused", "tenant": "other"}, 1)
+	want(t, reg, "plait_run_submit_duration_seconds", map[string]string{"workflow": "order"}, 3)
+	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "order", "tenant": "acme", "status": "completed"}, 1)
+	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "order", "tenant": "other", "status": "completed"}, 1)
+	want(t, reg, "plait_runs_ended_total", map[string]string{"workflow": "broken", "tenant": "acme", "status": "failed"}, 1)
+	if _, ok := value(t, reg, "plait_queue_depth", map[string]string{"queue": "default", "state": "delayed"}); ok {
+		t.Fatal("a process that no longer leads must export no queue depth")
+	}
+}
+
+// TestLabelCap: each label admits its first values and reads every later
+// one as other; a value admitted stays itself.
+func TestLabelCap(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := plaitprom.New(reg, plaitprom.WithQueueCap(1), plaitprom.WithWorkflowCap(1), plaitprom.WithTenantCap(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.TaskStarted(plait.TaskLabels{Queue: "q1", Workflow: "w1", Tenant: "t1"})
+	m.TaskStarted(plait.TaskLabels{Queue: "q2", Workflow: "w2", Tenant: "t2"})
+	m.TaskStarted(plait.TaskLabels{Queue: "q3", Workflow: "w3", Tenant: "t3"})
+	m.TaskStarted(plait.TaskLabels{Queue: "q1", Workflow: "w1", Tenant: "t1"})
+	want(t, reg, "plait_tasks_started_total", map[string]string{"queue": "q1", "workflow": "w1", "tenant": "t1"}, 2)
+	want(t, reg, "plait_tasks_started_total", map[string]string{"queue": "other", "workflow": "other", "tenant": "other"}, 2)
+	// The queues past the cap share one depth series: their sum.
+	m.QueueDepth("q1", 1, 2)
+	m.QueueDepth("q2", 3, 4)
+	m.QueueDepth("q3", 5, 6)
+	m.QueueDepth("q2", 7, 0)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "q1", "state": "ready"}, 1)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "other", "state": "ready"}, 12)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "other", "state": "delayed"}, 6)
+	m.QueueDepthClear()
+	m.QueueDepth("q3", 1, 1)
+	want(t, reg, "plait_queue_depth", map[string]string{"queue": "other", "state": "ready"}, 1)
+	if _, ok := value(t, reg, "plait_queue_depth", map[string]string{"queue": "q1", "state": "ready"}); ok {
+		t.Fatal("a clear drops every depth series")
+	}
+}
+
+// TestNewRefuses: options out of range, a nil registerer and a second
+// registration on one registry are errors.
+func TestNewRefuses(t *testing.T) {
+	for name, opts := range map[string][]plaitprom.Option{
+		"tenant cap 0":         {plaitprom.WithTenantCap(0)},
+		"queue cap -1":         {plaitprom.WithQueueCap(-1)},
+		"workflow cap 0":       {plaitprom.WithWorkflowCap(0)},
+		"empty namespace":      {plaitprom.WithNamespace("")},
+		"no buckets":           {plaitprom.WithDurationBuckets()},
+		"decreasing buckets":   {plaitprom.WithSubmitBuckets(1, 0.5)},
+		"nil option":           {nil},
+		"two wrong, both told": {plaitprom.WithTenantCap(0), plaitprom.WithQueueCap(0)},
+	} {
+		_, err := plaitprom.New(prometheus.NewRegistry(), opts...)
+		if !errors.Is(err, plaitprom.ErrInvalidOption) {
+			t.Errorf("%s: err %v, want ErrInvalidOption", name, err)
+		}
+	}
+	if _, err := plaitprom.New(nil); !errors.Is(err, plaitprom.ErrInvalidOption) {
+		t.Errorf("nil registerer: err %v", err)
+	}
+	reg := prometheus.NewRegistry()
+	if _, err := plaitprom.New(reg, plaitprom.WithNamespace("app")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plaitprom.New(reg, plaitprom.WithNamespace("app")); err == nil {
+		t.Error("registering twice on one registry must fail")
+	}
+}
