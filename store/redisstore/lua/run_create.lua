@@ -37,6 +37,12 @@
 -- <base>e (MAXLEN ~ cap), with WithStats HINCRBY of <base>st, one PUBLISH
 -- to <prefix>:ev; a retry that finds the run writes none. They are never
 -- the first write, so a create Redis refuses for memory writes none either.
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: the run exists (field m), so the retry answers {OK, createdMs}
 -- of the first try and changes nothing (its index entries are there
 -- already; a ZADD of them again would change nothing either); a keyed
@@ -104,7 +110,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
       if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
     end
   end
-  local lists, order = {}, {}
+  local lists, order, lqueue = {}, {}, {}
   for _, root in ipairs(roots) do
     local queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
     local due = now
@@ -124,7 +130,9 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     args[n + 1] = 'w:' .. root.name
     args[n + 2] = to == 'R' and '0' or int(due - now)
     if to == 'R' then
-      buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
+      local lk = base .. 'q:' .. queue .. ':' .. prio
+      buffer(lists, order, lk, e)
+      lqueue[lk] = queue
     else
       root.zk, root.due, root.e = base .. 'z:' .. queue, due, e
     end
@@ -141,12 +149,16 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     redis.call('SET', base .. 'p:' .. id .. ':' .. ARGV[a], ARGV[a + 1])
   end
   for _, root in ipairs(roots) do
-    if root.zk then redis.call('ZADD', root.zk, root.due, root.e) end
+    if root.zk and redis.call('ZADD', root.zk, root.due, root.e) == 1 and redis.call('ZCARD', root.zk) == 1 then
+      register_queue(base, string.sub(root.zk, #base + 3))
+    end
   end
   for _, lk in ipairs(order) do
     local es = lists[lk]
     for i = 1, #es, 1000 do
-      redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
+      local j = math.min(i + 999, #es)
+      -- a reply equal to the entries pushed: the list was empty
+      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then register_queue(base, lqueue[lk]) end
     end
   end
   flush_events()
