@@ -44,7 +44,7 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 		}
 		running[t.route]++
 	}
-	now := s.clock.Now()
+	now := s.now()
 	res.Queues = make([]store.QueueInfo, len(names))
 	for i, name := range names {
 		res.Queues[i] = s.queueInfoLocked(name, s.queues[name], running[name], now)

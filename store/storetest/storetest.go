@@ -173,6 +173,7 @@ func capabilities() []suite {
 		{group{"Pinger", testPinger}, func(s store.Store) bool { _, ok := s.(store.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s store.Store) bool { _, ok := s.(store.QueueDepther); return ok }},
 		{group{"QueueLister", testQueueLister}, func(s store.Store) bool { _, ok := s.(store.QueueLister); return ok }},
+		{group{"TaskSearchStore", testTaskSearch}, func(s store.Store) bool { _, ok := s.(store.TaskSearchStore); return ok }},
 		{group{"EventStore", testEvents}, func(s store.Store) bool { _, ok := s.(store.EventStore); return ok }},
 		{group{"StatsStore", testStats}, func(s store.Store) bool { _, ok := s.(store.StatsStore); return ok }},
 		{group{"ScheduleStore", testSchedules}, func(s store.Store) bool { _, ok := s.(store.ScheduleStore); return ok }},
