@@ -201,7 +201,6 @@ func (s *Store) searchQueuesLocked(queue string) []string {
 // member is the task's entry "<run> <task>".
 func (t *task) member() string { return t.run.rec.ID + " " + t.inst.Name }
 
-
 // hit is the task as TaskSearch answers it: as RunGet has it, with its
 // run's names, its queue and, running, its lease deadline.
 func (t *task) hit() store.TaskHit {
