@@ -13,9 +13,9 @@ local hcache = {}
 local hdirty = {}
 local pushes = {}
 local push_order = {}
--- push_queue maps a ready list buffered in pushes to its queue, for the
--- registry (register_queue).
-local push_queue = {}
+-- push_base is the shard base of the ready lists buffered in pushes (one
+-- shard per call): a list found empty by its RPUSH names its queue between
+-- that base and the priority (register_queue).
 local push_base = nil
 local fronts = {}
 local front_order = {}
@@ -37,7 +37,6 @@ local st_durs = {}
 -- between calls, so every function call starts with it.
 local function reset()
   hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
-  push_queue, push_base = {}, nil
   fronts, front_order, kept = {}, {}, {}
   wrote = false
   evs, ev_n, ev_errs, ev_base, st_incr, st_durs = {}, 0, {}, nil, {}, {}
@@ -262,13 +261,13 @@ local function flush(later_events)
       local j = math.min(i + 999, #es)
       -- a reply equal to the entries pushed: the list was empty
       if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then
-        register_queue(push_base, push_queue[lk])
+        -- lk is <base>q:<queue>:<p>, p one digit
+        register_queue(push_base, string.sub(lk, #push_base + 3, -3))
       end
     end
   end
   pushes = {}
   push_order = {}
-  push_queue = {}
   for _, lk in ipairs(front_order) do
     local es = fronts[lk]
     for i = #es, 1, -1 do redis.call('LPUSH', lk, es[i]) end
@@ -313,9 +312,8 @@ end
 
 local function push_ready(ctx, id, name, h)
   local e = entry(id, name)
-  local lk = key(ctx.base, 'q', h.queue, h.prio)
-  rpush(lk, e)
-  push_queue[lk], push_base = h.queue, ctx.base
+  rpush(key(ctx.base, 'q', h.queue, h.prio), e)
+  push_base = ctx.base
   owe(ctx, h.queue, 1)
   ctx.readied[e] = h.queue
 end

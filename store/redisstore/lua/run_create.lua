@@ -110,7 +110,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
       if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
     end
   end
-  local lists, order, lqueue = {}, {}, {}
+  local lists, order = {}, {}
   for _, root in ipairs(roots) do
     local queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
     local due = now
@@ -130,9 +130,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     args[n + 1] = 'w:' .. root.name
     args[n + 2] = to == 'R' and '0' or int(due - now)
     if to == 'R' then
-      local lk = base .. 'q:' .. queue .. ':' .. prio
-      buffer(lists, order, lk, e)
-      lqueue[lk] = queue
+      buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
     else
       root.zk, root.due, root.e = base .. 'z:' .. queue, due, e
     end
@@ -158,7 +156,8 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     for i = 1, #es, 1000 do
       local j = math.min(i + 999, #es)
       -- a reply equal to the entries pushed: the list was empty
-      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then register_queue(base, lqueue[lk]) end
+      -- lk is <base>q:<queue>:<p>, p one digit
+      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then register_queue(base, string.sub(lk, #base + 3, -3)) end
     end
   end
   flush_events()
