@@ -11,7 +11,8 @@ import (
 // that has or had tasks, a typo'd one no node serves included, by name,
 // each with its ready tasks per priority, its delayed, set-aside and
 // running tasks, when its oldest ready task became ready, whether it is
-// paused, and the live nodes serving it (one node list read per call). A
+// paused, the limit this Scheduler puts on it ([WithQueueLimit]) and the
+// live nodes serving it (one node list read per call). A
 // routed queue ("render+gpu": tasks of queue render that require the
 // capability gpu) is listed right after its queue, served by the live
 // nodes that claim from the queue and have every capability. A zero Limit
@@ -45,6 +46,7 @@ func (s *Scheduler) QueueList(ctx context.Context, params QueueListParams) (*Que
 	}
 	for i, q := range res.Queues {
 		out.Queues[i].QueueInfo = q
+		out.Queues[i].Limit = s.cfg.queueLimits[q.Queue]
 		if !known {
 			continue
 		}
@@ -96,6 +98,12 @@ type QueueInfo struct {
 	// a routed queue, those with every capability it requires), ordered by
 	// id.
 	Nodes []string
+	// Limit is the concurrency limit this Scheduler's [WithQueueLimit]
+	// puts on the queue's tasks, 0 for none: the limit in force for the
+	// tasks it submits (each task keeps the limit it was submitted with,
+	// so tasks another process submitted may carry another). Limited
+	// counts the tasks it holds back.
+	Limit int
 	// Unserved reports that no live node serves the queue: its tasks wait
 	// until one comes (a typo'd queue name waits forever). Always false on
 	// a store without [NodeStore].

@@ -82,7 +82,7 @@ func TestQueueListNamesTheNodesServingEachQueue(t *testing.T) {
 		ctx := context.Background()
 		clk := fakeclock.New(epoch)
 		st := f.new(t, clk)
-		s, err := plait.New(st, plait.WithClock(clk))
+		s, err := plait.New(st, plait.WithClock(clk), plait.WithQueueLimit("emial", 3))
 		require.NoError(t, err)
 		heartbeat(t, st, "a.0000000a", []string{plait.DefaultQueue}, []string{"gpu"}, time.Minute)
 		heartbeat(t, st, "b.0000000b", []string{plait.DefaultQueue, "mail"}, nil, time.Minute)
@@ -103,6 +103,8 @@ func TestQueueListNamesTheNodesServingEachQueue(t *testing.T) {
 		require.True(t, byName["emial"].Unserved, "no live node serves a typo'd queue")
 		require.False(t, byName[plait.DefaultQueue].Unserved)
 		require.Equal(t, 1, byName["emial"].Ready)
+		require.Equal(t, 3, byName["emial"].Limit, "the queue limit this scheduler puts on the queue")
+		require.Zero(t, byName[plait.DefaultQueue].Limit)
 	})
 }
 

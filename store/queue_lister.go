@@ -101,6 +101,13 @@ type QueueInfo struct {
 	// SetAside counts the ready tasks a claim set aside for want of their
 	// handler (see [WaitingForHandler]); they are not in Ready.
 	SetAside int
+	// Limited counts the ready tasks held back by the queue's own limit
+	// ([QueueLimitKey], the key WithQueueLimit puts on a queue's tasks),
+	// waiting for a slot; they are not in Ready. The key is the queue's,
+	// routed or not, so it is counted on the entry of the plain queue
+	// only. A task held back by another limit key waits on that key and
+	// counts in no queue.
+	Limited int
 	// OldestReadyAt is when the oldest task that could be claimed now
 	// became ready: the earliest ready time of the live entries among the
 	// first [QueueOldestScan] of each priority's list (a list is mostly in

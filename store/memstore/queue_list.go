@@ -84,6 +84,15 @@ func (s *Store) queueInfoLocked(name string, q *queue, running int, now time.Tim
 			}
 		}
 	}
+	if len(qi.Requires) == 0 {
+		if l := s.limits[store.QueueLimitKey(name)]; l != nil {
+			for _, e := range l.waiting.items[l.waiting.head:] {
+				if e.live() && e.t.limitedBy == store.QueueLimitKey(name) {
+					qi.Limited++
+				}
+			}
+		}
+	}
 	for _, d := range q.delayed {
 		if !d.live() {
 			continue

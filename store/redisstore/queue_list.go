@@ -82,6 +82,7 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 		delayed *redis.IntCmd
 		due     *redis.ZSliceCmd
 		aside   *redis.StringSliceCmd
+		limited *redis.IntCmd
 	}
 	var qcs []queueCmds
 	leases := make([]*redis.StringSliceCmd, shards)
@@ -98,6 +99,9 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 				c.delayed = p.ZCard(ctx, k.delayed(sh, q))
 				c.due = p.ZRangeByScoreWithScores(ctx, k.delayed(sh, q), &redis.ZRangeBy{Min: "-inf", Max: nowMs, Count: 1})
 				c.aside = p.SMembers(ctx, k.asideIndex(sh, q))
+				if !strings.Contains(q, "+") {
+					c.limited = p.LLen(ctx, k.limitWaiting(sh, store.QueueLimitKey(q)))
+				}
 				qcs = append(qcs, c)
 			}
 			leases[sh] = p.ZRange(ctx, k.active(sh), 0, store.QueueRunningScan)
@@ -140,6 +144,9 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 				}
 			}
 			qi.Delayed += int(c.delayed.Val())
+			if c.limited != nil {
+				qi.Limited += int(c.limited.Val())
+			}
 			if d := c.due.Val(); len(d) > 0 {
 				older(&qi.OldestReadyAt, msTime(int64(d[0].Score)))
 			}
