@@ -22,7 +22,8 @@ import (
 //  1. running: the lease set of each shard, by lease deadline (the most
 //     overdue first), then "<run> <task>";
 //  2. ready: per queue of the registry (see [QueueLister]), by name, the
-//     ready lists urgent to low then the set-aside lists by handler, each
+//     ready lists urgent to low, the set-aside lists by handler, then the
+//     tasks held back by the queue's own limit ([QueueLimitKey]), each
 //     from its head;
 //  3. retrying: per queue, the delayed set, by due time;
 //  4. failed and dead: the dead-letter index, by the time the task was
@@ -32,7 +33,8 @@ import (
 //     tasks in definition order.
 //
 // Shards are read one after another within a section. A ready task held
-// back by a limit key waits on the key, not on a queue, and is not listed.
+// back by a limit key other than its queue's waits on the key, not on a
+// queue, and is not listed.
 //
 // Filters: Statuses picks the sections read. Queue is index-backed for
 // the ready and retrying sections (only that queue's lists and delayed
@@ -199,8 +201,8 @@ type TaskSearchPosition struct {
 	// Queue is the registry name of the queue (ready and retrying
 	// sections).
 	Queue string `json:"q,omitempty"`
-	// List is the ready list: "3" urgent to "0" low, or "g" and a
-	// handler for a set-aside list.
+	// List is the ready list: "3" urgent to "0" low, "g" and a handler
+	// for a set-aside list, "l" for the queue's limit.
 	List string `json:"l,omitempty"`
 	// Score is the lease deadline, due time or dead-letter time in ms, or
 	// the run's creation in the fifth section.
@@ -241,7 +243,7 @@ func (p *TaskSearchParams) Matches(h *TaskHit) bool {
 
 // TaskSearchListRank orders the ready lists of a queue as TaskSearch
 // reads them: "3" (urgent) to "0" (low), then the set-aside lists ("g"
-// and the handler) by handler.
+// and the handler) by handler, then the queue's limit ("l").
 func TaskSearchListRank(a, b string) int {
 	rank := func(l string) int {
 		if len(l) == 1 && l[0] >= '0' && l[0] <= '3' {

@@ -95,6 +95,11 @@ func (s *Store) searchSectionLocked(sec int, params *store.TaskSearchParams, fro
 			for h, f := range q.aside {
 				lists["g"+h] = f
 			}
+			if !strings.Contains(name, "+") {
+				if l := s.limits[store.QueueLimitKey(name)]; l != nil {
+					lists["l"] = &l.waiting
+				}
+			}
 			order := make([]string, 0, len(lists))
 			for l := range lists {
 				order = append(order, l)

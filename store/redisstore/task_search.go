@@ -20,8 +20,9 @@ import (
 //	           entry, then ZRANGE by rank after it (ZRANGEBYSCORE from the
 //	           cursor's deadline when the entry has left or moved)
 //	ready      the registry qn (SMEMBERS), then per queue LRANGE of the
-//	           four ready lists and, through SMEMBERS g:<queue>, the set-
-//	           aside lists, each from its head
+//	           four ready lists, through SMEMBERS g:<queue> the set-aside
+//	           lists, and the list of the queue's own limit
+//	           lw:queue.<queue>, each from its head
 //	retrying   per queue of the registry, the delayed zset z:<queue>, as
 //	           running
 //	dead       the dead-letter index dl, as running
@@ -314,6 +315,9 @@ func (sr *searcher) ready(ctx context.Context, shard int, from *store.TaskSearch
 		for _, h := range handlers {
 			lists = append(lists, "g"+h)
 		}
+		if !strings.Contains(q, "+") {
+			lists = append(lists, "l")
+		}
 		slices.SortFunc(lists, store.TaskSearchListRank)
 		for _, l := range lists {
 			resume := from != nil && from.Queue == q
@@ -321,10 +325,15 @@ func (sr *searcher) ready(ctx context.Context, shard int, from *store.TaskSearch
 				continue
 			}
 			resume = resume && l == from.List
-			key := k.aside(shard, q, strings.TrimPrefix(l, "g"))
-			if len(l) == 1 {
+			var key string
+			switch {
+			case l == "l":
+				key = k.limitWaiting(shard, store.QueueLimitKey(q))
+			case len(l) == 1:
 				p, _ := strconv.Atoi(l)
 				key = k.ready(shard, q, p)
+			default:
+				key = k.aside(shard, q, l[1:])
 			}
 			es, err := c.LRange(ctx, key, 0, int64(sr.budget)-1).Result()
 			if err != nil {
