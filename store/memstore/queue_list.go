@@ -16,6 +16,9 @@ import (
 // same heads a Redis store reads (the live ones of the first [store.QueueOldestScan]
 // entries of each list), so both stores answer alike.
 func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*store.QueueListResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
