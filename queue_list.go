@@ -61,9 +61,10 @@ func (s *Scheduler) QueueList(ctx context.Context, params QueueListParams) (*Que
 }
 
 // serves reports whether node n claims from queue with the capabilities
-// requires: it lists the queue and has every capability.
+// requires: it lists the queue, has every capability and is not draining
+// (a draining node takes nothing new).
 func serves(n *NodeRecord, queue string, requires []string) bool {
-	if !slices.Contains(n.Queues, queue) {
+	if n.Draining || n.DrainRequested || !slices.Contains(n.Queues, queue) {
 		return false
 	}
 	for _, c := range requires {
@@ -96,7 +97,7 @@ type QueueInfo struct {
 	store.QueueInfo
 	// Nodes are the ids of the live nodes that claim from the queue (for
 	// a routed queue, those with every capability it requires), ordered by
-	// id.
+	// id; a draining node takes nothing new and is left out.
 	Nodes []string
 	// Limit is the concurrency limit this Scheduler's [WithQueueLimit]
 	// puts on the queue's tasks, 0 for none: the limit in force for the
