@@ -105,6 +105,12 @@ func TestQueueListNamesTheNodesServingEachQueue(t *testing.T) {
 		require.Equal(t, 1, byName["emial"].Ready)
 		require.Equal(t, 3, byName["emial"].Limit, "the queue limit this scheduler puts on the queue")
 		require.Zero(t, byName[plait.DefaultQueue].Limit)
+
+		err = st.(store.NodeStore).NodeDrain(ctx, &store.NodeDrainParams{ID: "b.0000000b"})
+		require.NoError(t, err)
+		res, err = s.QueueList(ctx, plait.QueueListParams{})
+		require.NoError(t, err)
+		require.Equal(t, []string{"a.0000000a"}, res.Queues[0].Nodes, "a draining node takes nothing new")
 	})
 }
 
