@@ -204,8 +204,9 @@ type TaskSearchPosition struct {
 	// List is the ready list: "3" urgent to "0" low, "g" and a handler
 	// for a set-aside list, "l" for the queue's limit.
 	List string `json:"l,omitempty"`
-	// Score is the lease deadline, due time or dead-letter time in ms, or
-	// the run's creation in the fifth section.
+	// Score is the lease deadline, due time or dead-letter time in ms,
+	// the entry's index in its list when it was read (ready section), or
+	// the run's creation (fifth section).
 	Score int64 `json:"t,omitempty"`
 	// Member is the entry "<run> <task>".
 	Member string `json:"m,omitempty"`

@@ -108,6 +108,7 @@ func (s *Store) searchSectionLocked(sec int, params *store.TaskSearchParams, fro
 			for _, l := range order {
 				f := lists[l]
 				es := f.items[f.head:]
+				start := 0
 				if from != nil && name == from.Queue {
 					if c := store.TaskSearchListRank(l, from.List); c < 0 {
 						continue
@@ -116,16 +117,16 @@ func (s *Store) searchSectionLocked(sec int, params *store.TaskSearchParams, fro
 						// when it has left the list, and every entry
 						// before it with it
 						for i, e := range es {
-							if e.t.member() == from.Member && e.live() {
-								es = es[i+1:]
+							if e.t.member() == from.Member {
+								es, start = es[i+1:], i+1
 								break
 							}
 						}
 					}
 				}
-				for _, e := range es {
+				for i, e := range es {
 					if e.live() {
-						out = append(out, found{store.TaskSearchPosition{Section: sec, Queue: name, List: l, Member: e.t.member()}, e.t})
+						out = append(out, found{store.TaskSearchPosition{Section: sec, Queue: name, List: l, Score: int64(start + i), Member: e.t.member()}, e.t})
 					}
 				}
 			}

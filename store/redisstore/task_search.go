@@ -22,7 +22,9 @@ import (
 //	ready      the registry qn (SMEMBERS), then per queue LRANGE of the
 //	           four ready lists, through SMEMBERS g:<queue> the set-aside
 //	           lists, and the list of the queue's own limit
-//	           lw:queue.<queue>, each from its head
+//	           lw:queue.<queue>, each from its head (in the cursor's
+//	           list, LPOS of its entry, MAXLEN the index it was read at
+//	           and the budget, then LRANGE after it)
 //	retrying   per queue of the registry, the delayed zset z:<queue>, as
 //	           running
 //	dead       the dead-letter index dl, as running
@@ -335,19 +337,28 @@ func (sr *searcher) ready(ctx context.Context, shard int, from *store.TaskSearch
 			default:
 				key = k.aside(shard, q, l[1:])
 			}
-			es, err := c.LRange(ctx, key, 0, int64(sr.budget)-1).Result()
+			// From the head, or from after the cursor's entry: LPOS finds
+			// it, scanning no further than the index it was read at and
+			// the budget (entries leave a list at its head, so it can only
+			// have come nearer, but for tasks given back to the head).
+			start := int64(0)
+			if resume {
+				i, err := c.LPos(ctx, key, from.Member, redis.LPosArgs{MaxLen: from.Score + int64(sr.budget)}).Result()
+				if err != nil && !errors.Is(err, redis.Nil) {
+					return err
+				}
+				if err == nil {
+					start = i + 1
+				}
+			}
+			es, err := c.LRange(ctx, key, start, start+int64(sr.budget)-1).Result()
 			if err != nil {
 				return err
 			}
-			if resume {
-				if i := slices.Index(es, from.Member); i >= 0 {
-					es = es[i+1:]
-				}
-			}
 			cs := make([]cand, 0, len(es))
-			for _, e := range es {
+			for i, e := range es {
 				if run, task, ok := strings.Cut(e, " "); ok {
-					cs = append(cs, cand{pos: store.TaskSearchPosition{Section: store.TaskSearchReady, Shard: shard, Queue: q, List: l, Member: e}, run: run, task: task})
+					cs = append(cs, cand{pos: store.TaskSearchPosition{Section: store.TaskSearchReady, Shard: shard, Queue: q, List: l, Score: start + int64(i), Member: e}, run: run, task: task})
 				}
 			}
 			if err := sr.check(ctx, shard, cs); err != nil || sr.stopped() {
