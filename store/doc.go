@@ -46,6 +46,12 @@
 //   - [NodeStore] (node_store.go): processes, their heartbeats and drains,
 //     and paused queues.
 //   - [QueueDepther] (queue_depther.go): ready and delayed tasks per queue.
+//   - [QueueLister] (queue_lister.go): every queue that had tasks, with its
+//     depth per priority, delayed, set-aside and running tasks, the age of
+//     its oldest ready task and whether it is paused.
+//   - [TaskSearchStore] (task_search_store.go): tasks across runs by
+//     status, queue, handler, node, tenant and service; running ones with
+//     their lease deadline.
 //   - [ClaimRouter] (claim_router.go): tasks routed to the processes with
 //     the capabilities they require.
 //   - [FairClaimer] (fair_claimer.go): claims that share out priorities by

@@ -131,6 +131,11 @@ func (k keys) asideWake(s int, queue, handler string) string {
 	return k.aside(s, queue, handler) + ":n"
 }
 
+// queueNames is the queue registry of a shard: every queue (plain or
+// routed) whose ready lists or delayed set ever went from empty to
+// non-empty there (register_queue in lib_buffers.lua).
+func (k keys) queueNames(s int) string { return k.base(s) + "qn" }
+
 // active is the lease zset of a shard.
 func (k keys) active(s int) string { return k.base(s) + "active" }
 

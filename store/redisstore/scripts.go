@@ -75,6 +75,9 @@ import (
 //	                 (pipelined), then one pipelined HMGET per run
 //	StoreStats       HGETALL of each shard's counters, then LRANGE of each
 //	                 task name's window (2 pipelines)
+//	QueueList        3 pipelines (queue_list.go)
+//	TaskSearch       per section and shard read, 1 to 3 round trips
+//	                 (task_search.go)
 //
 // Every script runs one of two ways, chosen once by New and running the same
 // Lua source:

@@ -172,6 +172,8 @@ func capabilities() []suite {
 		{group{"Limiter", testLimiter}, func(s store.Store) bool { _, ok := s.(store.Limiter); return ok }},
 		{group{"Pinger", testPinger}, func(s store.Store) bool { _, ok := s.(store.Pinger); return ok }},
 		{group{"QueueDepther", testQueueDepther}, func(s store.Store) bool { _, ok := s.(store.QueueDepther); return ok }},
+		{group{"QueueLister", testQueueLister}, func(s store.Store) bool { _, ok := s.(store.QueueLister); return ok }},
+		{group{"TaskSearchStore", testTaskSearch}, func(s store.Store) bool { _, ok := s.(store.TaskSearchStore); return ok }},
 		{group{"EventStore", testEvents}, func(s store.Store) bool { _, ok := s.(store.EventStore); return ok }},
 		{group{"StatsStore", testStats}, func(s store.Store) bool { _, ok := s.(store.StatsStore); return ok }},
 		{group{"StatsSeriesStore", testStatsSeries}, func(s store.Store) bool { _, ok := s.(store.StatsSeriesStore); return ok }},

@@ -34,6 +34,12 @@
 -- field of <base>sm:<hour>:<counter> (flush_series; a lost hash reads as
 -- zeros). A call that recovered nothing makes none.
 --
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: the entries the first call handled are gone from the lease
 -- zset; a retry handles the next expired ones, if any, once each, and
 -- gives back no slot twice (an SREM of a slot already given back frees

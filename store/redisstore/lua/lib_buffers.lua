@@ -13,6 +13,10 @@ local hcache = {}
 local hdirty = {}
 local pushes = {}
 local push_order = {}
+-- push_base is the shard base of the ready lists buffered in pushes (one
+-- shard per call): a list found empty by its RPUSH names its queue between
+-- that base and the priority (register_queue).
+local push_base = nil
 local fronts = {}
 local front_order = {}
 local dels = {}
@@ -87,6 +91,16 @@ local function hdel(rk, f)
   local d = hdirty[rk]
   if d then d[f] = nil end
   redis.call('HDEL', rk, f)
+end
+
+-- register_queue adds queue to the shard's queue registry qn (base the
+-- shard base): called only when a push made one of the queue's lists or
+-- its delayed zset go from empty to non-empty, so a push to a queue that
+-- already holds tasks costs a comparison of the push's reply and nothing
+-- more. The registry only grows (a queue that had tasks stays listed), so
+-- QueueList shows a queue nobody serves, a typo'd one say, with its tasks.
+local function register_queue(base, queue)
+  redis.call('SADD', base .. 'qn', queue)
 end
 
 -- buffer appends e to the entries buffered for list lk, remembering the
@@ -271,7 +285,12 @@ local function flush(later_events)
   for _, lk in ipairs(push_order) do
     local es = pushes[lk]
     for i = 1, #es, 1000 do
-      redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
+      local j = math.min(i + 999, #es)
+      -- a reply equal to the entries pushed: the list was empty
+      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then
+        -- lk is <base>q:<queue>:<p>, p one digit
+        register_queue(push_base, string.sub(lk, #push_base + 3, -3))
+      end
     end
   end
   pushes = {}
@@ -321,6 +340,7 @@ end
 local function push_ready(ctx, id, name, h)
   local e = entry(id, name)
   rpush(key(ctx.base, 'q', h.queue, h.prio), e)
+  push_base = ctx.base
   owe(ctx, h.queue, 1)
   ctx.readied[e] = h.queue
 end
@@ -335,7 +355,12 @@ local function push_front(ctx, id, name, h)
 end
 
 local function push_delayed(ctx, id, name, h, due)
-  redis.call('ZADD', key(ctx.base, 'z', h.queue), int(due), entry(id, name))
+  local zk = key(ctx.base, 'z', h.queue)
+  -- a ZADD answers whether the member is new, not whether the key is: a
+  -- ZCARD of 1 after it is a zset that was empty
+  if redis.call('ZADD', zk, int(due), entry(id, name)) == 1 and redis.call('ZCARD', zk) == 1 then
+    register_queue(ctx.base, h.queue)
+  end
   owe(ctx, h.queue, 1)
 end
 

@@ -37,6 +37,12 @@
 -- <base>e (MAXLEN ~ cap), with WithStats HINCRBY of <base>st, one PUBLISH
 -- to <prefix>:ev; a retry that finds the run writes none. They are never
 -- the first write, so a create Redis refuses for memory writes none either.
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: the run exists (field m), so the retry answers {OK, createdMs}
 -- of the first try and changes nothing (its index entries are there
 -- already; a ZADD of them again would change nothing either); a keyed
@@ -141,12 +147,17 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
     redis.call('SET', base .. 'p:' .. id .. ':' .. ARGV[a], ARGV[a + 1])
   end
   for _, root in ipairs(roots) do
-    if root.zk then redis.call('ZADD', root.zk, root.due, root.e) end
+    if root.zk and redis.call('ZADD', root.zk, root.due, root.e) == 1 and redis.call('ZCARD', root.zk) == 1 then
+      register_queue(base, string.sub(root.zk, #base + 3))
+    end
   end
   for _, lk in ipairs(order) do
     local es = lists[lk]
     for i = 1, #es, 1000 do
-      redis.call('RPUSH', lk, unpack(es, i, math.min(i + 999, #es)))
+      local j = math.min(i + 999, #es)
+      -- a reply equal to the entries pushed: the list was empty
+      -- lk is <base>q:<queue>:<p>, p one digit
+      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then register_queue(base, string.sub(lk, #base + 3, -3)) end
     end
   end
   flush_events()

@@ -28,6 +28,12 @@
 -- apart, is gone; {ILLEGAL} a refused move. Every refusal is decided before
 -- the first write, so a refused replay writes nothing.
 --
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: the first call moved the run to generation ARGV[5]+1, so the
 -- retry answers REPLAY_EXISTING and the run, changing nothing: one
 -- generation per caller's intent. A second caller that read the same

@@ -42,6 +42,12 @@
 -- field (flush_series); one PUBLISH to <prefix>:ev. An outcome refused
 -- (stale epoch) moves nothing and makes no event.
 --
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: every outcome the first call applied finds the epoch moved on
 -- and answers STALE (stale epoch), changing nothing: no dead letter, slot
 -- release, event or count (of <base>st or a minute) is written twice. Each applied outcome writes its

@@ -36,6 +36,12 @@
 -- Events: those of task_finish.lua and task_claim.lua, written last
 -- (flush_events), in one stream entry: the claim's first flush keeps the
 -- finish's buffered.
+-- Queue registry: a push that makes a queue's ready list or delayed set
+-- go from empty to non-empty adds the queue to the shard's registry qn
+-- (SADD, register_queue in lib_buffers.lua; QueueList reads it). A resend
+-- adds it again to no effect; Redis full refuses it with the script's
+-- other writes, as below; a registry Redis lost is written again by the
+-- next such push, and lists nothing meanwhile.
 -- Retried: with a request id, the memory is found first: the call applies
 -- nothing and claims nothing, and answers the codes the first call's
 -- outcomes got and, as task_claim.lua does, the tasks it claimed that are
