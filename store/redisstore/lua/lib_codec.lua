@@ -62,13 +62,20 @@ end
 -- scan_r and scan_t are the tables the fast paths scan into (a Lua table
 -- costs more to make than a move); a fast path is done with them before
 -- the next one starts, and whatever fills one by hand sets every field of
--- the scanned form.
+-- the scanned form. The generation (gen, nil for 0) costs a record of a run
+-- never replayed nothing but its field: the pattern without it is tried
+-- first, and the one with it only when that fails.
 local scan_r, scan_t = {}, {}
 
 local function meta_scan(m, r)
-  local st, gen, total, succ, mid, created, started, ended, strat = string.match(m,
-    '^(%a)(%d*),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
-  if not st then return nil end
+  local st, total, succ, mid, created, started, ended, strat = string.match(m,
+    '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+  local gen
+  if not st then
+    st, gen, total, succ, mid, created, started, ended, strat = string.match(m,
+      '^(%a)(%d+),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+    if not st then return nil end
+  end
   r.st, r.gen, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat =
     st, gen, total, succ, mid, created, started, ended, strat
   return r
@@ -109,9 +116,14 @@ local function state_parse(s)
 end
 
 local function state_scan(s, t)
-  local st, gen, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
-    '^(%a)(%d*),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
-  if not st then return nil end
+  local st, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
+    '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+  local gen
+  if not st then
+    st, gen, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
+      '^(%a)(%d+),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+    if not st then return nil end
+  end
   t.st, t.gen, t.attempt, t.epoch, t.mid, t.first, t.claim, t.ended, t.worker =
     st, gen, attempt, epoch, mid, first, claim, ended, worker
   return t
