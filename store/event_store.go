@@ -90,7 +90,7 @@ type EventReadParams struct {
 // [ErrInvalidArgument].
 func (p *EventReadParams) Validate() error {
 	if p == nil || p.Limit < 1 || p.Wait < 0 {
-		return fmt.Errorf("store: event read needs a limit >= 1 and a wait >= 0: %w", ErrInvalidArgument)
+		return fmt.Errorf("%w: an event read needs a limit >= 1 and a wait >= 0", ErrInvalidArgument)
 	}
 	if p.After != "" && !p.Since.IsZero() {
 		return &EventStartError{Starts: []string{"After", "Since"}}
@@ -109,7 +109,7 @@ type EventStartError struct {
 
 // Error names the starts given.
 func (e *EventStartError) Error() string {
-	return "plait: events can start at one place, got " + strings.Join(e.Starts, " and ")
+	return "plait: events start at one place, got " + strings.Join(e.Starts, ", ")
 }
 
 // Is matches [ErrInvalidArgument].
