@@ -57,6 +57,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/labelcap"
 )
 
 // ScopeName is the name of the meter the instruments come from.
@@ -76,7 +77,7 @@ const (
 // [plait.QueueDepthClearer] backed by OpenTelemetry instruments. Make it
 // with [New]; it is safe for concurrent use.
 type Metrics struct {
-	queue, workflow, tenant *labelCap
+	queue, workflow, tenant *labelcap.Cap
 
 	started, finished, retried, leaseLost, dead metric.Int64Counter
 	duration, submitDuration                    metric.Float64Histogram
@@ -87,7 +88,7 @@ type Metrics struct {
 	// depth holds the latest sample of each queue (capped), observed at
 	// each collection; others the queues past the cap, summed into Other.
 	depth  map[string][2]int
-	others otherDepths
+	others labelcap.Depths
 }
 
 var (
@@ -110,9 +111,9 @@ func New(mp metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	}
 	meter := mp.Meter(ScopeName)
 	m := &Metrics{
-		queue:    newLabelCap(c.queueCap),
-		workflow: newLabelCap(c.workflowCap),
-		tenant:   newLabelCap(c.tenantCap),
+		queue:    labelcap.New(c.QueueCap),
+		workflow: labelcap.New(c.WorkflowCap),
+		tenant:   labelcap.New(c.TenantCap),
 		depth:    make(map[string][2]int),
 	}
 	var errs []error
@@ -128,13 +129,13 @@ func New(mp metric.MeterProvider, opts ...Option) (*Metrics, error) {
 	}
 	m.started = counter("plait.tasks.started", "{attempt}", "Attempts whose handler started in this process.")
 	m.finished = counter("plait.tasks.finished", "{attempt}", "Attempts of this process whose outcome was recorded, by outcome.")
-	m.duration = histogram("plait.task.duration", "How long the handlers of this process ran, per attempt recorded.", c.durationBuckets)
+	m.duration = histogram("plait.task.duration", "How long the handlers of this process ran, per attempt recorded.", c.DurationBuckets)
 	m.retried = counter("plait.tasks.retried", "{attempt}", "Attempts of this process that failed and will be retried.")
 	m.leaseLost = counter("plait.leases.lost", "{attempt}", "Attempts of this process that lost their lease.")
 	m.dead = counter("plait.tasks.dead", "{task}", "Tasks this process's sweep found dead past the crash limit.")
 	m.submitted = counter("plait.runs.submitted", "{run}", "Runs this process created (submits, and the schedule leader's fires).")
 	m.submitErrors = counter("plait.run.submit.errors", "{run}", "Submits of one run this process made that failed.")
-	m.submitDuration = histogram("plait.run.submit.duration", "How long the submits of this process took, per run, failed ones included.", c.submitBuckets)
+	m.submitDuration = histogram("plait.run.submit.duration", "How long the submits of this process took, per run, failed ones included.", c.SubmitBuckets)
 	m.ended = counter("plait.runs.ended", "{run}", "Runs this process ended (its finish, sweep or cancel), by status: one process counts each run.")
 	depth, err := meter.Int64ObservableGauge("plait.queue.depth", metric.WithUnit("{task}"),
 		metric.WithDescription("Tasks waiting on a queue, ready or delayed: observed by the schedule leader only."))
@@ -163,8 +164,8 @@ func (m *Metrics) Close() error { return m.registration.Unregister() }
 
 // taskAttrs answers the capped queue, workflow and tenant of an attempt.
 func (m *Metrics) taskAttrs(l plait.TaskLabels) []attribute.KeyValue {
-	return []attribute.KeyValue{KeyQueue.String(m.queue.value(l.Queue)), KeyWorkflow.String(m.workflow.value(l.Workflow)),
-		KeyTenant.String(m.tenant.value(l.Tenant))}
+	return []attribute.KeyValue{KeyQueue.String(m.queue.Value(l.Queue)), KeyWorkflow.String(m.workflow.Value(l.Workflow)),
+		KeyTenant.String(m.tenant.Value(l.Tenant))}
 }
 
 // The hooks get no context from the scheduler: they record under a
@@ -201,9 +202,9 @@ func (m *Metrics) LeaseLost(l plait.TaskLabels) {
 // The queues past the cap share the Other attribute, which holds the sum
 // of their latest samples.
 func (m *Metrics) QueueDepth(queue string, ready, delayed int) {
-	q := m.queue.value(queue)
+	q := m.queue.Value(queue)
 	if q == Other {
-		ready, delayed = m.others.add(queue, ready, delayed)
+		ready, delayed = m.others.Add(queue, ready, delayed)
 	}
 	m.mu.Lock()
 	m.depth[q] = [2]int{ready, delayed}
@@ -213,7 +214,7 @@ func (m *Metrics) QueueDepth(queue string, ready, delayed int) {
 // QueueDepthClear drops every queue depth: this process stopped sampling
 // for the fleet, and its next collections observe none.
 func (m *Metrics) QueueDepthClear() {
-	m.others.reset()
+	m.others.Reset()
 	m.mu.Lock()
 	clear(m.depth)
 	m.mu.Unlock()
@@ -222,8 +223,8 @@ func (m *Metrics) QueueDepthClear() {
 // RunSubmitted counts a run created, or a submit failed, and records the
 // submit's latency.
 func (m *Metrics) RunSubmitted(l plait.RunLabels, err error, d time.Duration) {
-	wf := KeyWorkflow.String(m.workflow.value(l.Workflow))
-	attrs := metric.WithAttributes(wf, KeyTenant.String(m.tenant.value(l.Tenant)))
+	wf := KeyWorkflow.String(m.workflow.Value(l.Workflow))
+	attrs := metric.WithAttributes(wf, KeyTenant.String(m.tenant.Value(l.Tenant)))
 	if err != nil {
 		m.submitErrors.Add(background, 1, attrs)
 	} else {
@@ -234,6 +235,6 @@ func (m *Metrics) RunSubmitted(l plait.RunLabels, err error, d time.Duration) {
 
 // RunEnded counts a run ended, by status.
 func (m *Metrics) RunEnded(l plait.RunLabels, status plait.RunStatus) {
-	m.ended.Add(background, 1, metric.WithAttributes(KeyWorkflow.String(m.workflow.value(l.Workflow)),
-		KeyTenant.String(m.tenant.value(l.Tenant)), KeyStatus.String(string(status))))
+	m.ended.Add(background, 1, metric.WithAttributes(KeyWorkflow.String(m.workflow.Value(l.Workflow)),
+		KeyTenant.String(m.tenant.Value(l.Tenant)), KeyStatus.String(string(status))))
 }

@@ -3,55 +3,16 @@ package plaitotel_test
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/plaitdag/plait"
-	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/internal/metricstest"
 	plaitotel "github.com/plaitdag/plait/metrics/otel"
-	"github.com/plaitdag/plait/store/memstore"
 )
-
-// failAfter bounds every wait: a deadline for a test already broken.
-const failAfter = 20 * time.Second
-
-// depthSeen is a plaitotel.Metrics that also tells the test when the
-// leader sampled queue depth and when it cleared it.
-type depthSeen struct {
-	*plaitotel.Metrics
-	sampled, cleared chan struct{}
-}
-
-func (d depthSeen) QueueDepth(queue string, ready, delayed int) {
-	d.Metrics.QueueDepth(queue, ready, delayed)
-	select {
-	case d.sampled <- struct{}{}:
-	default:
-	}
-}
-
-func (d depthSeen) QueueDepthClear() {
-	d.Metrics.QueueDepthClear()
-	select {
-	case d.cleared <- struct{}{}:
-	default:
-	}
-}
-
-func recv(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(failAfter):
-		t.Fatalf("no %s", what)
-	}
-}
 
 // collected is one collection of a reader: the value of each instrument's
 // series, by instrument name and attribute set (histograms: their count).
@@ -136,91 +97,13 @@ func TestScheduler(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	m := depthSeen{Metrics: om, sampled: make(chan struct{}, 1), cleared: make(chan struct{}, 1)}
-	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
-	st, err := memstore.New(memstore.WithClock(clk))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The leader samples queue depth at its first pass, then at each tick
-	// once a sweep interval has passed: every tick here, a period no other
-	// timer of the scheduler has.
-	const tick = 700 * time.Millisecond
-	s, err := plait.New(st, plait.WithClock(clk), plait.WithMetrics(m),
-		plait.WithScheduleTick(tick), plait.WithSweepInterval(300*time.Millisecond),
-		plait.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Handle("ok", func(context.Context, *plait.Task) (any, error) { return nil, nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Handle("bad", func(context.Context, *plait.Task) (any, error) {
-		return nil, plait.Permanent(errors.New("no"))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	order := plait.NewWorkflow("order").Task("a", "ok", nil).Task("b", "ok", nil, plait.After("a"))
-	var runs []*plait.Run
-	for _, sub := range []struct {
-		wf     *plait.Workflow
-		tenant string
-	}{
-		{order, "acme"},
-		{order, "t2"},
-		{order, "t3"}, // past the cap of two tenants
-		{plait.NewWorkflow("broken").Task("a", "bad", nil), "acme"},
-	} {
-		r, err := s.Submit(ctx, sub.wf, plait.ForTenant(sub.tenant))
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs = append(runs, r)
-	}
-	if _, err := s.Submit(ctx, plait.NewWorkflow("refused").Task("a", "missing", nil)); err == nil {
-		t.Fatal("a workflow with an unknown handler must be refused")
-	}
-	if _, err := s.Submit(ctx, plait.NewWorkflow("later").Task("a", "ok", nil, plait.Delay(time.Hour))); err != nil {
-		t.Fatal(err)
-	}
-
-	rctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- s.Run(rctx) }()
-	for _, r := range runs {
-		wctx, wcancel := context.WithTimeout(ctx, failAfter)
-		if _, err := s.RunWait(wctx, r.ID); err != nil {
-			t.Fatal(err)
-		}
-		wcancel()
-	}
-	// The first sample may have seen the tasks still ready: take the one
-	// after the next tick.
-	select {
-	case <-m.sampled:
-	default:
-	}
-	stopWait := make(chan struct{})
-	tm := time.AfterFunc(failAfter, func() { close(stopWait) })
-	if !clk.WaitForDeadline(clk.Now().Add(tick), stopWait) {
-		t.Fatal("the leader armed no tick")
-	}
-	tm.Stop()
-	clk.Advance(tick)
-	recv(t, m.sampled, "queue depth sample from the leader")
-
-	// Queue depth while this process leads; the rest once Run returned,
-	// when every hook of its attempts has been called (RunWait answers as
-	// soon as the store ended the run, before the last finish's hooks).
+	stop := metricstest.Drive(t, om)
+	// Queue depth while this process leads; the rest once stop returned,
+	// when every hook of its attempts has been called.
 	c := collect(t, reader)
 	c.want(t, "plait.queue.depth", 1, queue("default"), state("delayed"))
 	c.want(t, "plait.queue.depth", 0, queue("default"), state("ready"))
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	recv(t, m.cleared, "queue depth clear when the leader stops")
+	stop()
 	c = collect(t, reader)
 	c.want(t, "plait.tasks.started", 2, queue("default"), workflow("order"), tenant("acme"))
 	c.want(t, "plait.tasks.finished", 2, queue("default"), workflow("order"), tenant("acme"), outcome("succeeded"))

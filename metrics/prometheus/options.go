@@ -2,10 +2,15 @@ package plaitprom
 
 import (
 	"errors"
-	"fmt"
-	"math"
 	"slices"
+
+	"github.com/plaitdag/plait/internal/labelcap"
+	"github.com/plaitdag/plait/internal/metricsopt"
 )
+
+// Other is the value a capped label takes for every value past its cap. A
+// queue, workflow or tenant itself named "other" shares that series.
+const Other = labelcap.Other
 
 // LabelCapDefault is the number of distinct values each of the queue,
 // workflow and tenant labels takes before further values are counted as
@@ -23,14 +28,8 @@ var ErrInvalidOption = errors.New("plaitprom: invalid option")
 type Option func(*config)
 
 type config struct {
-	namespace                        string
-	queueCap, workflowCap, tenantCap int
-	durationBuckets, submitBuckets   []float64
-	errs                             []error
-}
-
-func (c *config) reject(option string, why string) {
-	c.errs = append(c.errs, fmt.Errorf("%w: %s %s", ErrInvalidOption, option, why))
+	metricsopt.Config
+	namespace string
 }
 
 // WithNamespace sets the prefix of every metric name; defaults to
@@ -38,7 +37,7 @@ func (c *config) reject(option string, why string) {
 func WithNamespace(ns string) Option {
 	return func(c *config) {
 		if ns == "" {
-			c.reject("WithNamespace", "needs a namespace")
+			c.Reject("WithNamespace", "needs a namespace")
 			return
 		}
 		c.namespace = ns
@@ -48,61 +47,36 @@ func WithNamespace(ns string) Option {
 // WithQueueCap sets how many distinct queues get a series of their own;
 // defaults to LabelCapDefault. Below 1 is an error.
 func WithQueueCap(n int) Option {
-	return capOption("WithQueueCap", n, func(c *config) *int { return &c.queueCap })
+	return func(c *config) { c.SetCap("WithQueueCap", n, &c.QueueCap) }
 }
 
 // WithWorkflowCap sets how many distinct workflow names get a series of
 // their own; defaults to LabelCapDefault. Below 1 is an error.
 func WithWorkflowCap(n int) Option {
-	return capOption("WithWorkflowCap", n, func(c *config) *int { return &c.workflowCap })
+	return func(c *config) { c.SetCap("WithWorkflowCap", n, &c.WorkflowCap) }
 }
 
 // WithTenantCap sets how many distinct tenants get a series of their own
 // (a run without a tenant counts as the empty tenant); defaults to
 // LabelCapDefault. Below 1 is an error.
 func WithTenantCap(n int) Option {
-	return capOption("WithTenantCap", n, func(c *config) *int { return &c.tenantCap })
-}
-
-func capOption(name string, n int, field func(*config) *int) Option {
-	return func(c *config) {
-		if n < 1 {
-			c.reject(name, fmt.Sprintf("%d: must be at least 1", n))
-			return
-		}
-		*field(c) = n
-	}
+	return func(c *config) { c.SetCap("WithTenantCap", n, &c.TenantCap) }
 }
 
 // WithDurationBuckets sets the buckets, in seconds, of the attempt
 // duration histogram; defaults to DurationBucketsDefault. They must be
 // finite, positive and increasing.
 func WithDurationBuckets(b ...float64) Option {
-	return bucketOption("WithDurationBuckets", b, func(c *config) *[]float64 { return &c.durationBuckets })
+	b = slices.Clone(b)
+	return func(c *config) { c.SetBuckets("WithDurationBuckets", b, &c.DurationBuckets) }
 }
 
 // WithSubmitBuckets sets the buckets, in seconds, of the submit latency
 // histogram; defaults to SubmitBucketsDefault. They must be finite,
 // positive and increasing.
 func WithSubmitBuckets(b ...float64) Option {
-	return bucketOption("WithSubmitBuckets", b, func(c *config) *[]float64 { return &c.submitBuckets })
-}
-
-func bucketOption(name string, b []float64, field func(*config) *[]float64) Option {
 	b = slices.Clone(b)
-	return func(c *config) {
-		if len(b) == 0 {
-			c.reject(name, "needs at least one bucket")
-			return
-		}
-		for i, v := range b {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 || (i > 0 && v <= b[i-1]) {
-				c.reject(name, fmt.Sprintf("%v: buckets must be finite, positive and increasing", b))
-				return
-			}
-		}
-		*field(c) = b
-	}
+	return func(c *config) { c.SetBuckets("WithSubmitBuckets", b, &c.SubmitBuckets) }
 }
 
 // DurationBucketsDefault are the attempt duration buckets, in seconds:
@@ -114,14 +88,6 @@ var DurationBucketsDefault = []float64{0.0005, 0.002, 0.008, 0.032, 0.128, 0.512
 var SubmitBucketsDefault = []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 6}
 
 func newConfig(opts []Option) (*config, error) {
-	c := &config{namespace: NamespaceDefault, queueCap: LabelCapDefault, workflowCap: LabelCapDefault, tenantCap: LabelCapDefault,
-		durationBuckets: slices.Clone(DurationBucketsDefault), submitBuckets: slices.Clone(SubmitBucketsDefault)}
-	for i, o := range opts {
-		if o == nil {
-			c.errs = append(c.errs, fmt.Errorf("%w: option %d is nil", ErrInvalidOption, i))
-			continue
-		}
-		o(c)
-	}
-	return c, errors.Join(c.errs...)
+	c := &config{Config: metricsopt.New(ErrInvalidOption, LabelCapDefault, DurationBucketsDefault, SubmitBucketsDefault), namespace: NamespaceDefault}
+	return c, metricsopt.Apply(c, &c.Config, opts)
 }

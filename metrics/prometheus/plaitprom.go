@@ -52,13 +52,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/labelcap"
 )
 
 // Metrics is a [plait.Metrics], [plait.RunMetrics] and
 // [plait.QueueDepthClearer] backed by Prometheus collectors. Make it with
 // [New]; it is safe for concurrent use.
 type Metrics struct {
-	queue, workflow, tenant *labelCap
+	queue, workflow, tenant *labelcap.Cap
 
 	started, finished, retried, leaseLost *prometheus.CounterVec
 	duration                              *prometheus.HistogramVec
@@ -66,7 +67,7 @@ type Metrics struct {
 	submitted, submitErrors, ended        *prometheus.CounterVec
 	submitDuration                        *prometheus.HistogramVec
 	depth                                 *prometheus.GaugeVec
-	others                                otherDepths
+	others                                labelcap.Depths
 }
 
 var (
@@ -93,13 +94,13 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: c.namespace, Name: name, Help: help}, labels)
 	}
 	m := &Metrics{
-		queue:    newLabelCap(c.queueCap),
-		workflow: newLabelCap(c.workflowCap),
-		tenant:   newLabelCap(c.tenantCap),
+		queue:    labelcap.New(c.QueueCap),
+		workflow: labelcap.New(c.WorkflowCap),
+		tenant:   labelcap.New(c.TenantCap),
 		started:  counter("tasks_started_total", "Attempts whose handler started in this process.", task...),
 		finished: counter("tasks_finished_total", "Attempts of this process whose outcome was recorded, by outcome.", append(task, "outcome")...),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "task_duration_seconds",
-			Help: "How long the handlers of this process ran, per attempt recorded.", Buckets: c.durationBuckets}, []string{"queue", "workflow"}),
+			Help: "How long the handlers of this process ran, per attempt recorded.", Buckets: c.DurationBuckets}, []string{"queue", "workflow"}),
 		retried:   counter("tasks_retried_total", "Attempts of this process that failed and will be retried.", task...),
 		leaseLost: counter("leases_lost_total", "Attempts of this process that lost their lease.", task...),
 		dead: prometheus.NewCounter(prometheus.CounterOpts{Namespace: c.namespace, Name: "tasks_dead_total",
@@ -107,7 +108,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 		submitted:    counter("runs_submitted_total", "Runs this process created (submits, and the schedule leader's fires).", run...),
 		submitErrors: counter("run_submit_errors_total", "Submits of one run this process made that failed.", run...),
 		submitDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: c.namespace, Name: "run_submit_duration_seconds",
-			Help: "How long the submits of this process took, per run, failed ones included.", Buckets: c.submitBuckets}, []string{"workflow"}),
+			Help: "How long the submits of this process took, per run, failed ones included.", Buckets: c.SubmitBuckets}, []string{"workflow"}),
 		ended: counter("runs_ended_total", "Runs this process ended (its finish, sweep or cancel), by status: one process counts each run.", append(run, "status")...),
 		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: c.namespace, Name: "queue_depth",
 			Help: "Tasks waiting on a queue, ready or delayed: sampled by the schedule leader only."}, []string{"queue", "state"}),
@@ -123,7 +124,7 @@ func New(reg prometheus.Registerer, opts ...Option) (*Metrics, error) {
 
 // taskValues answers the capped queue, workflow and tenant of an attempt.
 func (m *Metrics) taskValues(l plait.TaskLabels) []string {
-	return []string{m.queue.value(l.Queue), m.workflow.value(l.Workflow), m.tenant.value(l.Tenant)}
+	return []string{m.queue.Value(l.Queue), m.workflow.Value(l.Workflow), m.tenant.Value(l.Tenant)}
 }
 
 // TaskStarted counts an attempt started.
@@ -155,9 +156,9 @@ func (m *Metrics) LeaseLost(l plait.TaskLabels) {
 // QueueDepth sets the depth gauges of a queue. The queues past the cap
 // share the Other series, which holds the sum of their latest samples.
 func (m *Metrics) QueueDepth(queue string, ready, delayed int) {
-	q := m.queue.value(queue)
+	q := m.queue.Value(queue)
 	if q == Other {
-		ready, delayed = m.others.add(queue, ready, delayed)
+		ready, delayed = m.others.Add(queue, ready, delayed)
 	}
 	m.depth.WithLabelValues(q, "ready").Set(float64(ready))
 	m.depth.WithLabelValues(q, "delayed").Set(float64(delayed))
@@ -166,14 +167,14 @@ func (m *Metrics) QueueDepth(queue string, ready, delayed int) {
 // QueueDepthClear drops every queue depth series: this process stopped
 // sampling for the fleet.
 func (m *Metrics) QueueDepthClear() {
-	m.others.reset()
+	m.others.Reset()
 	m.depth.Reset()
 }
 
 // RunSubmitted counts a run created, or a submit failed, and observes the
 // submit's latency.
 func (m *Metrics) RunSubmitted(l plait.RunLabels, err error, d time.Duration) {
-	wf, tenant := m.workflow.value(l.Workflow), m.tenant.value(l.Tenant)
+	wf, tenant := m.workflow.Value(l.Workflow), m.tenant.Value(l.Tenant)
 	if err != nil {
 		m.submitErrors.WithLabelValues(wf, tenant).Inc()
 	} else {
@@ -184,5 +185,5 @@ func (m *Metrics) RunSubmitted(l plait.RunLabels, err error, d time.Duration) {
 
 // RunEnded counts a run ended, by status.
 func (m *Metrics) RunEnded(l plait.RunLabels, status plait.RunStatus) {
-	m.ended.WithLabelValues(m.workflow.value(l.Workflow), m.tenant.value(l.Tenant), string(status)).Inc()
+	m.ended.WithLabelValues(m.workflow.Value(l.Workflow), m.tenant.Value(l.Tenant), string(status)).Inc()
 }
