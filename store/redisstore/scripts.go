@@ -35,7 +35,8 @@ import (
 //	                 plait's status machine into the Lua tables they
 //	                 check, put right before lib_limit.lua
 //	lib_delete.lua   forget_run, a finished run removed (delete, prune)
-//	lib_query.lua    the checks of a run filter made run by run (list, count)
+//	lib_query.lua    the checks of a run filter made run by run, and the
+//	                 skip past a cursor (list, count)
 //	lib_run.lua      a task made due, a run's end
 //	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children

@@ -1,6 +1,6 @@
 -- lib_query.lua: the checks of a run filter that an index does not hold,
--- made run by run as run_list.lua and run_count.lua read an index. It
--- writes nothing.
+-- made run by run as run_list.lua and run_count.lua read an index, and
+-- where their read goes on from a cursor. It writes nothing.
 --
 -- A filter is read from the script's ARGV, from position i on, as seven
 -- strings:
@@ -86,4 +86,20 @@ local function query_keys(keys, pick)
     if c < n then best, n = keys[i], c end
   end
   return {best}
+end
+
+-- query_skip answers the offset in index k, read by ZREVRANGEBYSCORE from
+-- max down, of the first entry after the cursor (max, cid): the entries
+-- scored like the cursor sort by member, descending, and those at or
+-- above cid were read already. A binary search of their offset, so going
+-- on after many runs of one millisecond costs a few reads, not one per
+-- entry skipped. max is the cursor's score as ZREVRANGEBYSCORE takes it.
+local function query_skip(k, max, cid)
+  local off, hi = 0, redis.call('ZCOUNT', k, max, max)
+  while off < hi do
+    local mid = math.floor((off + hi) / 2)
+    local e = redis.call('ZREVRANGEBYSCORE', k, max, max, 'LIMIT', mid, 1)[1]
+    if e and e >= cid then off = mid + 1 else hi = mid end
+  end
+  return off
 end

@@ -39,16 +39,8 @@ local f = query_filter(ARGV, 7)
 local k = query_keys(KEYS, ARGV[6])[1]
 local counts = {P = 0, U = 0, S = 0, F = 0, C = 0}
 local off, read, more, last_s, last_m = 0, 0, 0, '', ''
-if cid ~= '' then
-  -- skip the entries of the position's score already counted, by a binary
-  -- search of their offset (as run_list.lua)
-  local hi = redis.call('ZCOUNT', k, max, max)
-  while off < hi do
-    local mid = math.floor((off + hi) / 2)
-    local e = redis.call('ZREVRANGEBYSCORE', k, max, max, 'LIMIT', mid, 1)[1]
-    if e and e >= cid then off = mid + 1 else hi = mid end
-  end
-end
+-- skip the entries of the position's score already counted
+if cid ~= '' then off = query_skip(k, max, cid) end
 while true do
   local n = math.min(250, budget - read)
   if n <= 0 then

@@ -50,18 +50,8 @@ if checks then chunk = math.max(want * 4, 64) end
 local out = {}
 for _, k in ipairs(query_keys(KEYS, ARGV[7])) do
   local got, read, off, cut, last_s, last_m = {}, 0, 0, 0, '', ''
-  if cs then
-    -- Entries scored like the cursor sort by member, descending: skip those
-    -- at or above the cursor's by a binary search of their offset, so a
-    -- page after many runs of one millisecond costs a few reads, not one
-    -- per run skipped.
-    local hi = redis.call('ZCOUNT', k, max, max)
-    while off < hi do
-      local mid = math.floor((off + hi) / 2)
-      local e = redis.call('ZREVRANGEBYSCORE', k, max, max, 'LIMIT', mid, 1)[1]
-      if e and e >= cid then off = mid + 1 else hi = mid end
-    end
-  end
+  -- skip the entries of the cursor's score on earlier pages
+  if cs then off = query_skip(k, max, cid) end
   while #got < 2 * want do
     local n = math.min(chunk, budget - read)
     if n <= 0 then
