@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -73,22 +72,7 @@ func testQueueLister(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "LimitedByTheQueueLimit",
 			rule: "QueueList counts the ready tasks the queue's own limit holds back as Limited, apart from Ready, on the plain queue's entry",
 			run: func(t *testing.T, h *Harness, rule string) {
-				if _, ok := h.Store.(store.Limiter); !ok {
-					t.Skip("the store keeps no limits")
-				}
-				var tasks []store.TaskSpec
-				for _, n := range []string{"a", "b", "c"} {
-					ts := task(n)
-					ts.Queue = "lim"
-					ts.Limits = []store.TaskLimit{{Key: store.QueueLimitKey("lim"), Concurrency: 1}}
-					tasks = append(tasks, ts)
-				}
-				_, err := h.Store.RunCreate(bg, &store.RunCreateParams{Workflow: spec(store.StrategyContinue, tasks...)})
-				if errors.Is(err, store.ErrInvalidArgument) {
-					t.Skip("the store keeps limits with one shard only")
-				}
-				require.NoError(t, err, rule)
-				require.Len(t, claim(t, h, &claimOpts{Queues: []string{"lim"}, Limit: 10}).Tasks, 1, rule)
+				queueLimitHeld(t, h, rule)
 				q := queueList(t, h, rule)[0]
 				require.Equal(t, "lim", q.Name, rule)
 				require.Equal(t, 1, q.Running, rule)

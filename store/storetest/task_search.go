@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -116,22 +115,7 @@ func testTaskSearch(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			name: "HeldByTheQueueLimit",
 			rule: "TaskSearch lists the ready tasks the queue's own limit holds back, with the queue's other ready tasks",
 			run: func(t *testing.T, h *Harness, rule string) {
-				if _, ok := h.Store.(store.Limiter); !ok {
-					t.Skip("the store keeps no limits")
-				}
-				var tasks []store.TaskSpec
-				for _, n := range []string{"a", "b", "c"} {
-					ts := task(n)
-					ts.Queue = "lim"
-					ts.Limits = []store.TaskLimit{{Key: store.QueueLimitKey("lim"), Concurrency: 1}}
-					tasks = append(tasks, ts)
-				}
-				_, err := h.Store.RunCreate(bg, &store.RunCreateParams{Workflow: spec(store.StrategyContinue, tasks...)})
-				if errors.Is(err, store.ErrInvalidArgument) {
-					t.Skip("the store keeps limits with one shard only")
-				}
-				require.NoError(t, err, rule)
-				require.Len(t, claim(t, h, &claimOpts{Queues: []string{"lim"}, Limit: 10}).Tasks, 1, rule)
+				queueLimitHeld(t, h, rule)
 				hits := searchAll(t, h, store.TaskSearchParams{Queue: "lim", Statuses: []store.TaskStatus{store.TaskReady}}, 1, rule)
 				require.Len(t, hits, 2, rule)
 				for _, hit := range hits {
