@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"iter"
+	"slices"
 	"time"
 
 	"github.com/plaitdag/plait/internal/ids"
@@ -65,6 +67,26 @@ func (p *QueueListParams) Validate() error {
 		}
 	}
 	return nil
+}
+
+// Page answers the page p asks of a store's registered queue names, given
+// in any order and with repeats (the union of per-shard registries): the
+// names after the cursor, ascending, at most Limit of them, and the
+// cursor of the next page, empty when this one is the last. It is the one
+// paging both shipped stores use, so they page alike.
+func (p *QueueListParams) Page(names iter.Seq[string]) (page []string, nextCursor string) {
+	for n := range names {
+		if n > p.Cursor {
+			page = append(page, n)
+		}
+	}
+	slices.Sort(page)
+	page = slices.Compact(page)
+	if len(page) > p.Limit {
+		page = page[:p.Limit]
+		nextCursor = page[len(page)-1]
+	}
+	return page, nextCursor
 }
 
 // QueueListResult is the answer of [QueueLister.QueueList].

@@ -2,7 +2,7 @@ package memstore
 
 import (
 	"context"
-	"sort"
+	"maps"
 	"time"
 
 	"github.com/plaitdag/plait/store"
@@ -24,18 +24,8 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, 0, len(s.queues))
-	for name := range s.queues {
-		if name > params.Cursor {
-			names = append(names, name)
-		}
-	}
-	sort.Strings(names)
-	res := &store.QueueListResult{}
-	if len(names) > params.Limit {
-		names = names[:params.Limit]
-		res.NextCursor = names[len(names)-1]
-	}
+	names, next := params.Page(maps.Keys(s.queues))
+	res := &store.QueueListResult{NextCursor: next}
 	if len(names) == 0 {
 		return res, nil
 	}

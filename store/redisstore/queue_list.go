@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -51,22 +50,16 @@ func (s *Store) QueueList(ctx context.Context, params *store.QueueListParams) (*
 		return nil, err
 	}
 	now := s.storeNow(clock)
-	seen := map[string]bool{}
-	var names []string
-	for _, c := range regs {
-		for _, n := range c.Val() {
-			if n > params.Cursor && !seen[n] {
-				seen[n] = true
-				names = append(names, n)
+	names, next := params.Page(func(yield func(string) bool) {
+		for _, c := range regs {
+			for _, n := range c.Val() {
+				if !yield(n) {
+					return
+				}
 			}
 		}
-	}
-	sort.Strings(names)
-	res := &store.QueueListResult{}
-	if len(names) > params.Limit {
-		names = names[:params.Limit]
-		res.NextCursor = names[len(names)-1]
-	}
+	})
+	res := &store.QueueListResult{NextCursor: next}
 	if len(names) == 0 {
 		return res, nil
 	}
