@@ -89,12 +89,7 @@ func (p *DeadLetterGroupsParams) Validate() error {
 	if p.Window < 1 || p.Window > DeadLetterGroupsWindowMax {
 		return fmt.Errorf("plait: dead letter group window of %d, want 1..%d: %w", p.Window, DeadLetterGroupsWindowMax, ErrInvalidArgument)
 	}
-	if p.Cursor != "" {
-		if _, _, err := ParseDeadLetterCursor(p.Cursor); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checkDeadLetterCursor(p.Cursor)
 }
 
 // ListParams are the list parameters of the groups' window: the same

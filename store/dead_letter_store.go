@@ -127,12 +127,18 @@ func (p *DeadLetterListParams) Validate() error {
 	if p.Limit < 1 || p.Limit > DeadLetterPageMax {
 		return fmt.Errorf("plait: dead letter page of %d, want 1..%d: %w", p.Limit, DeadLetterPageMax, ErrInvalidArgument)
 	}
-	if p.Cursor != "" {
-		if _, _, err := ParseDeadLetterCursor(p.Cursor); err != nil {
-			return err
-		}
+	return checkDeadLetterCursor(p.Cursor)
+}
+
+// checkDeadLetterCursor reports whether c is empty or a cursor as
+// DeadLetterList makes them: the check of every dead-letter read that
+// takes one.
+func checkDeadLetterCursor(c string) error {
+	if c == "" {
+		return nil
 	}
-	return nil
+	_, _, err := ParseDeadLetterCursor(c)
+	return err
 }
 
 // DeadLetterCursor is the cursor after the letter l: its time in ms and
