@@ -341,4 +341,7 @@ type (
 	OptionError = store.OptionError
 	// ReplayError says why a run cannot be replayed.
 	ReplayError = store.ReplayError
+	// EventStartError says that a subscription was given more than one
+	// place to start.
+	EventStartError = store.EventStartError
 )

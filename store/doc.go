@@ -36,7 +36,8 @@
 //   - [ReplayStore] (replay_store.go): a finished run's tasks run again as a
 //     new generation.
 //   - [EventStore] (event_store.go): the capped event streams, read from a
-//     cursor.
+//     cursor, from the end or from a time, each event with its run's
+//     generation.
 //   - [StatsStore] (stats_store.go): counters per queue and workflow, and
 //     recent durations.
 //   - [StatsSeriesStore] (stats_series_store.go): tasks and runs that ended,

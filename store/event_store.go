@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -23,20 +25,39 @@ import (
 // task put in the delayed set) make none, and neither does a step that
 // changes nothing: a cancel of a finished run, a sweep that recovered
 // nothing.
+//
+// Every event carries the generation of its run ([StoreEvent].Generation),
+// as every attempt record does ([Attempt].Generation): after a replay the
+// events of the new generation are told from the old ones, so a reader
+// waiting for a run's end does not stop at the end of a generation the
+// replay reopened.
 type EventStore interface {
-	// EventRead returns the events after params.After, oldest first, at
-	// most params.Limit of them. With params.Wait above zero and no event
-	// after the cursor, it blocks until one is appended, until Wait passes
-	// or until ctx is done, and then answers what it has (possibly
-	// nothing, which is not an error).
+	// EventRead returns the events after params.After (or from
+	// params.Since), oldest first, at most params.Limit of them. With
+	// params.Wait above zero and no event after the cursor, it blocks
+	// until one is appended, until Wait passes or until ctx is done, and
+	// then answers what it has (possibly nothing, which is not an error).
+	// After set to [EventCursorLatest] answers no event kept, only the
+	// cursor at the end of the stream, and with Wait the events appended
+	// after the call.
 	EventRead(ctx context.Context, params *EventReadParams) (*EventReadResult, error)
 }
 
 // EventCursor is a position in an event stream: the events after it are the
 // ones not read yet. It is opaque, stable across processes sharing a store,
 // and meaningful only for the stream it came from (one run's, or the
-// store's). The empty cursor is the start of the stream.
+// store's). The empty cursor is the start of the stream, and
+// [EventCursorLatest] its end as it stands at the read.
 type EventCursor string
+
+// EventCursorLatest is the cursor of the end of a stream, whatever it holds
+// when the read is made: a read after it answers none of the events kept
+// and the cursor of that end ([EventReadResult].Cursor, a position like
+// any other), and, with Wait, blocks for the events appended after it. A
+// reader that wants only what happens from now on starts here. Each
+// store resolves it with a bounded read: memstore from its sequence
+// number, Redis with one XREVRANGE of one entry per shard.
+const EventCursorLatest EventCursor = "$"
 
 // EventReadParams are the arguments of [EventStore.EventRead].
 type EventReadParams struct {
@@ -44,14 +65,56 @@ type EventReadParams struct {
 	// stream of the whole store.
 	RunID string
 	// After is the cursor to read after; empty reads from the oldest event
-	// kept.
+	// kept, and [EventCursorLatest] from the end of the stream.
 	After EventCursor
+	// Since, when not zero, reads from the first event kept whose At is at
+	// or after it (events have the store's clock in ms), and the events
+	// after that one in the stream's order. It is a start, as After is:
+	// the two cannot be given together. The read answers a cursor as any
+	// other, which the next read passes as After; when nothing is at or
+	// after Since yet, that cursor is the end of what the stream held. On
+	// Redis under the server's clock the read starts at the stream id of
+	// Since (stream ids are ms); under a clock of the caller's
+	// (WithClock), whose times are not the stream's ids, it reads the
+	// stream from its start up to the first event at or after Since: at
+	// most the cap per shard.
+	Since time.Time
 	// Limit is the most events to return; it must be at least 1.
 	Limit int
 	// Wait is how long to block for a first event when none is after the
 	// cursor; zero answers at once.
 	Wait time.Duration
 }
+
+// Validate reports a read the stores refuse: a limit below 1, a negative
+// wait, or two starts at once (an [*EventStartError]). Every error wraps
+// [ErrInvalidArgument].
+func (p *EventReadParams) Validate() error {
+	if p == nil || p.Limit < 1 || p.Wait < 0 {
+		return fmt.Errorf("%w: an event read needs a limit >= 1 and a wait >= 0", ErrInvalidArgument)
+	}
+	if p.After != "" && !p.Since.IsZero() {
+		return &EventStartError{Starts: []string{"After", "Since"}}
+	}
+	return nil
+}
+
+// EventStartError reports a read or a subscription given more than one
+// place to start (a cursor, the end of the stream, a time): each names a
+// different first event, so the caller picks one. It matches
+// [ErrInvalidArgument].
+type EventStartError struct {
+	// Starts names the fields given, as the caller spelled them.
+	Starts []string
+}
+
+// Error names the starts given.
+func (e *EventStartError) Error() string {
+	return "plait: events start at one place, got " + strings.Join(e.Starts, ", ")
+}
+
+// Is matches [ErrInvalidArgument].
+func (e *EventStartError) Is(target error) bool { return target == ErrInvalidArgument }
 
 // EventReadResult is the answer of [EventStore.EventRead].
 type EventReadResult struct {
@@ -97,6 +160,13 @@ type StoreEvent struct {
 	Task       string
 	TaskStatus TaskStatus
 	RunStatus  RunStatus
+	// Generation is the run's generation at the change ([Run].Generation:
+	// 0 as created, one more per replay). The events of a replayed run
+	// carry the new generation from the replay's own run_running on; a
+	// reader following the run to its end compares it, so that the end of
+	// an earlier generation is not taken for the end of the run. Events
+	// written by a store before it kept generations read as 0.
+	Generation int64
 	// Attempt and Epoch are the task's attempt number and fencing epoch
 	// after the change.
 	Attempt int

@@ -151,6 +151,11 @@ type Attempt struct {
 	Attempt int
 	// Epoch is the fencing token of the claim, unique per record of a task.
 	Epoch int64
+	// Generation is the run's generation the attempt ran in ([Run].
+	// Generation): the records of a replayed task read as one sequence per
+	// generation, each with its attempts from 1. Records written by a store
+	// before it kept generations read as 0.
+	Generation int64
 	// Worker is the worker id of the process that held the claim
 	// ([WithWorkerID]), and Node its node id ([Scheduler.NodeID]): two
 	// processes given one worker id are two nodes. Node is empty for a

@@ -20,8 +20,9 @@ const evBlock = 1024
 // holds the events of one script call, on memstore one event. memstore
 // keeps one stream, and a run's events are read from it, so this caps them
 // too; a reader behind the events dropped is told so. The ring grows a
-// block at a time up to n events of 144 bytes each, plus about 80 bytes
-// for each run it holds events of and the text of the errors its events
+// block at a time up to n events of 144 bytes each, plus about 90 bytes
+// for each run (and each generation of a replayed run) it holds events of
+// and the text of the errors its events
 // carry: at the default about 15 MB, at most 22 MB, errors aside. It
 // holds no run: a run freed at the end of its retention goes, with its
 // payloads and results, while its events stay. Defaults to
@@ -63,9 +64,12 @@ type eventLog struct {
 }
 
 // evRun holds the names of a run that its events answer, shared by them
-// (run.ev): 64 bytes and the run's id.
+// (run.ev), and the generation they happened in: 72 bytes and the run's
+// id. A replay starts a new one (setRunStatusLocked), so an event carries
+// its generation at no cost per event.
 type evRun struct {
 	id, workflow, tenant, service string
+	gen                           int64
 }
 
 // evRec is one stored event: 144 bytes.
@@ -111,7 +115,7 @@ func (s *Store) appendEventLocked(r *run, ev evRec) {
 		r.firstEvent = l.seq
 	}
 	if r.ev == nil {
-		r.ev = &evRun{id: r.rec.ID, workflow: r.rec.Workflow, tenant: r.rec.Tenant, service: r.rec.Service}
+		r.ev = &evRun{id: r.rec.ID, workflow: r.rec.Workflow, tenant: r.rec.Tenant, service: r.rec.Service, gen: r.rec.Generation}
 	}
 	ev.run = r.ev
 	if l.n < l.cap {
@@ -175,7 +179,7 @@ func (e *evRec) event() store.StoreEvent {
 	r := e.run
 	ev := store.StoreEvent{
 		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.id, At: time.Unix(0, e.at).UTC(),
-		Workflow: r.workflow, Tenant: r.tenant, Service: r.service,
+		Workflow: r.workflow, Tenant: r.tenant, Service: r.service, Generation: r.gen,
 	}
 	if e.runEvent {
 		ev.RunStatus = store.RunStatus(e.status)
@@ -199,13 +203,22 @@ func (e *evRec) event() store.StoreEvent {
 }
 
 // EventRead returns the events after params.After of the store's stream or
-// of one run's. See [store.EventStore].
+// of one run's, or from params.Since. See [store.EventStore].
 func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*store.EventReadResult, error) {
-	if params == nil || params.Limit < 1 || params.Wait < 0 {
-		return nil, fmt.Errorf("memstore: event read needs a limit >= 1 and a wait >= 0: %w", store.ErrInvalidArgument)
+	if err := params.Validate(); err != nil {
+		return nil, err
 	}
 	var after uint64
-	if params.After != "" {
+	if params.After == store.EventCursorLatest || !params.Since.IsZero() {
+		// the start resolves to a cursor like any other, read from
+		// below: with Wait, the read blocks from there.
+		s.mu.Lock()
+		after = s.eventStartLocked(params)
+		s.mu.Unlock()
+		p := *params
+		p.After, p.Since = store.EventCursor(strconv.FormatUint(after, 10)), time.Time{}
+		params = &p
+	} else if params.After != "" {
 		n, err := strconv.ParseUint(string(params.After), 10, 64)
 		if err != nil {
 			return nil, fmt.Errorf("memstore: event cursor %s: %w", ids.Quote(string(params.After)), store.ErrInvalidArgument)
@@ -244,6 +257,28 @@ func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*
 	}
 }
 
+// eventStartLocked is the seq a read from params's start reads after: the
+// newest for EventCursorLatest; for Since, the one before the oldest event
+// kept at or after it, found by a walk of the ring (at most the cap), or
+// the newest when there is none.
+func (s *Store) eventStartLocked(params *store.EventReadParams) uint64 {
+	l := &s.ev
+	if params.After == store.EventCursorLatest {
+		return l.seq
+	}
+	since := params.Since.UnixNano()
+	for k := 0; k < l.n; k++ {
+		i := l.head + k
+		if i >= l.cap {
+			i -= l.cap
+		}
+		if e := l.at(i); e.at >= since {
+			return e.seq - 1
+		}
+	}
+	return l.seq
+}
+
 func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*store.EventReadResult, error) {
 	res := &store.EventReadResult{Cursor: params.After}
 	l := &s.ev
@@ -273,7 +308,9 @@ func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*
 			i -= l.cap
 		}
 		e := l.at(i)
-		if r != nil && e.run != r.ev {
+		if r != nil && e.run != r.ev && (r.rec.Generation == 0 || e.run.id != r.rec.ID) {
+			// another run's event (a replayed run's earlier generations
+			// have evRuns of their own)
 			continue
 		}
 		res.Events = append(res.Events, e.event())

@@ -152,6 +152,7 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 	t.inst.Attempts = append(t.inst.Attempts, store.Attempt{
 		Attempt:    t.inst.Attempt,
 		Epoch:      t.epoch,
+		Generation: t.run.rec.Generation,
 		Worker:     t.inst.Worker,
 		Node:       t.inst.Node,
 		QueuedAt:   t.queuedAt,

@@ -97,6 +97,7 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 		s.unretainLocked(r)
 		s.unendLocked()
 		r.rec.Generation++
+		r.ev = nil // its events from here on carry the new generation
 		r.rec.EndedAt = time.Time{}
 		r.done = make(chan struct{})
 	}

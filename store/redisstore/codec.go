@@ -33,7 +33,17 @@ import (
 //
 // Versions:
 //
-//	6  the current format: version 5, with field w:<task>, when the task
+//	7  the current format: version 6, with the run's generation, when
+//	   above 0, right after the status letter of m, of the states s: of
+//	   the tasks a replay reset, and after the outcome letter of their
+//	   attempt records ("U2,..."; lua/lib_codec.lua), so that every event
+//	   and record of a replayed run says its generation. A run never
+//	   replayed is written as in version 6, and a version 6 run is read as
+//	   it is (generation 0 everywhere). A version 6 run this code replays
+//	   gets the generation in those fields, which a plait of version 6
+//	   reads as corrupt: during a rolling upgrade, upgrade the processes
+//	   that read records before replaying runs.
+//	6  version 5, with field w:<task>, when the task
 //	   last became ready to run or the due time it waits for (an offset,
 //	   like every time in the hash), and attempt records whose header may
 //	   end in ",delayMs,queuedOff": the queued time of the attempt. A
@@ -87,7 +97,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 6
+	formatVersion = 7
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

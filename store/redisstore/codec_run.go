@@ -124,10 +124,11 @@ type runMeta struct {
 	created                                 int64
 	started, ended                          int64 // offsets from created, -1 when unset
 	strategy                                store.ErrorStrategy
+	gen                                     int64 // the generation after the status letter, 0 when none
 }
 
 // decodeMeta decodes field m:
-// "st,total,succ,failed,skipped,cancelled,createdMs,startedOff,endedOff,strategy".
+// "st[gen],total,succ,failed,skipped,cancelled,createdMs,startedOff,endedOff,strategy".
 func decodeMeta(s string) (runMeta, error) {
 	f := strings.Split(s, ",")
 	if len(f) != 10 {
@@ -135,10 +136,14 @@ func decodeMeta(s string) (runMeta, error) {
 	}
 	var m runMeta
 	var ok bool
-	if m.status, ok = runStatusOf(f[0]); !ok {
+	letter, gen, err := splitGen(f[0])
+	if err != nil {
+		return runMeta{}, err
+	}
+	if m.status, ok = runStatusOf(letter); !ok {
 		return runMeta{}, corrupt("run status %s", clip(f[0]))
 	}
-	var err error
+	m.gen = gen
 	ints := []*int{&m.total, &m.succ, &m.failed, &m.skipped, &m.cancelled}
 	for i, p := range ints {
 		if *p, err = strconv.Atoi(f[1+i]); err != nil || *p < 0 {
@@ -158,6 +163,23 @@ func decodeMeta(s string) (runMeta, error) {
 		return runMeta{}, corrupt("run strategy %s", clip(f[9]))
 	}
 	return m, nil
+}
+
+// splitGen splits a status or outcome letter from the generation that
+// follows it in a generation above 0 (format version 7; lua/lib_codec.lua):
+// "U" is generation 0, "U2" generation 2.
+func splitGen(f string) (letter string, gen int64, err error) {
+	if len(f) < 1 {
+		return "", 0, corrupt("status letter %s", clip(f))
+	}
+	if len(f) == 1 {
+		return f, 0, nil
+	}
+	gen, err = strconv.ParseInt(f[1:], 10, 64)
+	if err != nil || gen < 1 {
+		return "", 0, corrupt("generation %s", clip(f))
+	}
+	return f[:1], gen, nil
 }
 
 // optInt decodes an optional offset in ms: "" is -1 (unset).

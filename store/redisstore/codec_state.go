@@ -72,22 +72,26 @@ type taskState struct {
 	crashes, resolved, satisfied int
 	first, claim, ended          int64 // offsets, -1 when unset
 	worker                       string
+	gen                          int64 // the generation of the replay that last reset the task
 }
 
 // decodeState decodes field s:<task>:
-// "st,attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker".
+// "st[gen],attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker".
 func decodeState(s string) (taskState, error) {
 	f := strings.SplitN(s, ",", 10)
-	if len(f) != 10 || len(f[0]) != 1 {
+	if len(f) != 10 {
 		return taskState{}, corrupt("task state %s", clip(s))
 	}
 	var t taskState
 	var ok bool
-	t.letter = f[0][0]
+	letter, gen, err := splitGen(f[0])
+	if err != nil {
+		return taskState{}, err
+	}
+	t.letter, t.gen = letter[0], gen
 	if t.status, ok = taskStatusOf(t.letter); !ok {
 		return taskState{}, corrupt("task status %s", clip(f[0]))
 	}
-	var err error
 	if t.attempt, err = strconv.Atoi(f[1]); err != nil || t.attempt < 0 {
 		return taskState{}, corrupt("task attempt %s", clip(f[1]))
 	}
@@ -137,10 +141,11 @@ func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) 
 }
 
 // decodeAttempts decodes attempt records, one after another, each
-// "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs[,queuedOff]];"
+// "attempt,epoch,startOff,durMs,outcome[gen],wlen,elen[,delayMs[,queuedOff]];"
 // then the worker and the error, whose lengths the record gives. A record
 // without queuedOff was written before the queued time was kept; its
-// QueuedAt stays zero.
+// QueuedAt stays zero. gen, the run's generation when above 0, follows the
+// outcome letter (format version 7).
 func decodeAttempts(s string, created int64) ([]store.Attempt, error) {
 	var out []store.Attempt
 	for len(s) > 0 {
@@ -149,8 +154,12 @@ func decodeAttempts(s string, created int64) ([]store.Attempt, error) {
 			return nil, corrupt("attempt record %s", clip(s))
 		}
 		f := strings.Split(head, ",")
-		if len(f) < 7 || len(f) > 9 || len(f[4]) != 1 {
+		if len(f) < 7 || len(f) > 9 {
 			return nil, corrupt("attempt record %s", clip(head))
+		}
+		letter, gen, err := splitGen(f[4])
+		if err != nil {
+			return nil, err
 		}
 		var n [8]int64
 		for i, j := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
@@ -163,7 +172,7 @@ func decodeAttempts(s string, created int64) ([]store.Attempt, error) {
 			}
 			n[i] = v
 		}
-		outcome, ok := outcomeOf(f[4][0])
+		outcome, ok := outcomeOf(letter[0])
 		wl, el := n[4], n[5]
 		if !ok || wl < 0 || el < 0 || n[6] < 0 || wl > int64(len(rest)) || el > int64(len(rest))-wl {
 			return nil, corrupt("attempt record %s", clip(head))
@@ -178,6 +187,7 @@ func decodeAttempts(s string, created int64) ([]store.Attempt, error) {
 			QueuedAt:   queued,
 			Attempt:    int(n[0]),
 			Epoch:      n[1],
+			Generation: gen,
 			StartedAt:  started,
 			EndedAt:    started.Add(dur),
 			Duration:   dur,

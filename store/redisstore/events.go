@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -58,16 +57,24 @@ func (s *Store) claimStepArg(p *store.TaskClaimParams) string {
 // priority, handler, workflow, tenant, service) are read from the run hash,
 // once per run and task of a read, and stay empty once the run expired.
 // With Wait, a read that found nothing waits on the shared subscription
-// connection for the next append. See [store.EventStore].
+// connection for the next append. A read from the end of the streams or
+// from a time first resolves that start into a cursor (eventStart). See
+// [store.EventStore].
 func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*store.EventReadResult, error) {
-	if params == nil || params.Limit < 1 || params.Wait < 0 {
-		return nil, fmt.Errorf("redisstore: event read needs a limit >= 1 and a wait >= 0: %w", store.ErrInvalidArgument)
+	if err := params.Validate(); err != nil {
+		return nil, err
 	}
+	started := params.After == store.EventCursorLatest || !params.Since.IsZero()
 	var read func() (*store.EventReadResult, error)
 	if params.RunID != "" {
 		sh, err := s.runShard(params.RunID)
 		if err != nil {
 			return nil, err
+		}
+		if started {
+			if params, err = s.resolveStart(ctx, []string{s.keys.events(sh)}, params); err != nil {
+				return nil, err
+			}
 		}
 		pos, err := parseCursor(params.After, 1)
 		if err != nil {
@@ -78,6 +85,12 @@ func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*
 		var streams []string
 		for sh := 0; sh < s.cfg.shards; sh++ {
 			streams = append(streams, s.keys.events(sh))
+		}
+		if started {
+			var err error
+			if params, err = s.resolveStart(ctx, streams, params); err != nil {
+				return nil, err
+			}
 		}
 		pos, err := parseCursor(params.After, len(streams))
 		if err != nil {
@@ -257,8 +270,11 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 // (lua/lib_status.lua): a task's "<task>,<durMs>,<packed state>" or a
 // run's "!<packed meta>", then, for a task event with an error, a newline
 // and the error text; or by a claim (lua/lib_claim.lua) for a task set
-// aside or held back: "?<task>,<waiting for>"; or by a progress report
-// (lua/task_progress.lua): "%<task>,..." (decodeProgressEvent).
+// aside or held back: "?<task>,<waiting for>", "?<gen>:<task>,<waiting
+// for>" in a generation above 0; or by a progress report
+// (lua/task_progress.lua): "%<task>,..." (decodeProgressEvent). The
+// generation of the others is in the packed state or meta
+// (decodeState, decodeMeta).
 func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	var ev store.StoreEvent
 	now, err := strconv.ParseInt(r.now, 10, 64)
@@ -269,6 +285,13 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	if r.v[0] == '?' {
 		// A task set aside or held back (lua/lib_claim.lua).
 		task, waiting, ok := strings.Cut(r.v[1:], ",")
+		if g, name, hasGen := strings.Cut(task, ":"); hasGen {
+			n, err := strconv.ParseInt(g, 10, 64)
+			if err != nil || n < 1 {
+				return ev, corrupt("event %s: generation", clip(r.v))
+			}
+			task, ev.Generation = name, n
+		}
 		if !ok || task == "" {
 			return ev, corrupt("event %s is malformed", clip(r.v))
 		}
@@ -284,7 +307,7 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 		if err != nil {
 			return ev, err
 		}
-		ev.RunStatus, ev.Type = m.status, store.RunEventType(m.status)
+		ev.RunStatus, ev.Type, ev.Generation = m.status, store.RunEventType(m.status), m.gen
 		return ev, nil
 	}
 	head, errText, _ := strings.Cut(r.v, "\n")
@@ -298,7 +321,7 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	}
 	ev.Task = f[0]
 	ev.TaskStatus, ev.Type = st.status, store.TaskEventType(st.status)
-	ev.Attempt, ev.Epoch, ev.Error = st.attempt, st.epoch, errText
+	ev.Attempt, ev.Epoch, ev.Error, ev.Generation = st.attempt, st.epoch, errText, st.gen
 	ev.Worker, ev.Node = store.SplitWorker(st.worker)
 	switch {
 	case f[1] != "":

@@ -39,7 +39,8 @@ func parseCursor(c store.EventCursor, n int) ([]string, error) {
 }
 
 // splitPos splits a position "<ms>-<seq>.<field>" into the stream id and
-// the field number of the event within the entry.
+// the field number of the event within the entry, from 1; field 0 is the
+// place before the entry's first event (a start time's, events_start.go).
 func splitPos(p string) (id string, field int, ok bool) {
 	id, f, ok := strings.Cut(p, ".")
 	if !ok {
@@ -56,7 +57,7 @@ func splitPos(p string) (id string, field int, ok bool) {
 		return "", 0, false
 	}
 	n, err := strconv.Atoi(f)
-	if err != nil || n < 1 {
+	if err != nil || n < 0 {
 		return "", 0, false
 	}
 	return id, n, true

@@ -139,8 +139,15 @@ func attemptProgress(name string, h map[string]string, latest *store.TaskProgres
 func decodeProgressEvent(ev *store.StoreEvent, v string) error {
 	head, rest, ok := strings.Cut(v, ";")
 	f := strings.Split(head, ",")
-	if !ok || len(f) != 5 || f[0] == "" {
+	if !ok || len(f) < 5 || len(f) > 6 || f[0] == "" {
 		return corrupt("event %s is malformed", clip(v))
+	}
+	if len(f) == 6 {
+		gen, err := strconv.ParseInt(f[5], 10, 64)
+		if err != nil || gen < 1 {
+			return corrupt("event %s is malformed", clip(v))
+		}
+		ev.Generation = gen
 	}
 	attempt, err1 := strconv.Atoi(f[1])
 	epoch, err2 := strconv.ParseInt(f[2], 10, 64)

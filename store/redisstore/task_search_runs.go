@@ -31,9 +31,12 @@ func (sr *searcher) runs(ctx context.Context, shard int, from *store.TaskSearchP
 		maxScore, cid, skip = strconv.FormatInt(from.Score, 10), run, task
 		ids, scores = append(ids, run), append(scores, from.Score)
 	}
+	// run_list's arguments: no time range, want and budget both the
+	// budget, no index to pick, and none of its run-by-run checks (the
+	// seven after the pick): the hits are filtered here, task by task.
 	want := sr.budget
 	v, err := sr.s.pipeScripts(ctx, scriptRunList, []scriptCall{{keys: []string{index},
-		args: []any{k.base(shard), maxScore, cid, "0", want, "", want}}})
+		args: []any{k.base(shard), maxScore, cid, "0", want, want, "", "", "", "", "", "", "", ""}}})
 	if err != nil {
 		return err
 	}

@@ -62,7 +62,7 @@ func eventTypes(evs []store.StoreEvent) []string {
 
 // testEvents is the suite of [store.EventStore].
 func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
-	runCases(t, newHarness, []testCase{
+	runCases(t, newHarness, append(eventStartCases(), []testCase{
 		{
 			name: "OrderPerRun",
 			rule: "every status change of a run and its tasks is one event, in the order it happened, carrying the task's and the run's fields",
@@ -310,7 +310,7 @@ func testEvents(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, r4.ID, got.RunID, rule)
 			},
 		},
-	})
+	}...))
 }
 
 func nonNil(evs []store.StoreEvent) []store.StoreEvent {

@@ -160,7 +160,7 @@ func testProgress(t *testing.T, newHarness func(t *testing.T) *Harness) {
 		},
 		{
 			name: "ReplayClearsResetTasks",
-			rule: "a replay clears the latest report of the tasks it resets, whose attempt records keep theirs, and leaves the report of every other task",
+			rule: "a replay clears the latest report of the tasks it resets, whose attempt records keep theirs, and leaves the report of every other task; a report's event carries the generation it was made in",
 			run: func(t *testing.T, h *Harness, rule string) {
 				rs, ok := h.Store.(store.ReplayStore)
 				if !ok {
@@ -189,6 +189,16 @@ func testProgress(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Len(t, ti.Attempts, 2, rule)
 				require.Equal(t, "a", ti.Attempts[0].Progress.Note, rule)
 				require.Equal(t, "again", ti.Attempts[1].Progress.Note, rule)
+				if _, ok := h.Store.(store.EventStore); ok {
+					evs, _ := readEvents(t, h, r.ID, "", 1000)
+					var gens []int64
+					for _, e := range evs {
+						if e.Type == store.EventTaskProgress && e.Task == "a" {
+							gens = append(gens, e.Generation)
+						}
+					}
+					require.Equal(t, []int64{0, 1}, gens, rule+": each report's event carries the generation it was made in")
+				}
 			},
 		},
 		{

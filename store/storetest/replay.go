@@ -10,7 +10,7 @@ import (
 
 // testReplays is the suite of [store.ReplayStore].
 func testReplays(t *testing.T, newHarness func(t *testing.T) *Harness) {
-	runCases(t, newHarness, []testCase{
+	runCases(t, newHarness, append(generationCases(), []testCase{
 		{
 			name: "ReplayRestartsTheTaskAndItsDescendants",
 			rule: "a replay of a failed task of a finished run resets it and every task below it to pending, opens generation 1, drops its dead letter, keeps the other tasks, and the counters are those of the new generation",
@@ -149,5 +149,5 @@ func testReplays(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.Equal(t, int64(1), getRun(t, h, r1.ID).Generation, rule)
 			},
 		},
-	})
+	}...))
 }

@@ -211,7 +211,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
         redis.call('RPUSH', gk .. ':' .. h, e)
         redis.call('SADD', gk, h)
         redis.call('HSET', rk, 'g:' .. name, 'handler ' .. h)
-        note(ctx, id, '?' .. name .. ',handler ' .. h, false)
+        note(ctx, id, waiting_head(t, name) .. ',handler ' .. h, false)
         local wk = gk .. ':' .. h .. ':n'
         if redis.call('LLEN', wk) < 64 then redis.call('RPUSH', wk, '1') end
         return
@@ -220,7 +220,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     if r and deps and lim then
       local admitted, lk = limit_admit(ctx, rk, name, e, lim, t.epoch + 1)
       if not admitted then
-        note(ctx, id, '?' .. name .. ',limit ' .. lk, false)
+        note(ctx, id, waiting_head(t, name) .. ',limit ' .. lk, false)
         return
       end
     end

@@ -1,15 +1,22 @@
 -- lib_codec.lua: the packed fields of a run hash, parsed and written.
 --
 -- Encodings (mirrored by codec*.go):
---   run hash field m    "st,total,succ,failed,skipped,cancelled,createdMs,startedOff,endedOff,strategy"
+--   run hash field m    "st[gen],total,succ,failed,skipped,cancelled,createdMs,startedOff,endedOff,strategy"
 --                        st: P pending U running S completed F failed C cancelled
 --                        strategy: c continue, s stop, k skip; offsets are ms after createdMs
 --   run hash field o    task names in definition order, separated by ' '
 --   run hash field k    idempotency key (only for keyed runs)
---   field s:<task>      "st,attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker"
+--   field s:<task>      "st[gen],attempt,epoch,crashes,resolved,satisfied,firstStartOff,claimOff,endOff,worker"
 --                        st: P pending (waiting for deps) W pending (due, in the delayed set)
 --                            R ready U running Y retrying S succeeded F failed
 --                            K skipped C cancelled D dead
+--                        gen: the run's generation (format version 7), in m and in
+--                        the states of the tasks a replay reset, written right
+--                        after the letter and only when above 0 (a run never
+--                        replayed writes "U,", as before): every move packs m or
+--                        s: anyway, so each event (lib_status.lua) carries it at
+--                        no read. A task's gen is that of the replay that last
+--                        reset it, the run's current one whenever it moves.
 --   field d:<task>      "queue,prio,runAtMs,delayMs,join,deps,apart\n" .. Go-encoded spec
 --                        deps: number of parents; apart: 1 when the payload is
 --                        in its own key p:<run>:<task> (deleted when the task ends)
@@ -18,9 +25,9 @@
 --   field r:<task>      result: a flag byte (0 raw, 1 deflate) and the bytes
 --   field e:<task>      last error text
 --   field a:<task>:<ep> the attempt record of the claim of epoch ep (written once, never rewritten):
---                        "attempt,epoch,startOff,durMs,outcome,wlen,elen[,delayMs[,queuedOff]];" .. worker .. error
+--                        "attempt,epoch,startOff,durMs,outcome[gen],wlen,elen[,delayMs[,queuedOff]];" .. worker .. error
 --                        outcome: s succeeded, r retry, f failed, t timed out (retried or failed),
---                        l released, c crashed, x cancelled
+--                        l released, c crashed, x cancelled; gen as in s: (version 7)
 --                        delayMs: the retry delay chosen (0 when none and queuedOff follows)
 --                        queuedOff: field w:<task> when the attempt ended (version 6; record_head)
 --   field w:<task>      when the task last became ready, or the due time it waits for (set_queued)
@@ -35,10 +42,10 @@
 -- run_to (lib_status.lua); meta_put and state_put write the other fields.
 
 local function meta_parse(m)
-  local st, total, succ, failed, skipped, cancelled, created, started, ended, strat = string.match(m,
-    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+  local st, gen, total, succ, failed, skipped, cancelled, created, started, ended, strat = string.match(m,
+    '^(%a)(%d*),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
   if not st then return false end
-  return {st = st, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
+  return {st = st, gen = gen, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
     skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created),
     started = tonumber(started), ended = tonumber(ended), strat = strat}
 end
@@ -55,15 +62,22 @@ end
 -- scan_r and scan_t are the tables the fast paths scan into (a Lua table
 -- costs more to make than a move); a fast path is done with them before
 -- the next one starts, and whatever fills one by hand sets every field of
--- the scanned form.
+-- the scanned form. The generation (gen, nil for 0) costs a record of a run
+-- never replayed nothing but its field: the pattern without it is tried
+-- first, and the one with it only when that fails.
 local scan_r, scan_t = {}, {}
 
 local function meta_scan(m, r)
   local st, total, succ, mid, created, started, ended, strat = string.match(m,
     '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
-  if not st then return nil end
-  r.st, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat =
-    st, total, succ, mid, created, started, ended, strat
+  local gen
+  if not st then
+    st, gen, total, succ, mid, created, started, ended, strat = string.match(m,
+      '^(%a)(%d+),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
+    if not st then return nil end
+  end
+  r.st, r.gen, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat =
+    st, gen, total, succ, mid, created, started, ended, strat
   return r
 end
 
@@ -75,7 +89,7 @@ end
 
 local function meta_pack(r)
   local mid = r.mid or (r.failed .. ',' .. r.skipped .. ',' .. r.cancelled)
-  return r.st .. ',' .. r.total .. ',' .. r.succ .. ',' .. mid .. ',' .. r.created .. ',' ..
+  return r.st .. (r.gen or '') .. ',' .. r.total .. ',' .. r.succ .. ',' .. mid .. ',' .. r.created .. ',' ..
     (r.started or '') .. ',' .. (r.ended or '') .. ',' .. r.strat
 end
 
@@ -93,10 +107,10 @@ end
 local function meta_put(rk, r) hset(rk, 'm', meta_pack(r)) end
 
 local function state_parse(s)
-  local st, attempt, epoch, crashes, resolved, satisfied, first, claim, ended, worker = string.match(s,
-    '^(%a),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+  local st, gen, attempt, epoch, crashes, resolved, satisfied, first, claim, ended, worker = string.match(s,
+    '^(%a)(%d*),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
   if not st then return false end
-  return {st = st, attempt = tonumber(attempt), epoch = tonumber(epoch), crashes = tonumber(crashes),
+  return {st = st, gen = gen, attempt = tonumber(attempt), epoch = tonumber(epoch), crashes = tonumber(crashes),
     resolved = tonumber(resolved), satisfied = tonumber(satisfied), first = tonumber(first),
     claim = tonumber(claim), ended = tonumber(ended), worker = worker}
 end
@@ -104,9 +118,14 @@ end
 local function state_scan(s, t)
   local st, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
     '^(%a),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
-  if not st then return nil end
-  t.st, t.attempt, t.epoch, t.mid, t.first, t.claim, t.ended, t.worker =
-    st, attempt, epoch, mid, first, claim, ended, worker
+  local gen
+  if not st then
+    st, gen, attempt, epoch, mid, first, claim, ended, worker = string.match(s,
+      '^(%a)(%d+),(%d+),(%d+),(%d+,%d+,%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
+    if not st then return nil end
+  end
+  t.st, t.gen, t.attempt, t.epoch, t.mid, t.first, t.claim, t.ended, t.worker =
+    st, gen, attempt, epoch, mid, first, claim, ended, worker
   return t
 end
 
@@ -118,7 +137,7 @@ end
 
 local function state_pack(t)
   local mid = t.mid or (t.crashes .. ',' .. t.resolved .. ',' .. t.satisfied)
-  return t.st .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. mid .. ',' .. (t.first or '') .. ',' ..
+  return t.st .. (t.gen or '') .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. mid .. ',' .. (t.first or '') .. ',' ..
     (t.claim or '') .. ',' .. (t.ended or '') .. ',' .. t.worker
 end
 
@@ -178,7 +197,7 @@ local function attempt(rk, name, t, r, now, outcome, err, delay)
   local claim = t.claim or 0
   if claim == '' then claim = 0 end
   if delay == 0 then delay = nil end
-  local rec = record_head(t.attempt, t.epoch, claim, int(now - r.created - claim), outcome, #t.worker, #err,
+  local rec = record_head(t.attempt, t.epoch, claim, int(now - r.created - claim), outcome .. (t.gen or ''), #t.worker, #err,
     delay, hget(rk, 'w:' .. name))
   hset(rk, 'a:' .. name .. ':' .. itoa(t.epoch), rec .. t.worker .. err)
 end

@@ -155,7 +155,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   -- validated: writes start here, with the lease entry.
   unlease_now(active, entry(id, name))
   err = err or ''
-  local rec = record_head(t.attempt, t.epoch, claim, int(t.ended - claim), 's', #t.worker, #err, nil, w or nil) ..
+  local rec = record_head(t.attempt, t.epoch, claim, int(t.ended - claim), 's' .. (t.gen or ''), #t.worker, #err, nil, w or nil) ..
     t.worker .. err
 
   if ch then

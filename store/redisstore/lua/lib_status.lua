@@ -46,7 +46,9 @@ end
 --   run   "!<packed meta>"
 -- The packed state (state_pack) carries the status, attempt, epoch, claim
 -- and end offsets and worker; the meta (meta_pack) the run's status,
--- counters and times; the time of every event of a call is the call's now,
+-- counters and times; both the run's generation after the status letter
+-- when above 0 (lib_codec.lua), so an event of a replayed run carries it
+-- and one of a run never replayed costs nothing more; the time of every event of a call is the call's now,
 -- written once per stream entry. durMs is set only for a move off running
 -- that does not end the task (a retry, a crash, a hand-back): a move that
 -- ends it has its duration in the state (end - claim). An error is
@@ -148,6 +150,14 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
       ds[#ds + 1] = dur
     end
   end
+end
+
+-- waiting_head is the head of a task_waiting event of task name, state
+-- t (lib_claim.lua): "?<task>", or "?<gen>:<task>" in a generation above
+-- 0 (names hold no ':').
+local function waiting_head(t, name)
+  if t.gen == nil or t.gen == '' then return '?' .. name end
+  return '?' .. t.gen .. ':' .. name
 end
 
 local function note_run(ctx, id, m)

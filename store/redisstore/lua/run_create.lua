@@ -94,7 +94,7 @@ if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   -- the run's record in the scanned form (see meta_scan), digit strings
   -- where they are at hand: they go into the packed meta as they are.
   local r = scan_r
-  r.st, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat = '', ARGV[5], '0', '0,0,0',
+  r.st, r.gen, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat = '', '', ARGV[5], '0', '0,0,0',
     ctx.nows, nil, nil, ARGV[4]
   local m = run_to(ctx, rk, id, r, 'P', true)
   if not m then return {ILLEGAL, ''} end

@@ -147,13 +147,17 @@ end
 -- that it is the call's first write (see Out of memory above).
 local ctx = new_ctx(ARGV[2], ARGV[1], ARGV[3])
 ctx.replay = true
-redis.call('HSET', rk, 'g', int(expect + 1))
+local g = int(expect + 1)
+redis.call('HSET', rk, 'g', g)
+-- the new generation goes into the meta and the states of the reset
+-- tasks too (lib_codec.lua), so their events and attempt records carry it
+r.gen = g
 if not run_to(ctx, rk, id, r, 'U') then return {ILLEGAL} end
 local x = key(ctx.base, 'x', id)
 for _, i in ipairs(reset) do
   local name, t = names[i], states[i]
   local was = t.st
-  t.attempt, t.resolved, t.satisfied = 0, 0, 0
+  t.attempt, t.resolved, t.satisfied, t.gen = 0, 0, 0, g
   if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {ILLEGAL} end
   for _, f in ipairs({'e:', 'r:', 'g:'}) do
     if hget(rk, f .. name) then hdel(rk, f .. name) end

@@ -19,7 +19,8 @@
 -- Transition: none; the task stays U. Reads the task's state s:<task>
 -- (HGET) and its latest report; writes pg:<task> (and at a new attempt's
 -- first report pg:<task>:<old epoch>) and one event per report stored,
--- "%<task>,<attempt>,<epoch>,<value>,<note length>;" .. note .. worker
+-- "%<task>,<attempt>,<epoch>,<value>,<note length>[,<generation>];" .. note .. worker
+-- (the generation only above 0)
 -- (events.go decodeEvent), written last (flush_events).
 --
 -- Returns {n codes: OK stored, NOT_FOUND no run or task, STALE the task is
@@ -62,7 +63,12 @@ for i = 1, n do
         if pe and tonumber(pe) ~= epoch then redis.call('HSET', rk, f .. ':' .. pe, prev) end
       end
       redis.call('HSET', rk, f, epoch .. ',' .. t.attempt .. ',' .. ctx.nows .. ',' .. value .. ';' .. text)
-      note(ctx, id, '%' .. name .. ',' .. t.attempt .. ',' .. epoch .. ',' .. value .. ',' .. #text .. ';' .. text .. t.worker, false)
+      -- The generation of a task a replay reset is in its state, after
+      -- the status letter ('' for 0): the event carries it after the
+      -- note's length, only above 0, as every other event does.
+      local gen = ''
+      if t.gen ~= '' then gen = ',' .. t.gen end
+      note(ctx, id, '%' .. name .. ',' .. t.attempt .. ',' .. epoch .. ',' .. value .. ',' .. #text .. gen .. ';' .. text .. t.worker, false)
     end
   end
   out[i] = code
