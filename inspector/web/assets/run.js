@@ -1,0 +1,334 @@
+// The run page: the run's facts and actions, its DAG (the server's SVG,
+// inlined so the stylesheet colours it), a waterfall of task times and the
+// task table, all kept up to date from the run's event stream, or by polling
+// at the handler's refresh floor when the store keeps no events.
+import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle } from "./dom.js";
+import { get, text, post, config, describe, refreshMs, url, ApiError } from "./api.js";
+import { tasksSummary } from "./runs.js";
+import { waterfall } from "./waterfall.js";
+
+const TASK_STATES = ["pending", "ready", "running", "retrying", "succeeded", "failed", "skipped", "cancelled", "dead"];
+const RUN_STATES = ["pending", "running", "completed", "failed", "cancelled"];
+// The table shows at most this many rows; a filter narrows a large run.
+const TABLE_ROWS = 500;
+
+export async function render(main, runID) {
+  document.title = "plait · run " + runID;
+  const cfg = await config();
+  const floor = await refreshMs();
+  const page = new RunPage(main, runID, cfg, floor);
+  await page.load();
+  page.follow();
+}
+
+class RunPage {
+  constructor(main, runID, cfg, floor) {
+    this.main = main;
+    this.id = runID;
+    this.cfg = cfg;
+    this.floor = floor;
+    this.data = null;      // the last run answer
+    this.tasks = new Map(); // name -> task, kept current by events
+    this.filter = { status: "", name: "" };
+
+    this.headEl = h("div");
+    this.dagEl = h("div", { class: "dag-box", id: "dag" }, h("p", { class: "muted" }, "Drawing…"));
+    this.waterfallEl = h("div");
+    this.tableEl = h("div");
+    replace(main, this.headEl,
+      h("h2", null, "Graph"), legend(), this.dagEl,
+      h("h2", null, "Timeline"), this.waterfallEl,
+      h("h2", null, "Tasks"), this.tableFilter(), this.tableEl);
+
+    // Reloads never run more often than the refresh floor, however many
+    // events ask for them.
+    this.refreshSoon = throttle(() => this.refresh(), () => this.floor);
+    this.reloadSVGSoon = throttle(() => this.loadSVG(), () => this.floor);
+  }
+
+  async load() {
+    await Promise.all([this.refresh(true), this.loadSVG()]);
+  }
+
+  // refresh reads the run again and redraws everything but the SVG, whose
+  // classes it brings in line with the answer.
+  async refresh(first) {
+    let d;
+    try {
+      d = await get("runs/" + encodeURIComponent(this.id));
+    } catch (err) {
+      if (first) throw err;
+      notice(describe(err), "error");
+      return;
+    }
+    notice("");
+    this.data = d;
+    this.tasks = new Map((d.tasks || []).map((t) => [t.name, t]));
+    this.renderHead();
+    this.renderTimeline();
+    this.renderTable();
+    for (const t of this.tasks.values()) this.paintTask(t.name, t.status, true);
+  }
+
+  async loadSVG() {
+    try {
+      const svgText = await text("runs/" + encodeURIComponent(this.id) + "/dag.svg");
+      const svg = safeSVG(svgText);
+      if (!svg) {
+        replace(this.dagEl, inlineNotice("The graph could not be read.", "error"));
+        return;
+      }
+      svg.addEventListener("click", (e) => {
+        const g = e.target.closest && e.target.closest("g.task[data-task]");
+        if (g) location.href = taskHref(this.id, g.getAttribute("data-task"));
+      });
+      replace(this.dagEl, svg);
+      // States that events brought since the SVG was drawn.
+      for (const t of this.tasks.values()) this.paintTask(t.name, t.status, true);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === "dag_too_large") {
+        replace(this.dagEl, inlineNotice("This run is too large to draw: " + err.message + ". The timeline and the table below list its tasks."));
+      } else if (err instanceof ApiError && err.unsupported) {
+        replace(this.dagEl, inlineNotice("The graph needs the run's definition, which this store does not keep."));
+      } else {
+        replace(this.dagEl, inlineNotice("The graph could not be loaded: " + describe(err), "error"));
+      }
+    }
+  }
+
+  // follow keeps the page current: the event stream when the store keeps
+  // events, else polling at the refresh floor.
+  follow() {
+    const live = document.getElementById("live");
+    const status = (cls, text) => { live.hidden = false; live.className = "live " + cls; live.textContent = text; };
+    const poll = () => {
+      status("poll", "polling every " + dur(this.floor));
+      const tick = async () => {
+        if (!document.hidden) await this.refresh();
+        if (this.data && isTerminalRun(this.data.run.status)) {
+          status("", "run ended");
+          return;
+        }
+        setTimeout(tick, this.floor);
+      };
+      setTimeout(tick, this.floor);
+    };
+    if (!this.cfg.events || typeof EventSource === "undefined") {
+      poll();
+      return;
+    }
+    const es = new EventSource(url("runs/" + encodeURIComponent(this.id) + "/events"));
+    this.events = es;
+    es.onopen = () => status("on", "live");
+    es.onerror = () => {
+      // A closed stream (the server refused it: 501, 404, 403) does not
+      // come back; a broken one reconnects by itself, resending
+      // Last-Event-ID, and the page polls only if it is closed.
+      if (es.readyState === EventSource.CLOSED) {
+        es.close();
+        poll();
+      } else {
+        status("", "reconnecting…");
+      }
+    };
+    const onEvent = (e) => {
+      let ev;
+      try { ev = JSON.parse(e.data); } catch (_) { return; }
+      this.apply(ev);
+    };
+    for (const st of TASK_STATES) es.addEventListener("task_" + st, onEvent);
+    for (const st of RUN_STATES) es.addEventListener("run_" + st, onEvent);
+    es.addEventListener("task_waiting", onEvent);
+    es.addEventListener("task_progress", onEvent);
+    es.addEventListener("fell_behind", () => { this.refreshSoon(); this.reloadSVGSoon(); });
+    window.addEventListener("pagehide", () => es.close());
+  }
+
+  // apply brings one event into the page at once (the task's class in the
+  // SVG, its row), and asks for a throttled reread for the rest (attempts,
+  // durations, the timeline).
+  apply(ev) {
+    if (ev.task) {
+      const t = this.tasks.get(ev.task);
+      if (!t) {
+        // A task the page does not know yet: reread the run and redraw.
+        this.refreshSoon();
+        this.reloadSVGSoon();
+        return;
+      }
+      if (ev.type === "task_progress") {
+        if (ev.progress) t.progress = ev.progress;
+      } else if (ev.type === "task_waiting") {
+        t.waitingFor = ev.waitingFor || "";
+      } else if (ev.taskStatus) {
+        t.status = ev.taskStatus;
+        if (ev.attempt) t.attempt = ev.attempt;
+        if (ev.error) t.error = ev.error;
+        if (ev.taskStatus !== "ready") t.waitingFor = "";
+        this.paintTask(t.name, t.status, false);
+      }
+      this.updateRow(t);
+    } else if (ev.runStatus && this.data) {
+      this.data.run.status = ev.runStatus;
+      this.renderHead();
+    }
+    this.refreshSoon();
+  }
+
+  // paintTask sets the state class of a task's box. A task drawn inside a
+  // collapsed group has no box of its own: the group's colour and counts
+  // come from the server, so the SVG is reloaded (throttled).
+  paintTask(name, status, quiet) {
+    const svg = this.dagEl.querySelector("svg.dag");
+    if (!svg) return;
+    const g = svg.querySelector('g.task[data-task="' + CSS.escape(name) + '"]');
+    if (!g) {
+      if (!quiet) this.reloadSVGSoon();
+      return;
+    }
+    const want = "state-" + cls(status);
+    if (g.classList.contains(want)) return;
+    for (const c of Array.from(g.classList)) if (c.startsWith("state-")) g.classList.remove(c);
+    g.classList.add(want);
+  }
+
+  renderHead() {
+    const r = this.data.run;
+    const actions = h("span", { class: "actions" });
+    const a = this.cfg.actions || {};
+    if (!this.cfg.readOnly && a.cancel && !isTerminalRun(r.status)) {
+      actions.append(h("button", { class: "danger", onclick: () => this.act("cancel", "Cancel run " + r.id + "?") }, "Cancel run"));
+    }
+    const replayable = (this.data.tasks || []).some((t) => ["failed", "dead", "cancelled", "skipped"].includes(t.status));
+    if (!this.cfg.readOnly && a.replay && isTerminalRun(r.status) && replayable) {
+      actions.append(h("button", { onclick: () => this.act("replay", "Replay the failed, dead, cancelled and skipped tasks of run " + r.id + "?", { generation: r.generation || 0 }) }, "Replay"));
+    }
+    const facts = [
+      ["Workflow", r.workflow], ["Tasks", tasksSummary(r)],
+      ["Tenant", r.tenant], ["Service", r.service], ["Key", r.key], ["Strategy", r.strategy],
+      ["Generation", r.generation ? String(r.generation) : ""],
+      ["Created", time(r.createdAt)], ["Started", time(r.startedAt)], ["Ended", time(r.endedAt)],
+      ["Duration", r.durationMs !== undefined ? dur(r.durationMs) : (parseTime(r.startedAt) ? dur(Date.now() - parseTime(r.startedAt)) + " so far" : "")],
+    ];
+    for (const [k, v] of Object.entries(r.metadata || {})) facts.push([k, v]);
+    const notices = (this.data.notices || []).map((n) => inlineNotice(n.message));
+    if ((this.data.payloadsDropped || []).length) {
+      notices.push(inlineNotice("The store dropped the payloads of: " + this.data.payloadsDropped.join(", ")));
+    }
+    replace(this.headEl,
+      h("div", { class: "small" }, h("a", { href: "runs" }, "Runs"), " / "),
+      h("div", { class: "run-head" }, h("h1", null, "Run ", h("span", { class: "mono" }, r.id)), h("span", { id: "run-status" }, badge(r.status)), actions),
+      h("dl", { class: "facts" }, facts.filter(([, v]) => v).map(([k, v]) => [h("dt", null, k), h("dd", null, v)])),
+      notices);
+  }
+
+  async act(action, question, body) {
+    if (!window.confirm(question)) return;
+    try {
+      await post("runs/" + encodeURIComponent(this.id) + "/" + action, body);
+      notice(action === "cancel" ? "Run cancelled." : "Run replayed.");
+      await this.refresh();
+      await this.loadSVG();
+    } catch (err) {
+      notice(describe(err), "error");
+    }
+  }
+
+  renderTimeline() {
+    replace(this.waterfallEl, waterfall(this.data.run, Array.from(this.tasks.values()), this.id));
+  }
+
+  tableFilter() {
+    const sel = h("select", { "aria-label": "status", onchange: (e) => { this.filter.status = e.target.value; this.renderTable(); } },
+      h("option", { value: "" }, "every status"), TASK_STATES.map((s) => h("option", { value: s }, s)));
+    const name = h("input", { type: "search", placeholder: "task name", "aria-label": "task name",
+      oninput: (e) => { this.filter.name = e.target.value.trim().toLowerCase(); this.renderTable(); } });
+    return h("div", { class: "pager" }, sel, name);
+  }
+
+  renderTable() {
+    this.rows = new Map();
+    const all = Array.from(this.tasks.values());
+    const shown = all.filter((t) => (!this.filter.status || t.status === this.filter.status) &&
+      (!this.filter.name || t.name.toLowerCase().includes(this.filter.name)));
+    const rows = shown.slice(0, TABLE_ROWS).map((t) => {
+      const row = h("tr", { "data-task": t.name });
+      this.rows.set(t.name, row);
+      fillRow(row, t, this.id);
+      return row;
+    });
+    replace(this.tableEl,
+      h("table", { class: "tasks" },
+        h("thead", null, h("tr", null, h("th", null, "Task"), h("th", null, "Status"), h("th", { class: "num" }, "Attempt"),
+          h("th", { class: "num" }, "Duration"), h("th", null, "Progress"), h("th", null, "Depends on"), h("th", null, "Queue"), h("th", null, "Error or waiting for"))),
+        h("tbody", null, rows)),
+      shown.length > TABLE_ROWS ? h("p", { class: "muted" }, "Showing " + num(TABLE_ROWS) + " of " + num(shown.length) + " tasks: filter to see the others.") : null);
+  }
+
+  updateRow(t) {
+    const row = this.rows && this.rows.get(t.name);
+    if (row) fillRow(row, t, this.id);
+  }
+}
+
+function fillRow(row, t, runID) {
+  let d = "";
+  if (t.durationMs !== undefined && t.durationMs !== null && isTerminalTask(t.status)) d = dur(t.durationMs);
+  else if (t.status === "running" && parseTime(t.startedAt)) d = dur(Date.now() - parseTime(t.startedAt)) + "…";
+  else if (t.durationMs) d = dur(t.durationMs);
+  replace(row,
+    h("td", null, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("div", { class: "small muted" }, t.handler) : null),
+    h("td", null, badge(t.status)),
+    h("td", { class: "num" }, t.attempt ? String(t.attempt) : ""),
+    h("td", { class: "num nowrap" }, d),
+    h("td", null, progress(t.progress)),
+    h("td", { class: "small" }, (t.deps || []).map((x, i) => [i ? ", " : "", x.task, x.on && x.on !== "success" ? " (" + x.on + ")" : ""])),
+    h("td", { class: "small" }, t.queue || ""),
+    h("td", { class: t.error ? "err small" : "small muted" }, t.error || t.waitingFor || ""));
+}
+
+// progress shows a report: a bar when the value reads as a fraction or a
+// percentage, the number otherwise, and the note.
+export function progress(p) {
+  if (!p) return "";
+  const v = Number(p.value);
+  let frac = null;
+  if (v >= 0 && v <= 1) frac = v;
+  else if (v > 1 && v <= 100) frac = v / 100;
+  return h("span", { class: "progress", title: "reported " + time(p.at) },
+    frac !== null ? h("span", { class: "meter" }, sized(h("span"), frac)) : null,
+    h("span", { class: "small" }, frac !== null ? Math.round(frac * 100) + " %" : String(p.value)),
+    p.note ? h("span", { class: "small muted" }, p.note) : null);
+}
+
+// sized sets a width through the CSSOM, which a style-src policy allows,
+// rather than a style attribute.
+function sized(el, frac) {
+  el.style.width = (frac * 100).toFixed(1) + "%";
+  return el;
+}
+
+function legend() {
+  return h("div", { class: "legend" }, TASK_STATES.map((s) => badge(s)),
+    h("span", { class: "small muted" }, "edges: solid after success, dashed blue after completion, dotted red after failure"));
+}
+
+function isTerminalRun(st) { return st === "completed" || st === "failed" || st === "cancelled"; }
+function isTerminalTask(st) { return ["succeeded", "failed", "skipped", "cancelled", "dead"].includes(st); }
+
+// safeSVG parses the server's SVG as XML and drops what could run code
+// (scripts, foreign content, event attributes, javascript: links) before it
+// enters the page: the server escapes names, this is a second guard.
+function safeSVG(src) {
+  const doc = new DOMParser().parseFromString(src, "image/svg+xml");
+  const root = doc.documentElement;
+  if (!root || root.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
+  for (const bad of Array.from(root.querySelectorAll("script, foreignObject, iframe, object, embed"))) bad.remove();
+  for (const el of [root, ...root.querySelectorAll("*")]) {
+    for (const attr of Array.from(el.attributes)) {
+      const n = attr.name.toLowerCase();
+      if (n.startsWith("on") || ((n === "href" || n === "xlink:href") && !attr.value.startsWith("#"))) el.removeAttribute(attr.name);
+    }
+  }
+  return document.importNode(root, true);
+}
