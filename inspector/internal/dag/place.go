@@ -1,0 +1,150 @@
+package dag
+
+import "math"
+
+// Geometry, in SVG user units. Separations between slot centres are
+// multiples of grid, so snapping to the grid keeps them.
+const (
+	// BoxWidth and BoxHeight are the size of every task and group box.
+	BoxWidth, BoxHeight = 160.0, 44.0
+	boxGap              = 24.0 // between two boxes of a layer
+	dummyGap            = 16.0 // between a long link and its neighbours
+	layerGap            = 64.0 // between two layers, where links curve
+	margin              = 16.0
+	grid                = 8.0
+)
+
+func (p *plan) halfWidth(id int32) float64 {
+	if p.items[id].box < 0 {
+		return 0
+	}
+	return BoxWidth / 2
+}
+
+// sep is the least distance between the centres of neighbours a and b.
+func (p *plan) sep(a, b int32) float64 {
+	gap := dummyGap
+	if p.items[a].box >= 0 && p.items[b].box >= 0 {
+		gap = boxGap
+	}
+	return p.halfWidth(a) + p.halfWidth(b) + gap
+}
+
+// Neighbours place uses to centre an item.
+const (
+	useUp = 1 << iota
+	useDown
+)
+
+// place gives every item its x: each layer in turn, each item as near as
+// it may be to the mean x of its neighbours, sweeping down then up.
+func (p *plan) place(passes int) {
+	for l := range p.layers {
+		p.placeLayer(l, 0) // packed from 0
+	}
+	for range passes {
+		for l := 1; l < len(p.layers); l++ {
+			p.placeLayer(l, useUp)
+		}
+		for l := len(p.layers) - 2; l >= 0; l-- {
+			p.placeLayer(l, useDown)
+		}
+	}
+	for l := range p.layers {
+		p.placeLayer(l, useUp|useDown)
+	}
+}
+
+// placeLayer sets the x of layer l's items to the closest fit (least
+// squares) of their targets that keeps the order and separations: with
+// y[i] = x[i] - the separations before i, the constraint is y
+// non-decreasing, an isotonic regression solved by pooling adjacent
+// violators in one pass.
+func (p *plan) placeLayer(l int, use int) {
+	ids := p.layers[l]
+	if len(ids) == 0 {
+		return
+	}
+	type block struct {
+		sum   float64
+		count int
+	}
+	blocks := make([]block, 0, len(ids))
+	offset := 0.0
+	offsets := make([]float64, len(ids))
+	for i, id := range ids {
+		if i > 0 {
+			offset += p.sep(ids[i-1], id)
+		}
+		offsets[i] = offset
+		target := p.target(id, use)
+		blocks = append(blocks, block{target - offset, 1})
+		for len(blocks) > 1 {
+			a, b := blocks[len(blocks)-2], blocks[len(blocks)-1]
+			if a.sum/float64(a.count) <= b.sum/float64(b.count) {
+				break
+			}
+			blocks = blocks[:len(blocks)-1]
+			blocks[len(blocks)-1] = block{a.sum + b.sum, a.count + b.count}
+		}
+	}
+	i := 0
+	for _, b := range blocks {
+		y := math.Round(b.sum/float64(b.count)/grid) * grid
+		for range b.count {
+			p.items[ids[i]].x = y + offsets[i]
+			i++
+		}
+	}
+}
+
+// target is the mean x of an item's neighbours in use, or its own x
+// without any (0 at first, which packs the layer from 0).
+func (p *plan) target(id int32, use int) float64 {
+	it := &p.items[id]
+	sum, n := 0.0, 0
+	if use&useUp != 0 {
+		for _, o := range it.up {
+			sum += p.items[o].x
+		}
+		n += len(it.up)
+	}
+	if use&useDown != 0 {
+		for _, o := range it.down {
+			sum += p.items[o].x
+		}
+		n += len(it.down)
+	}
+	if n == 0 {
+		return it.x
+	}
+	return sum / float64(n)
+}
+
+// layerTop is the y of the top of layer l's boxes.
+func layerTop(l int32) float64 {
+	return margin + float64(l)*(BoxHeight+layerGap)
+}
+
+// path draws a route as cubic Bézier segments: a curve from the bottom of
+// one slot to the top of the next, leaving and arriving vertically, and a
+// straight run down through each dummy's layer, between the boxes there.
+func (p *plan) path(r *route, shift float64) []Point {
+	first := &p.items[r.items[0]]
+	at := Point{first.x + shift, layerTop(first.layer) + BoxHeight}
+	pts := make([]Point, 1, 1+6*(len(r.items)-1))
+	pts[0] = at
+	for _, id := range r.items[1:] {
+		it := &p.items[id]
+		to := Point{it.x + shift, layerTop(it.layer)}
+		bend := layerGap / 2
+		pts = append(pts, Point{at.X, at.Y + bend}, Point{to.X, to.Y - bend}, to)
+		at = to
+		if it.box < 0 {
+			down := Point{to.X, to.Y + BoxHeight}
+			pts = append(pts, to, down, down)
+			at = down
+		}
+	}
+	return pts
+}

@@ -1,0 +1,235 @@
+package dag
+
+import (
+	"bufio"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Fallback colours, used as presentation attributes so the SVG alone is
+// readable; a page's stylesheet overrides them through the state-* and
+// cond-* classes (CSS rules beat presentation attributes).
+var stateColours = map[string][2]string{ // fill, stroke
+	"pending":   {"#eeeeee", "#9e9e9e"},
+	"ready":     {"#e3f2fd", "#1e88e5"},
+	"running":   {"#bbdefb", "#1565c0"},
+	"retrying":  {"#fff3e0", "#fb8c00"},
+	"succeeded": {"#c8e6c9", "#2e7d32"},
+	"failed":    {"#ffcdd2", "#c62828"},
+	"dead":      {"#d7ccc8", "#4e342e"},
+	"skipped":   {"#f5f5f5", "#bdbdbd"},
+	"cancelled": {"#fff9c4", "#f9a825"},
+}
+
+var unknownColours = [2]string{"#ffffff", "#9e9e9e"}
+
+// condStyles: stroke colour and dash pattern per edge condition.
+var condStyles = [len(condNames)][2]string{
+	{"#78909c", ""},    // success
+	{"#1e88e5", "6 3"}, // completion
+	{"#c62828", "2 3"}, // failure
+}
+
+// labelRunes is about what fits in a box at 12px; longer labels are cut,
+// and the full text is in the box's title.
+const labelRunes = 22
+
+// WriteSVG writes d as one <svg class="dag"> element with a viewBox:
+// links first, then a <g class="task state-S" data-task="ID"> per task
+// and a <g class="group state-S" data-group="ID" data-count="N"> per
+// group, each with a rect, text and a title. Every name is escaped; a
+// state that is not a plain lower-case word is written as "unknown" in
+// class names.
+func (d *Diagram) WriteSVG(w io.Writer) error {
+	s := svgWriter{bufio.NewWriterSize(w, 32<<10)}
+	wd, ht := num(d.Width), num(d.Height)
+	s.str(`<svg class="dag" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + wd + " " + ht +
+		`" width="` + wd + `" height="` + ht + `" font-family="sans-serif" font-size="12">` + "\n")
+	s.str("<defs>")
+	for i, c := range condNames {
+		s.str(`<marker id="dag-arrow-` + c + `" viewBox="0 0 8 8" refX="8" refY="4" markerWidth="8" markerHeight="8" orient="auto"><path d="M0 0L8 4L0 8z" fill="` + condStyles[i][0] + `"/></marker>`)
+	}
+	s.str("</defs>\n")
+	for i := range d.Links {
+		s.link(&d.Links[i])
+	}
+	for i := range d.Boxes {
+		b := &d.Boxes[i]
+		s.str(`<g class="task state-` + stateClass(b.State) + `" data-task="`)
+		s.esc(b.ID)
+		s.str(`"><title>`)
+		s.esc(b.ID)
+		s.str(" — " + stateWord(b.State))
+		if b.Detail != "" {
+			s.str("\n")
+			s.esc(b.Detail)
+		}
+		s.str("</title>")
+		s.rect(b.X, b.Y, b.State)
+		s.text(b.X, b.Y, b.Label, b.Detail)
+		s.str("</g>\n")
+	}
+	for i := range d.Groups {
+		gr := &d.Groups[i]
+		s.str(`<g class="group state-` + stateClass(gr.State) + `" data-group="`)
+		s.esc(gr.ID)
+		s.str(`" data-count="` + strconv.Itoa(len(gr.Members)) + `"><title>`)
+		s.esc(gr.Label)
+		s.str("\n" + countsText(gr.Counts, len(gr.Counts)) + "</title>")
+		s.rect(gr.X, gr.Y, gr.State)
+		// A second outline a few units off says "more than one".
+		s.str(`<rect x="` + num(gr.X+3) + `" y="` + num(gr.Y+3) + `" width="` + num(gr.W) + `" height="` + num(gr.H) + `" rx="6" fill="none" stroke="#9e9e9e" stroke-dasharray="3 2"/>`)
+		s.text(gr.X, gr.Y, gr.Label, countsText(gr.Counts, 2))
+		s.str("</g>\n")
+	}
+	s.str("</svg>\n")
+	return s.Flush()
+}
+
+type svgWriter struct{ *bufio.Writer }
+
+// str writes trusted text; a write error sticks in the bufio.Writer and
+// comes back from Flush.
+func (s svgWriter) str(t string) { _, _ = s.WriteString(t) }
+
+func (s svgWriter) link(l *Link) {
+	c, _ := condCode(l.Condition)
+	st := condStyles[c]
+	s.str(`<path class="edge cond-` + condNames[c] + `" data-from="`)
+	s.esc(l.From)
+	s.str(`" data-to="`)
+	s.esc(l.To)
+	s.str(`" fill="none" stroke="` + st[0] + `"`)
+	if st[1] != "" {
+		s.str(` stroke-dasharray="` + st[1] + `"`)
+	}
+	s.str(` marker-end="url(#dag-arrow-` + condNames[c] + `)" d="`)
+	for i, p := range l.Points {
+		switch {
+		case i == 0:
+			s.str("M")
+		case i%3 == 1:
+			s.str("C")
+		default:
+			s.str(" ")
+		}
+		s.str(num(p.X) + " " + num(p.Y))
+	}
+	s.str(`"/>` + "\n")
+}
+
+func (s svgWriter) rect(x, y float64, state string) {
+	c, ok := stateColours[state]
+	if !ok {
+		c = unknownColours
+	}
+	s.str(`<rect x="` + num(x) + `" y="` + num(y) + `" width="` + num(BoxWidth) + `" height="` + num(BoxHeight) +
+		`" rx="6" fill="` + c[0] + `" stroke="` + c[1] + `"/>`)
+}
+
+// text writes a box's label and, when there is one, a smaller second line.
+func (s svgWriter) text(x, y float64, label, detail string) {
+	ly := y + BoxHeight/2 + 4
+	if detail != "" {
+		ly = y + 18
+	}
+	s.str(`<text class="label" x="` + num(x+8) + `" y="` + num(ly) + `" fill="#212121">`)
+	s.esc(cut(label))
+	s.str("</text>")
+	if detail != "" {
+		s.str(`<text class="detail" x="` + num(x+8) + `" y="` + num(y+34) + `" font-size="10" fill="#555555">`)
+		s.esc(cut(detail))
+		s.str("</text>")
+	}
+}
+
+// esc writes t escaped for XML text and attributes; bytes that are not
+// valid UTF-8 and characters XML forbids become U+FFFD.
+func (s svgWriter) esc(t string) {
+	last := 0
+	for i, r := range t {
+		var rep string
+		switch {
+		case r == '&':
+			rep = "&amp;"
+		case r == '<':
+			rep = "&lt;"
+		case r == '>':
+			rep = "&gt;"
+		case r == '"':
+			rep = "&quot;"
+		case r == '\'':
+			rep = "&#39;"
+		case r == '\n':
+			rep = "&#10;"
+		case r == '\t', r == '\r':
+			rep = " "
+		case r < 0x20, r == utf8.RuneError, r >= 0xFFFE && r <= 0xFFFF, r >= 0xD800 && r <= 0xDFFF:
+			rep = "\uFFFD"
+		default:
+			continue
+		}
+		s.str(t[last:i])
+		s.str(rep)
+		last = i + utf8.RuneLen(r)
+		if r == utf8.RuneError {
+			_, size := utf8.DecodeRuneInString(t[i:])
+			last = i + size
+		}
+	}
+	s.str(t[last:])
+}
+
+// cut shortens t to labelRunes runes, marking the cut with an ellipsis.
+func cut(t string) string {
+	if utf8.RuneCountInString(t) <= labelRunes {
+		return t
+	}
+	n := 0
+	for i := range t {
+		if n == labelRunes-1 {
+			return t[:i] + "…"
+		}
+		n++
+	}
+	return t
+}
+
+// stateClass is s as a class-name suffix: a plain lower-case word, else
+// "unknown".
+func stateClass(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' {
+			return "unknown"
+		}
+	}
+	return s
+}
+
+// stateWord is s for text: escaped by the caller's class rule.
+func stateWord(s string) string { return stateClass(s) }
+
+// countsText lists up to max state counts, worst first, as "2 running,
+// 9,998 succeeded", with "+ n more" past max.
+func countsText(counts []StateCount, max int) string {
+	var b strings.Builder
+	for i, c := range counts {
+		if i == max {
+			b.WriteString(", +" + strconv.Itoa(len(counts)-max) + " more")
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(thousands(c.Count) + " " + stateWord(c.State))
+	}
+	return b.String()
+}
+
+func num(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
