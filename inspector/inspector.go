@@ -83,8 +83,8 @@ type route struct {
 func (rt *route) mutating() bool { return rt.action != ActionRead }
 
 func fixed(name string) func(params) string { return func(params) string { return name } }
-func runResource(p params) string          { return "run:" + p.id }
-func taskResource(p params) string         { return "task:" + p.id + "/" + p.task }
+func runResource(p params) string           { return "run:" + p.id }
+func taskResource(p params) string          { return "task:" + p.id + "/" + p.task }
 
 // routes are tried in order: a literal segment before a parameter ("runs/count"
 // is the count, not the run "count").
