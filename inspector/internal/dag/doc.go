@@ -27,7 +27,7 @@
 //     down (each box by the mean position of its parents) then up (of its
 //     children), four times, keeping the order with the fewest crossings
 //     counted.
-//  5. Coordinates: all boxes are 160×44 on an 8-unit grid, layers 64
+//  5. Coordinates: all boxes are 160×48 on an 8-unit grid, layers 64
 //     apart. Along each layer, the boxes and slots take the x closest (in
 //     least squares) to the mean x of their neighbours that keeps their
 //     order and spacing (an isotonic regression, one linear pass per

@@ -6,7 +6,7 @@ import "math"
 // multiples of grid, so snapping to the grid keeps them.
 const (
 	// BoxWidth and BoxHeight are the size of every task and group box.
-	BoxWidth, BoxHeight = 160.0, 44.0
+	BoxWidth, BoxHeight = 160.0, 48.0
 	boxGap              = 24.0 // between two boxes of a layer
 	dummyGap            = 16.0 // between a long link and its neighbours
 	layerGap            = 64.0 // between two layers, where links curve

@@ -133,13 +133,13 @@ func (s svgWriter) rect(x, y float64, state string) {
 func (s svgWriter) text(x, y float64, label, detail string) {
 	ly := y + BoxHeight/2 + 4
 	if detail != "" {
-		ly = y + 18
+		ly = y + 20
 	}
 	s.str(`<text class="label" x="` + num(x+8) + `" y="` + num(ly) + `" fill="#212121">`)
 	s.esc(cut(label))
 	s.str("</text>")
 	if detail != "" {
-		s.str(`<text class="detail" x="` + num(x+8) + `" y="` + num(y+34) + `" font-size="10" fill="#555555">`)
+		s.str(`<text class="detail" x="` + num(x+8) + `" y="` + num(y+37) + `" font-size="10" fill="#555555">`)
 		s.esc(cut(detail))
 		s.str("</text>")
 	}
