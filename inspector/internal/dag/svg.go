@@ -32,9 +32,12 @@ var condStyles = [len(condNames)][2]string{
 	{"#c62828", "2 3"}, // failure
 }
 
-// labelRunes is about what fits in a box at 12px; longer labels are cut,
-// and the full text is in the box's title.
-const labelRunes = 22
+// labelRunes and detailRunes are about what fits in a box at 12px and
+// 10px; longer text is cut, and the full text is in the box's title.
+const (
+	labelRunes  = 22
+	detailRunes = 26
+)
 
 // WriteSVG writes d as one <svg class="dag"> element with a viewBox:
 // links first, then a <g class="task state-S" data-task="ID"> per task
@@ -78,9 +81,10 @@ func (d *Diagram) WriteSVG(w io.Writer) error {
 		s.str(`" data-count="` + strconv.Itoa(len(gr.Members)) + `"><title>`)
 		s.esc(gr.Label)
 		s.str("\n" + countsText(gr.Counts, len(gr.Counts)) + "</title>")
+		// A second box behind, a few units off, says "more than one"
+		// like a stack of cards; it takes the state colours too.
+		s.rect(gr.X+4, gr.Y+4, gr.State)
 		s.rect(gr.X, gr.Y, gr.State)
-		// A second outline a few units off says "more than one".
-		s.str(`<rect x="` + num(gr.X+3) + `" y="` + num(gr.Y+3) + `" width="` + num(gr.W) + `" height="` + num(gr.H) + `" rx="6" fill="none" stroke="#9e9e9e" stroke-dasharray="3 2"/>`)
 		s.text(gr.X, gr.Y, gr.Label, countsText(gr.Counts, 2))
 		s.str("</g>\n")
 	}
@@ -136,11 +140,11 @@ func (s svgWriter) text(x, y float64, label, detail string) {
 		ly = y + 20
 	}
 	s.str(`<text class="label" x="` + num(x+8) + `" y="` + num(ly) + `" fill="#212121">`)
-	s.esc(cut(label))
+	s.esc(cut(label, labelRunes))
 	s.str("</text>")
 	if detail != "" {
 		s.str(`<text class="detail" x="` + num(x+8) + `" y="` + num(y+37) + `" font-size="10" fill="#555555">`)
-		s.esc(cut(detail))
+		s.esc(cut(detail, detailRunes))
 		s.str("</text>")
 	}
 }
@@ -182,14 +186,14 @@ func (s svgWriter) esc(t string) {
 	s.str(t[last:])
 }
 
-// cut shortens t to labelRunes runes, marking the cut with an ellipsis.
-func cut(t string) string {
-	if utf8.RuneCountInString(t) <= labelRunes {
+// cut shortens t to max runes, marking the cut with an ellipsis.
+func cut(t string, max int) string {
+	if utf8.RuneCountInString(t) <= max {
 		return t
 	}
 	n := 0
 	for i := range t {
-		if n == labelRunes-1 {
+		if n == max-1 {
 			return t[:i] + "…"
 		}
 		n++
@@ -216,12 +220,11 @@ func stateClass(s string) string {
 func stateWord(s string) string { return stateClass(s) }
 
 // countsText lists up to max state counts, worst first, as "2 running,
-// 9,998 succeeded", with "+ n more" past max.
+// 9,998 succeeded".
 func countsText(counts []StateCount, max int) string {
 	var b strings.Builder
 	for i, c := range counts {
 		if i == max {
-			b.WriteString(", +" + strconv.Itoa(len(counts)-max) + " more")
 			break
 		}
 		if i > 0 {
