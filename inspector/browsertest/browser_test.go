@@ -1,0 +1,391 @@
+package browsertest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/inspector"
+	"github.com/plaitdag/plait/store/memstore"
+)
+
+// prefix is where the test mounts the view, so the pages' relative URLs
+// are exercised under a path prefix, as a host mounts them.
+const prefix = "/ops/plait"
+
+// refresh is the view's refresh floor in these tests: the polling fallback
+// rereads the run this often.
+const refresh = 500 * time.Millisecond
+
+// TestRunPageLive opens the run page of a running workflow, sees the DAG
+// drawn and a task running, lets the task finish, and sees its box turn
+// succeeded through the event stream, in the same page (a mark set on the
+// window at load survives). It saves a screenshot of the page.
+func TestRunPageLive(t *testing.T) {
+	env := start(t, nil)
+	run := env.submit(t)
+	ctx := browser(t)
+	env.watch(ctx)
+
+	open(t, ctx, env.pageURL(run.ID))
+	waitFor(t, ctx, `g.task[data-task="parse"].state-running`)
+	waitFor(t, ctx, `g.task[data-task="validate"].state-running`)
+	waitText(t, ctx, "#live", "live")
+	mark(t, ctx)
+
+	env.release("parse")
+	waitFor(t, ctx, `g.task[data-task="parse"].state-succeeded`)
+	// The table row and the timeline follow from the throttled reread.
+	waitFor(t, ctx, `tr[data-task="parse"] .badge.state-succeeded`)
+	waitFor(t, ctx, `tr[data-task="validate"] .progress`)
+	checkMark(t, ctx)
+	env.checkNoErrors(t)
+
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := os.Getenv("PLAIT_SCREENSHOT")
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "inspector-run.png")
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s (%d bytes)", path, len(shot))
+}
+
+// TestRunPagePolls is the same page on a server whose event stream answers
+// 501, as on a store without events: the page falls back to polling at the
+// refresh floor, and the states still change without a reload.
+func TestRunPagePolls(t *testing.T) {
+	noEvents := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/events") {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.WriteHeader(http.StatusNotImplemented)
+				io.WriteString(w, `{"error":{"code":"unsupported","message":"no events on this store"}}`)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	env := start(t, noEvents)
+	run := env.submit(t)
+	ctx := browser(t)
+	env.watch(ctx)
+
+	open(t, ctx, env.pageURL(run.ID))
+	waitFor(t, ctx, `g.task[data-task="parse"].state-running`)
+	waitText(t, ctx, "#live", "polling")
+	mark(t, ctx)
+
+	env.release("parse")
+	waitFor(t, ctx, `g.task[data-task="parse"].state-succeeded`)
+	checkMark(t, ctx)
+	env.checkNoErrors(t)
+}
+
+// TestPagesRender opens the overview, the runs page and a task page and
+// checks each shows its content without a script error.
+func TestPagesRender(t *testing.T) {
+	env := start(t, nil)
+	run := env.submit(t)
+	ctx := browser(t)
+	env.watch(ctx)
+
+	open(t, ctx, env.srv.URL+prefix+"/")
+	waitFor(t, ctx, `.cards .card`)
+	open(t, ctx, env.srv.URL+prefix+"/runs?status=running")
+	waitFor(t, ctx, `table.runs a[href="runs/`+run.ID+`"]`)
+	waitText(t, ctx, "#run-count", "1 run")
+	open(t, ctx, env.srv.URL+prefix+"/runs/"+url.PathEscape(run.ID)+"/tasks/validate")
+	waitFor(t, ctx, `.logs .log-line`)
+	waitText(t, ctx, "h1", "validate")
+	env.checkNoErrors(t)
+}
+
+// env is a Scheduler on the memory store whose "gate" tasks block until the
+// test releases them, and the view mounted under prefix in a test server.
+type env struct {
+	s   *plait.Scheduler
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	gates map[string]chan struct{}
+	// thrown are the script errors the pages threw (see watch).
+	thrown []string
+}
+
+func start(t *testing.T, wrap func(http.Handler) http.Handler) *env {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	st, err := memstore.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := plait.New(st, plait.WithConcurrency(8), plait.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{s: s, gates: map[string]chan struct{}{}}
+	quick := func(ctx context.Context, task *plait.Task) (any, error) { return task.Name + " ok", nil }
+	gate := func(ctx context.Context, task *plait.Task) (any, error) {
+		task.Logger().Info("waiting for the test", "task", task.Name)
+		if task.Name == "validate" {
+			_ = task.Progress(0.4, "400 of 1000 rows")
+		}
+		select {
+		case <-e.gate(task.Name):
+			return task.Name + " released", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	lint := func(ctx context.Context, task *plait.Task) (any, error) {
+		return nil, errors.New("lint: 3 problems in schema.sql")
+	}
+	for name, fn := range map[string]plait.HandlerFunc{"quick": quick, "gate": gate, "lint": lint} {
+		if err := s.Handle(name, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	view, err := inspector.New(s, inspector.WithMinRefresh(refresh), inspector.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = http.StripPrefix(prefix, view)
+	if wrap != nil {
+		h = wrap(h)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(prefix+"/", h)
+	e.srv = httptest.NewServer(mux)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(ctx) }()
+	t.Cleanup(func() {
+		e.releaseAll()
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("scheduler: %v", err)
+		}
+		// The browser is gone (its cleanup ran first), so the event
+		// streams' requests have ended or end with their connections.
+		e.srv.CloseClientConnections()
+		e.srv.Close()
+	})
+	return e
+}
+
+func (e *env) gate(name string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ch, ok := e.gates[name]
+	if !ok {
+		ch = make(chan struct{})
+		e.gates[name] = ch
+	}
+	return ch
+}
+
+func (e *env) release(name string) { close(e.gate(name)) }
+
+func (e *env) releaseAll() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for name, ch := range e.gates {
+		select {
+		case <-ch:
+		default:
+			close(ch)
+		}
+		delete(e.gates, name)
+	}
+}
+
+// submit starts the workflow the pages show: a fetch, then a parse and a
+// validate that wait for the test, a split into sixteen shards (wider
+// than a layer may be, so they are drawn as one group) merged again, and a
+// lint that fails with the alert that follows its failure.
+func (e *env) submit(t *testing.T) *plait.Run {
+	t.Helper()
+	wf := plait.NewWorkflow("nightly-import").
+		Task("fetch", "quick", nil).
+		Task("parse", "gate", nil, plait.After("fetch")).
+		Task("validate", "gate", nil, plait.After("fetch")).
+		Task("split", "quick", nil, plait.After("fetch")).
+		Task("lint", "lint", nil, plait.After("fetch"), plait.Retry(0))
+	shards := make([]string, 16)
+	for i := range shards {
+		shards[i] = fmt.Sprintf("shard-%02d", i+1)
+		wf.Task(shards[i], "quick", nil, plait.After("split"))
+	}
+	wf.Task("merge", "quick", nil, plait.After(shards...)).
+		Task("alert", "quick", nil, plait.AfterFailure("lint")).
+		Task("store", "quick", nil, plait.After("parse", "validate", "merge")).
+		Task("publish", "quick", nil, plait.After("store")).
+		Task("cleanup", "quick", nil, plait.AfterCompletion("publish"))
+	run, err := e.s.Submit(context.Background(), wf, plait.ForTenant("acme"), plait.ForService("warehouse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+func (e *env) pageURL(runID string) string {
+	return e.srv.URL + prefix + "/runs/" + url.PathEscape(runID)
+}
+
+func (e *env) checkNoErrors(t *testing.T) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.thrown) > 0 {
+		t.Fatalf("the page threw: %s", strings.Join(e.thrown, "; "))
+	}
+}
+
+// chromium is the browser the tests drive: PLAIT_CHROMIUM, else Debian's.
+// Without one the tests skip, or fail under PLAIT_REQUIRE_BROWSER=1.
+func chromium(t *testing.T) string {
+	t.Helper()
+	path := os.Getenv("PLAIT_CHROMIUM")
+	if path == "" {
+		path = "/usr/bin/chromium"
+	}
+	if _, err := exec.LookPath(path); err != nil {
+		if os.Getenv("PLAIT_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("no browser at %s (PLAIT_REQUIRE_BROWSER=1): %v", path, err)
+		}
+		t.Skipf("no browser at %s: %v", path, err)
+	}
+	return path
+}
+
+// browser starts a headless Chromium that resolves no name but loopback,
+// and answers a tab's context, ended with the test.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := chromium(t)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.WindowSize(1280, 1100),
+		// Nothing but the test server: every other host name fails.
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
+		chromedp.Flag("proxy-server", "direct://"),
+		chromedp.Flag("proxy-bypass-list", "*"),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("lang", "en-US"),
+	)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(alloc)
+	ctx, cancelTime := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() {
+		cancelTime()
+		cancelTab()
+		cancelAlloc()
+	})
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	return ctx
+}
+
+// open loads a page and starts gathering the script errors it throws.
+func open(t *testing.T, ctx context.Context, pageURL string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(pageURL)); err != nil {
+		t.Fatalf("open %s: %v", pageURL, err)
+	}
+}
+
+// watch gathers the uncaught exceptions the tab's pages throw.
+func (e *env) watch(ctx context.Context) {
+	events := chromedp.Events(ctx, runtime.ExceptionThrown)
+	go func() {
+		for ev, err := range events {
+			if err != nil {
+				return
+			}
+			text := ev.ExceptionDetails.Text
+			if ev.ExceptionDetails.Exception != nil {
+				text += " " + ev.ExceptionDetails.Exception.Description
+			}
+			e.mu.Lock()
+			e.thrown = append(e.thrown, text)
+			e.mu.Unlock()
+		}
+	}()
+}
+
+// waitFor waits until an element matches the CSS selector.
+func waitFor(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitReady(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("waiting for %s: %v\n%s", sel, err, pageState(ctx))
+	}
+}
+
+// waitText waits until the element's text contains want.
+func waitText(t *testing.T, ctx context.Context, sel, want string) {
+	t.Helper()
+	expr := fmt.Sprintf(`(() => { const el = document.querySelector(%q); return !!el && el.textContent.includes(%q); })()`, sel, want)
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("waiting for %q in %s: %v\n%s", want, sel, err, pageState(ctx))
+	}
+}
+
+const markValue = "set-at-load"
+
+// mark sets a value on the window: a reload would lose it.
+func mark(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.__plaitMark = "`+markValue+`"`)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func checkMark(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__plaitMark)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != markValue {
+		t.Fatalf("the window's mark is %q, not %q: the page was reloaded", got, markValue)
+	}
+}
+
+// pageState describes the page for a failure message.
+func pageState(ctx context.Context) string {
+	c, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(c, chromedp.Evaluate[string](`location.href + "\n" + (document.getElementById("notice") || {}).textContent + "\n" + document.body.innerText.slice(0, 1500)`))
+	if err != nil {
+		return "(page state unreadable: " + err.Error() + ")"
+	}
+	return s
+}
