@@ -1,0 +1,151 @@
+package inspector
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// frame is one server-sent event: its fields, or a comment.
+type frame struct {
+	id, event, data, retry, comment string
+}
+
+// stream is an open event stream.
+type stream struct {
+	resp *http.Response
+	r    *bufio.Reader
+}
+
+func openStream(t *testing.T, ctx context.Context, u string, hdr ...string) *stream {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	must(t, err)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	t.Cleanup(func() { resp.Body.Close() })
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%s: %d %s", u, resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	return &stream{resp: resp, r: bufio.NewReader(resp.Body)}
+}
+
+// next reads the next frame; the test's deadline bounds the wait.
+func (s *stream) next(t *testing.T) frame {
+	t.Helper()
+	var f frame
+	for {
+		line, err := s.r.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the stream: %v", err)
+		}
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" {
+			return f
+		}
+		if c, ok := strings.CutPrefix(line, ":"); ok {
+			f.comment = strings.TrimSpace(c)
+			continue
+		}
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "id":
+			f.id = v
+		case "event":
+			f.event = v
+		case "data":
+			f.data += v
+		case "retry":
+			f.retry = v
+		default:
+			t.Fatalf("unknown field %q", line)
+		}
+	}
+}
+
+// eventsUntil reads events until one of type last, and answers them.
+func (s *stream) eventsUntil(t *testing.T, last string) []frame {
+	t.Helper()
+	var out []frame
+	for {
+		f := s.next(t)
+		if f.event == "" {
+			continue
+		}
+		out = append(out, f)
+		if f.event == last {
+			return out
+		}
+	}
+}
+
+func TestEventsResume(t *testing.T) {
+	f := newFixture(t)
+	srv := httptest.NewServer(newHandler(t, f.s))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	u := srv.URL + "/api/v1/runs/" + f.etl + "/events"
+
+	s := openStream(t, ctx, u)
+	if first := s.next(t); first.retry != "2000" {
+		t.Fatalf("first frame %+v, want retry: 2000", first)
+	}
+	all := s.eventsUntil(t, "run_completed")
+	if len(all) < 4 {
+		t.Fatalf("%d events, want the run's", len(all))
+	}
+	for _, fr := range all {
+		var ev struct{ Cursor, Type, RunID string }
+		must(t, json.Unmarshal([]byte(fr.data), &ev))
+		if ev.Cursor != fr.id || ev.Type != fr.event || ev.RunID != f.etl || fr.id == "" {
+			t.Fatalf("frame %+v, data %+v", fr, ev)
+		}
+	}
+	k := len(all) / 2
+	for _, how := range [][]string{{"Last-Event-ID", all[k].id}, nil} {
+		target := u
+		if how == nil {
+			target += "?after=" + all[k].id
+		}
+		rs := openStream(t, ctx, target, how...)
+		got := rs.eventsUntil(t, "run_completed")
+		if len(got) != len(all)-k-1 || got[0].id != all[k+1].id {
+			t.Errorf("resumed with %q: %d events from %s, want %d from %s", how, len(got), got[0].id, len(all)-k-1, all[k+1].id)
+		}
+	}
+	if rec := do(newHandler(t, f.s), "GET", "/api/v1/runs/"+f.etl+"/events", nil, "Last-Event-ID", "a\rb"); rec.Code != http.StatusBadRequest {
+		t.Errorf("a cursor with a line break: %d, want 400", rec.Code)
+	}
+}
+
+func TestEventsLiveAndKeepalive(t *testing.T) {
+	f := newFixture(t)
+	h := newHandler(t, f.s)
+	h.keepalive = 20 * time.Millisecond
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	s := openStream(t, ctx, srv.URL+"/api/v1/runs/"+f.idle+"/events")
+	// The past events, then keepalives while nothing happens.
+	for fr := s.next(t); fr.comment != "keepalive"; fr = s.next(t) {
+	}
+	if _, err := f.s.RunCancel(t.Context(), f.idle); err != nil {
+		t.Fatal(err)
+	}
+	got := s.eventsUntil(t, "run_cancelled")
+	var ev struct{ RunStatus string }
+	must(t, json.Unmarshal([]byte(got[len(got)-1].data), &ev))
+	if ev.RunStatus != "cancelled" {
+		t.Errorf("run event %+v", ev)
+	}
+}
