@@ -109,11 +109,10 @@ func (p *plan) positions() [][]int32 {
 
 // sortLayer orders layer l by the mean position of each item's
 // neighbours above (up) or below; an item without any keeps its place.
-// The sort is stable, so ties keep the previous order.
 func (p *plan) sortLayer(l int, up bool) {
 	type keyed struct {
-		id  int32
-		key float64
+		id, pos int32
+		key     float64
 	}
 	ids := p.layers[l]
 	ks := make([]keyed, len(ids))
@@ -131,9 +130,19 @@ func (p *plan) sortLayer(l int, up bool) {
 			}
 			key = sum / float64(len(nb))
 		}
-		ks[i] = keyed{id, key}
+		ks[i] = keyed{id: id, key: key}
 	}
-	slices.SortStableFunc(ks, func(a, b keyed) int { return cmp.Compare(a.key, b.key) })
+	// Ties keep the previous order: the slice is in position order, so
+	// comparing indexes (ids differ) after keys makes the sort stable.
+	for i := range ks {
+		ks[i].pos = int32(i)
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if c := cmp.Compare(a.key, b.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.pos, b.pos)
+	})
 	for i, k := range ks {
 		ids[i] = k.id
 		p.items[k.id].pos = int32(i)

@@ -46,7 +46,7 @@ const (
 // state that is not a plain lower-case word is written as "unknown" in
 // class names.
 func (d *Diagram) WriteSVG(w io.Writer) error {
-	s := svgWriter{bufio.NewWriterSize(w, 32<<10)}
+	s := svgWriter{bufio.NewWriterSize(w, 32<<10), new([]byte)}
 	wd, ht := num(d.Width), num(d.Height)
 	s.str(`<svg class="dag" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ` + wd + " " + ht +
 		`" width="` + wd + `" height="` + ht + `" font-family="sans-serif" font-size="12">` + "\n")
@@ -60,11 +60,14 @@ func (d *Diagram) WriteSVG(w io.Writer) error {
 	}
 	for i := range d.Boxes {
 		b := &d.Boxes[i]
-		s.str(`<g class="task state-` + stateClass(b.State) + `" data-task="`)
+		s.str(`<g class="task state-`)
+		s.str(stateClass(b.State))
+		s.str(`" data-task="`)
 		s.esc(b.ID)
 		s.str(`"><title>`)
 		s.esc(b.ID)
-		s.str(" — " + stateWord(b.State))
+		s.str(" — ")
+		s.str(stateWord(b.State))
 		if b.Detail != "" {
 			s.str("\n")
 			s.esc(b.Detail)
@@ -92,7 +95,10 @@ func (d *Diagram) WriteSVG(w io.Writer) error {
 	return s.Flush()
 }
 
-type svgWriter struct{ *bufio.Writer }
+type svgWriter struct {
+	*bufio.Writer
+	scratch *[]byte // for numbers, so writing them allocates nothing
+}
 
 // str writes trusted text; a write error sticks in the bufio.Writer and
 // comes back from Flush.
@@ -101,15 +107,23 @@ func (s svgWriter) str(t string) { _, _ = s.WriteString(t) }
 func (s svgWriter) link(l *Link) {
 	c, _ := condCode(l.Condition)
 	st := condStyles[c]
-	s.str(`<path class="edge cond-` + condNames[c] + `" data-from="`)
+	s.str(`<path class="edge cond-`)
+	s.str(condNames[c])
+	s.str(`" data-from="`)
 	s.esc(l.From)
 	s.str(`" data-to="`)
 	s.esc(l.To)
-	s.str(`" fill="none" stroke="` + st[0] + `"`)
+	s.str(`" fill="none" stroke="`)
+	s.str(st[0])
+	s.str(`"`)
 	if st[1] != "" {
-		s.str(` stroke-dasharray="` + st[1] + `"`)
+		s.str(` stroke-dasharray="`)
+		s.str(st[1])
+		s.str(`"`)
 	}
-	s.str(` marker-end="url(#dag-arrow-` + condNames[c] + `)" d="`)
+	s.str(` marker-end="url(#dag-arrow-`)
+	s.str(condNames[c])
+	s.str(`)" d="`)
 	for i, p := range l.Points {
 		switch {
 		case i == 0:
@@ -119,7 +133,9 @@ func (s svgWriter) link(l *Link) {
 		default:
 			s.str(" ")
 		}
-		s.str(num(p.X) + " " + num(p.Y))
+		s.num(p.X)
+		s.str(" ")
+		s.num(p.Y)
 	}
 	s.str(`"/>` + "\n")
 }
@@ -129,8 +145,29 @@ func (s svgWriter) rect(x, y float64, state string) {
 	if !ok {
 		c = unknownColours
 	}
-	s.str(`<rect x="` + num(x) + `" y="` + num(y) + `" width="` + num(BoxWidth) + `" height="` + num(BoxHeight) +
-		`" rx="6" fill="` + c[0] + `" stroke="` + c[1] + `"/>`)
+	s.str(`<rect x="`)
+	s.num(x)
+	s.str(`" y="`)
+	s.num(y)
+	s.str(`" width="` + boxSize + `" rx="6" fill="`)
+	s.str(c[0])
+	s.str(`" stroke="`)
+	s.str(c[1])
+	s.str(`"/>`)
+}
+
+// boxSize is every box's width and height attributes.
+var boxSize = num(BoxWidth) + `" height="` + num(BoxHeight)
+
+// num writes v in the shortest form that reads back the same.
+func (s svgWriter) num(v float64) {
+	if i := int64(v); float64(i) == v {
+		// Grid coordinates are whole: the integer form is much faster.
+		*s.scratch = strconv.AppendInt((*s.scratch)[:0], i, 10)
+	} else {
+		*s.scratch = strconv.AppendFloat((*s.scratch)[:0], v, 'f', -1, 64)
+	}
+	_, _ = s.Write(*s.scratch)
 }
 
 // text writes a box's label and, when there is one, a smaller second line.
@@ -139,11 +176,19 @@ func (s svgWriter) text(x, y float64, label, detail string) {
 	if detail != "" {
 		ly = y + 20
 	}
-	s.str(`<text class="label" x="` + num(x+8) + `" y="` + num(ly) + `" fill="#212121">`)
+	s.str(`<text class="label" x="`)
+	s.num(x + 8)
+	s.str(`" y="`)
+	s.num(ly)
+	s.str(`" fill="#212121">`)
 	s.esc(cut(label, labelRunes))
 	s.str("</text>")
 	if detail != "" {
-		s.str(`<text class="detail" x="` + num(x+8) + `" y="` + num(y+37) + `" font-size="10" fill="#555555">`)
+		s.str(`<text class="detail" x="`)
+		s.num(x + 8)
+		s.str(`" y="`)
+		s.num(y + 37)
+		s.str(`" font-size="10" fill="#555555">`)
 		s.esc(cut(detail, detailRunes))
 		s.str("</text>")
 	}

@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -192,6 +193,19 @@ func TestCut(t *testing.T) {
 	} {
 		if got := cut(in, labelRunes); got != want {
 			t.Errorf("cut(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNum(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[float64]string{0: "0", 16: "16", -8: "-8", 2.5: "2.5", 1e20: "100000000000000000000"} {
+		var buf bytes.Buffer
+		s := svgWriter{bufio.NewWriter(&buf), new([]byte)}
+		s.num(v)
+		_ = s.Flush()
+		if buf.String() != want {
+			t.Errorf("num(%v) = %q, want %q", v, buf.String(), want)
 		}
 	}
 }
