@@ -42,7 +42,9 @@
 //
 // A group shows its worst member's state (dead, failed, retrying,
 // cancelled, running, ready, pending, skipped, succeeded, in that order)
-// and its counts per state, worst first.
+// and its counts per state, worst first. Its label is the members' common
+// name prefix and count ("shard-* ×500"), else "N tasks", or "chain of N
+// tasks"; its title names the first and last member.
 //
 // # Limits
 //
@@ -50,8 +52,10 @@
 // 20,000 link segments ([MaxSegments]; a link crossing k layers counts
 // k). Past either, Layout fails with [ErrTooLarge] and the page shows a
 // notice instead of a drawing. Time is about linear in tasks plus edges,
-// with a log factor from sorting: a 10,000-task fan-out or chain is laid
-// out in a few milliseconds.
+// with a log factor from sorting, times the few sweeps over what is drawn:
+// a 10,000-task fan-out or chain (grouped into three boxes) is laid out
+// in under 10 ms on one core, 2,000 tasks drawn box by box in about
+// 30 ms (BenchmarkLayout*).
 //
 // # SVG
 //

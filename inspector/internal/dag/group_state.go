@@ -53,7 +53,7 @@ func newGroup(g *Graph, b *box) Group {
 	gr.State = gr.Counts[0].State
 	n := len(gr.Members)
 	if gr.Chain {
-		gr.Label = gr.Members[0] + " … " + gr.Members[n-1] + " (" + thousands(n) + ")"
+		gr.Label = "chain of " + thousands(n) + " tasks"
 	} else if pre := commonPrefix(gr.Members); pre != "" {
 		gr.Label = pre + "* ×" + thousands(n)
 	} else {

@@ -134,6 +134,9 @@ func TestGroupChainMiddle(t *testing.T) {
 		if g.Members[0] != "step-00001" || g.Members[tc.members-1] != fmt.Sprintf("step-%05d", tc.n-2) || g.Layer != 1 {
 			t.Fatalf("chain of %d: group %s..%s in layer %d", tc.n, g.Members[0], g.Members[tc.members-1], g.Layer)
 		}
+		if g.Label != "chain of "+thousands(tc.members)+" tasks" {
+			t.Fatalf("chain of %d: label %q", tc.n, g.Label)
+		}
 		if got := order(d); !reflect.DeepEqual(got, [][]string{{"step-00000"}, {g.ID}, {fmt.Sprintf("step-%05d", tc.n-1)}}) {
 			t.Fatalf("chain of %d: order %v", tc.n, got)
 		}

@@ -83,6 +83,10 @@ func (d *Diagram) WriteSVG(w io.Writer) error {
 		s.esc(gr.ID)
 		s.str(`" data-count="` + strconv.Itoa(len(gr.Members)) + `"><title>`)
 		s.esc(gr.Label)
+		s.str("\n")
+		s.esc(gr.Members[0])
+		s.str(" … ")
+		s.esc(gr.Members[len(gr.Members)-1])
 		s.str("\n" + countsText(gr.Counts, len(gr.Counts)) + "</title>")
 		// A second box behind, a few units off, says "more than one"
 		// like a stack of cards; it takes the state colours too.

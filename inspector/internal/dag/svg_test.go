@@ -105,7 +105,7 @@ func TestSVGContract(t *testing.T) {
 	}
 	// 19 shards: 1..19 cycle running, pending, succeeded.
 	if gr.attrs["class"] != "group state-running" || gr.attrs["data-count"] != "19" ||
-		gr.text != "shard-000* ×19\n7 running, 6 pending, 6 succeeded|7 running, 6 pending" {
+		gr.text != "shard-000* ×19\nshard-00001 … shard-00019\n7 running, 6 pending, 6 succeeded|7 running, 6 pending" {
 		t.Errorf("group %+v", gr)
 	}
 	wantEdges := map[string]string{
