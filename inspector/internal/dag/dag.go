@@ -210,9 +210,10 @@ func (p *plan) diagram(g *Graph, boxes []box) *Diagram {
 		}
 	}
 	d.Links = make([]Link, len(p.routes))
+	out, in := p.ports()
 	for i := range p.routes {
 		r := &p.routes[i]
-		d.Links[i] = Link{From: ids[r.from], To: ids[r.to], Condition: condNames[r.cond], Points: p.path(r, shift)}
+		d.Links[i] = Link{From: ids[r.from], To: ids[r.to], Condition: condNames[r.cond], Points: p.path(r, shift, out[i], in[i])}
 	}
 	return d
 }

@@ -33,12 +33,14 @@
 //     order and spacing (an isotonic regression, one linear pass per
 //     layer), sweeping down and up four times, then once against both
 //     neighbours.
-//  6. Edges: each link is a cubic curve from the bottom centre of its
-//     source to the top centre of its target, leaving and arriving
-//     vertically; a long link runs straight down through its slot in each
-//     layer it crosses, between the boxes there, so it never crosses a
-//     box. Edges between the same two boxes under the same condition are
-//     drawn once.
+//  6. Edges: each link is a cubic curve from the bottom edge of its
+//     source to the top edge of its target, leaving and arriving
+//     vertically; the links of one side of a box are spread along it (12
+//     apart at most, clear of the corners) in the order of their other
+//     ends, so none share an arrowhead. A long link runs straight down
+//     through its slot in each layer it crosses, between the boxes there,
+//     so it never crosses a box. Edges between the same two boxes under
+//     the same condition are drawn once.
 //
 // A group shows its worst member's state (dead, failed, retrying,
 // cancelled, running, ready, pending, skipped, succeeded, in that order)

@@ -50,8 +50,9 @@ func TestLayoutOrderCutsCrossings(t *testing.T) {
 
 // checkGeometry checks what every diagram must hold: boxes on the grid,
 // inside the diagram, apart within a layer and between layers; links from
-// the bottom centre of their source to the top centre of their target;
-// a link's straight runs through a layer clear of that layer's boxes.
+// the bottom of their source to the top of their target, clear of the
+// corners, no two at one port; a link's straight runs through a layer
+// clear of that layer's boxes.
 func checkGeometry(t *testing.T, d *Diagram) {
 	t.Helper()
 	type rect struct {
@@ -83,15 +84,21 @@ func checkGeometry(t *testing.T, d *Diagram) {
 			}
 		}
 	}
+	ports := map[Point]bool{}
 	for _, l := range d.Links {
 		from, to := at[l.From], at[l.To]
 		if len(l.Points) < 4 || (len(l.Points)-1)%3 != 0 {
 			t.Fatalf("%s->%s: %d points", l.From, l.To, len(l.Points))
 		}
 		first, last := l.Points[0], l.Points[len(l.Points)-1]
-		if first != (Point{from.x + from.w/2, from.y + from.h}) || last != (Point{to.x + to.w/2, to.y}) {
+		if first.Y != from.y+from.h || first.X < from.x+portInset || first.X > from.x+from.w-portInset ||
+			last.Y != to.y || last.X < to.x+portInset || last.X > to.x+to.w-portInset {
 			t.Errorf("%s->%s runs %v to %v", l.From, l.To, first, last)
 		}
+		if ports[first] || ports[last] {
+			t.Errorf("%s->%s shares a port at %v or %v", l.From, l.To, first, last)
+		}
+		ports[first], ports[last] = true, true
 		for i := 1; i+2 < len(l.Points); i += 3 {
 			p, q := l.Points[i-1], l.Points[i+2]
 			if p.X != q.X || q.Y-p.Y != BoxHeight {

@@ -1,6 +1,10 @@
 package dag
 
-import "math"
+import (
+	"cmp"
+	"math"
+	"slices"
+)
 
 // Geometry, in SVG user units. Separations between slot centres are
 // multiples of grid, so snapping to the grid keeps them.
@@ -126,17 +130,62 @@ func layerTop(l int32) float64 {
 	return margin + float64(l)*(BoxHeight+layerGap)
 }
 
+// Ports: where links meet a box's bottom (leaving) and top (arriving)
+// edge. The links of one side are spread along it, ordered by where their
+// other end is, so they neither cross at the box nor share an arrowhead.
+const (
+	portGap   = 12.0 // between neighbour ports, at most
+	portInset = 16.0 // from the box's corners, at least
+)
+
+// ports answers, per route, the x offsets from its boxes' centres where
+// it leaves its source and arrives at its target.
+func (p *plan) ports() (out, in []float64) {
+	out = make([]float64, len(p.routes))
+	in = make([]float64, len(p.routes))
+	leaving := make([][]int32, len(p.items))
+	arriving := make([][]int32, len(p.items))
+	for i := range p.routes {
+		r := &p.routes[i]
+		leaving[r.from] = append(leaving[r.from], int32(i))
+		arriving[r.to] = append(arriving[r.to], int32(i))
+	}
+	spread := func(routes []int32, offsets []float64, other func(r *route) int32) {
+		if len(routes) < 2 {
+			return
+		}
+		slices.SortStableFunc(routes, func(a, b int32) int {
+			return cmp.Compare(p.items[other(&p.routes[a])].x, p.items[other(&p.routes[b])].x)
+		})
+		k := float64(len(routes) - 1)
+		gap := min(portGap, (BoxWidth-2*portInset)/k)
+		for i, r := range routes {
+			offsets[r] = (float64(i) - k/2) * gap
+		}
+	}
+	for b := range leaving {
+		spread(leaving[b], out, func(r *route) int32 { return r.items[1] })
+		spread(arriving[b], in, func(r *route) int32 { return r.items[len(r.items)-2] })
+	}
+	return out, in
+}
+
 // path draws a route as cubic Bézier segments: a curve from the bottom of
 // one slot to the top of the next, leaving and arriving vertically, and a
 // straight run down through each dummy's layer, between the boxes there.
-func (p *plan) path(r *route, shift float64) []Point {
+// out and in are its port offsets.
+func (p *plan) path(r *route, shift, out, in float64) []Point {
 	first := &p.items[r.items[0]]
-	at := Point{first.x + shift, layerTop(first.layer) + BoxHeight}
+	at := Point{first.x + shift + out, layerTop(first.layer) + BoxHeight}
 	pts := make([]Point, 1, 1+6*(len(r.items)-1))
 	pts[0] = at
-	for _, id := range r.items[1:] {
+	last := len(r.items) - 1
+	for i, id := range r.items[1:] {
 		it := &p.items[id]
 		to := Point{it.x + shift, layerTop(it.layer)}
+		if i+1 == last {
+			to.X += in
+		}
 		bend := layerGap / 2
 		pts = append(pts, Point{at.X, at.Y + bend}, Point{to.X, to.Y - bend}, to)
 		at = to
