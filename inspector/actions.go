@@ -25,7 +25,7 @@ func (h *handler) serveCancel(w http.ResponseWriter, r *http.Request, p params) 
 		return
 	}
 	h.cfg.logger.InfoContext(r.Context(), "inspector: run cancelled", "run", p.id)
-	writeJSON(w, http.StatusOK, struct {
+	writeJSON(w, r, http.StatusOK, struct {
 		Run runJSON `json:"run"`
 	}{runOf(run, false)})
 }
@@ -83,7 +83,7 @@ func (h *handler) serveReplay(w http.ResponseWriter, r *http.Request, p params) 
 		return
 	}
 	h.cfg.logger.InfoContext(r.Context(), "inspector: run replayed", "run", p.id, "generation", replayed.Generation)
-	writeJSON(w, http.StatusOK, struct {
+	writeJSON(w, r, http.StatusOK, struct {
 		Run runJSON `json:"run"`
 	}{runOf(replayed, false)})
 }

@@ -1,9 +1,13 @@
 package inspector
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -370,5 +374,41 @@ func TestDAG(t *testing.T) {
 	g := graphOf(mustSpec(t, f), mustRun(t, f))
 	if len(g.Nodes) != 3 || len(g.Edges) != 2 || g.Edges[1].Condition != "completion" || g.Nodes[0].State != "succeeded" {
 		t.Errorf("graph %+v", g)
+	}
+}
+
+func TestLargeAnswersGzipped(t *testing.T) {
+	big := []byte(`{"x":"` + strings.Repeat("a", 3*gzipFrom) + `"}`)
+	for _, c := range []struct {
+		accept string
+		gzip   bool
+	}{{"gzip, deflate, br", true}, {"br;q=1.0, GZIP;q=0.5", true}, {"gzip;q=0", false}, {"", false}, {"deflate", false}} {
+		req := httptest.NewRequest("GET", "/api/v1/runs/x", nil)
+		req.Header.Set("Accept-Encoding", c.accept)
+		rec := httptest.NewRecorder()
+		writeBody(rec, req, http.StatusOK, "application/json", big)
+		got := rec.Body.Bytes()
+		if c.gzip {
+			if rec.Header().Get("Content-Encoding") != "gzip" {
+				t.Errorf("Accept-Encoding %q: not compressed", c.accept)
+				continue
+			}
+			zr, err := gzip.NewReader(rec.Body)
+			must(t, err)
+			got, err = io.ReadAll(zr)
+			must(t, err)
+		} else if rec.Header().Get("Content-Encoding") != "" {
+			t.Errorf("Accept-Encoding %q: compressed", c.accept)
+		}
+		if !bytes.Equal(got, big) {
+			t.Errorf("Accept-Encoding %q: body changed", c.accept)
+		}
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	writeBody(rec, req, http.StatusOK, "application/json", []byte(`{}`))
+	if rec.Header().Get("Content-Encoding") != "" {
+		t.Error("a small answer is compressed")
 	}
 }

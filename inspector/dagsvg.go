@@ -79,10 +79,8 @@ func (h *handler) serveDAG(w http.ResponseWriter, r *http.Request, p params) {
 		return
 	}
 	hdr := w.Header()
-	hdr.Set("Content-Type", "image/svg+xml")
 	hdr.Set("Cache-Control", "no-store")
-	hdr.Set("X-Content-Type-Options", "nosniff")
 	// The SVG is inlined by the page, never run on its own: no script.
 	hdr.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-	_, _ = w.Write(buf.Bytes())
+	writeBody(w, r, http.StatusOK, "image/svg+xml", buf.Bytes())
 }

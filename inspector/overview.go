@@ -34,7 +34,7 @@ func (h *handler) serveConfig(w http.ResponseWriter, r *http.Request, _ params) 
 		return !h.cfg.readOnly && h.cfg.authorize(r, action, "runs") == nil
 	}
 	_, err := h.s.Subscribe(r.Context(), &plait.SubscribeFilter{})
-	writeJSON(w, http.StatusOK, struct {
+	writeJSON(w, r, http.StatusOK, struct {
 		Version      int             `json:"version"`
 		ReadOnly     bool            `json:"readOnly"`
 		MinRefreshMs int64           `json:"minRefreshMs"`
@@ -163,7 +163,7 @@ func (h *handler) serveOverview(w http.ResponseWriter, r *http.Request, _ params
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // series reads the minutes of the last hours.

@@ -90,7 +90,7 @@ func (h *handler) serveRuns(w http.ResponseWriter, r *http.Request, _ params) {
 			out.Runs = append(out.Runs, runOf(run, false))
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // serveRunCount answers the runs per status: GET /api/v1/runs/count.
@@ -120,7 +120,7 @@ func (h *handler) serveRunCount(w http.ResponseWriter, r *http.Request, _ params
 		out.Counts[string(st)] = n
 		out.Total += n
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // runDetail is the answer of GET /api/v1/runs/{id}.
@@ -164,7 +164,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request, p params) {
 	if n != nil {
 		out.Notices = append(out.Notices, *n)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
 
 // specIndex maps a run's task names to their definitions; nil for no spec.

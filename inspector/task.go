@@ -146,5 +146,5 @@ func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, p params) {
 			}
 		}
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeJSON(w, r, http.StatusOK, out)
 }
