@@ -221,3 +221,70 @@ func TestLayoutTooLarge(t *testing.T) {
 		t.Fatalf("grouped dense graph: %d groups, %d boxes, %d links", len(d.Groups), len(d.Boxes), len(d.Links))
 	}
 }
+
+// TestLayoutDrawsEveryTaskAndEdge checks, on random graphs with wide
+// layers grouped, that each task is drawn exactly once (as a box or in a
+// group) and each edge by a link between the boxes holding its ends, with
+// its condition, and that nothing else is linked.
+func TestLayoutDrawsEveryTaskAndEdge(t *testing.T) {
+	t.Parallel()
+	for seed := range uint64(40) {
+		g := randomDAG(seed, 200, 3)
+		// Make a wide layer: 30 alike children of t0, joining into t1.
+		for i := range 30 {
+			id := "w" + itoa(i)
+			g.Nodes = append(g.Nodes, Node{ID: id, State: stateOrder[i%len(stateOrder)]})
+			g.Edges = append(g.Edges, Edge{From: "t0", To: id}, Edge{From: id, To: "t199"})
+		}
+		d := mustLayout(t, g, Options{MaxLayerWidth: 4 + int(seed%5)})
+		checkGeometry(t, d)
+		boxOf := map[string]string{}
+		for _, b := range d.Boxes {
+			boxOf[b.ID] = b.ID
+		}
+		for _, gr := range d.Groups {
+			if len(gr.Members) < 2 {
+				t.Fatalf("seed %d: group %s of %d", seed, gr.ID, len(gr.Members))
+			}
+			for _, m := range gr.Members {
+				if _, dup := boxOf[m]; dup {
+					t.Fatalf("seed %d: %s drawn twice", seed, m)
+				}
+				boxOf[m] = gr.ID
+			}
+		}
+		if len(boxOf) != len(g.Nodes) {
+			t.Fatalf("seed %d: %d tasks drawn of %d", seed, len(boxOf), len(g.Nodes))
+		}
+		want := map[string]bool{}
+		for _, e := range g.Edges {
+			from, to := boxOf[e.From], boxOf[e.To]
+			if from == to {
+				continue // inside a chain group
+			}
+			cond := e.Condition
+			if cond == "" {
+				cond = "success"
+			}
+			want[from+">"+to+" "+cond] = true
+		}
+		got := map[string]bool{}
+		for _, l := range d.Links {
+			k := l.From + ">" + l.To + " " + l.Condition
+			if got[k] {
+				t.Fatalf("seed %d: link %s twice", seed, k)
+			}
+			got[k] = true
+		}
+		for k := range want {
+			if !got[k] {
+				t.Errorf("seed %d: no link %s", seed, k)
+			}
+		}
+		for k := range got {
+			if !want[k] {
+				t.Errorf("seed %d: link %s from no edge", seed, k)
+			}
+		}
+	}
+}
