@@ -25,6 +25,7 @@ type eventJSON struct {
 	TaskStatus string        `json:"taskStatus,omitempty"`
 	RunStatus  string        `json:"runStatus,omitempty"`
 	Attempt    int           `json:"attempt,omitempty"`
+	Generation int64         `json:"generation"`
 	At         stamp         `json:"at,omitzero"`
 	DurationMs int64         `json:"durationMs,omitempty"`
 	Error      string        `json:"error,omitempty"`
@@ -37,7 +38,7 @@ type eventJSON struct {
 func eventOf(ev *plait.StoreEvent) eventJSON {
 	return eventJSON{
 		Cursor: string(ev.Cursor), Type: string(ev.Type), RunID: ev.RunID, Task: ev.Task,
-		TaskStatus: string(ev.TaskStatus), RunStatus: string(ev.RunStatus), Attempt: ev.Attempt, At: stamp(ev.At),
+		TaskStatus: string(ev.TaskStatus), RunStatus: string(ev.RunStatus), Attempt: ev.Attempt, Generation: ev.Generation, At: stamp(ev.At),
 		DurationMs: millis(ev.Duration), Error: ev.Error, WaitingFor: ev.WaitingFor, Worker: ev.Worker, Node: ev.Node,
 		Progress: progressOf(ev.Progress),
 	}

@@ -149,3 +149,29 @@ func TestEventsLiveAndKeepalive(t *testing.T) {
 		t.Errorf("run event %+v", ev)
 	}
 }
+
+// The run answer's eventCursor is the end of the stream before the run was
+// read: a stream resumed after it carries the changes since, none before.
+func TestRunEventCursor(t *testing.T) {
+	f := newFixture(t)
+	h := newHandler(t, f.s)
+	var d struct{ EventCursor string }
+	decode(t, do(h, "GET", "/api/v1/runs/"+f.idle, nil), &d)
+	if d.EventCursor == "" {
+		t.Fatal("no eventCursor")
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	if _, err := f.s.RunCancel(t.Context(), f.idle); err != nil {
+		t.Fatal(err)
+	}
+	s := openStream(t, ctx, srv.URL+"/api/v1/runs/"+f.idle+"/events?after="+d.EventCursor)
+	got := s.eventsUntil(t, "run_cancelled")
+	for _, fr := range got {
+		if fr.event != "task_cancelled" && fr.event != "run_cancelled" {
+			t.Errorf("event %s from before the run was read", fr.event)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package inspector
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -128,7 +129,10 @@ type runDetail struct {
 	Run             runJSON    `json:"run"`
 	Tasks           []taskJSON `json:"tasks"`
 	PayloadsDropped []string   `json:"payloadsDropped,omitempty"`
-	Notices         []notice   `json:"notices"`
+	// EventCursor is the end of the run's event stream read before the
+	// run: the events stream resumed after it misses no change since.
+	EventCursor string   `json:"eventCursor,omitempty"`
+	Notices     []notice `json:"notices"`
 }
 
 // runAndSpec reads the run and its definition; a store without
@@ -148,12 +152,21 @@ func (h *handler) runAndSpec(r *http.Request, id string) (*plait.Run, *plait.Run
 
 // serveRun answers a run with its tasks: GET /api/v1/runs/{id}.
 func (h *handler) serveRun(w http.ResponseWriter, r *http.Request, p params) {
+	// The end of the stream is read first, so that a change between the
+	// two reads is streamed again rather than missed.
+	var cursor plait.EventCursor
+	if sub, err := h.s.Subscribe(r.Context(), &plait.SubscribeFilter{RunID: p.id, FromNow: true}); err == nil {
+		cursor = sub.Cursor()
+	} else if !errors.Is(err, plait.ErrUnsupported) {
+		h.fail(w, r, err)
+		return
+	}
 	run, spec, n, err := h.runAndSpec(r, p.id)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	out := runDetail{Run: runOf(run, true), Tasks: make([]taskJSON, len(run.Tasks)), Notices: []notice{}}
+	out := runDetail{Run: runOf(run, true), Tasks: make([]taskJSON, len(run.Tasks)), EventCursor: string(cursor), Notices: []notice{}}
 	specs := specIndex(spec)
 	for i := range run.Tasks {
 		out.Tasks[i] = taskOf(&run.Tasks[i], specs[run.Tasks[i].Name])
