@@ -94,6 +94,9 @@ func (h *handler) serveEvents(w http.ResponseWriter, r *http.Request, p params) 
 	hdr.Set("Cache-Control", "no-store")
 	hdr.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // the headers alone: a stream has no length to give
+	}
 	if _, err := io.WriteString(w, "retry: "+strconv.FormatInt(h.cfg.minRefresh.Milliseconds(), 10)+"\n\n"); err != nil {
 		return
 	}

@@ -175,3 +175,11 @@ func TestRunEventCursor(t *testing.T) {
 		}
 	}
 }
+
+func TestEventsHeadAnswersHeaders(t *testing.T) {
+	f := newFixture(t)
+	rec := do(newHandler(t, f.s), "HEAD", "/api/v1/runs/"+f.etl+"/events", nil)
+	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" || rec.Body.Len() != 0 {
+		t.Errorf("HEAD: %d %s %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+	}
+}
