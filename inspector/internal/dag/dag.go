@@ -133,7 +133,7 @@ func Layout(g *Graph, opt Options) (*Diagram, error) {
 		return nil, fmt.Errorf("%w: a cycle reaches node %q", err, g.Nodes[cyclic].ID)
 	}
 	boxes, boxOf := siblingBoxes(a, layer, layers, maxWidth)
-	links := boxLinks(a, boxOf, len(boxes))
+	links := boxLinks(a, boxes, boxOf)
 	boxes, newIndex := collapseChains(boxes, links, MaxChainLength)
 	for v, b := range boxOf {
 		boxOf[v] = newIndex[b]
@@ -141,7 +141,7 @@ func Layout(g *Graph, opt Options) (*Diagram, error) {
 	if len(boxes) > MaxBoxes {
 		return nil, errTooLarge("%d boxes after grouping, more than %d", len(boxes), MaxBoxes)
 	}
-	links = boxLinks(a, boxOf, len(boxes))
+	links = boxLinks(a, boxes, boxOf)
 	layer, layers, _, err = longestPath(links)
 	if err != nil {
 		// Grouping merges tasks of one layer, or a chain: it keeps the

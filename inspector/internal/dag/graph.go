@@ -19,20 +19,57 @@ type adj struct {
 	cond uint8
 }
 
-// adjGraph is a DAG as adjacency lists, in both directions. Lists keep the
-// order edges were given in, so everything derived from them is
-// deterministic.
+// adjGraph is a DAG as adjacency lists in both directions, each stored
+// flat (a vertex's list is a range of one array) so building one costs a
+// few allocations whatever its size. Lists keep the order edges were
+// given in, so everything derived from them is deterministic.
 type adjGraph struct {
-	parents, children [][]adj
+	childOff, parentOff   []int32 // vertex v's list is [off[v], off[v+1])
+	childList, parentList []adj
 }
 
-func newAdjGraph(n int) *adjGraph {
-	return &adjGraph{parents: make([][]adj, n), children: make([][]adj, n)}
+// edgeRec is one edge given to buildAdj.
+type edgeRec struct {
+	from, to int32
+	cond     uint8
 }
 
-func (a *adjGraph) add(from, to int32, cond uint8) {
-	a.children[from] = append(a.children[from], adj{to, cond})
-	a.parents[to] = append(a.parents[to], adj{from, cond})
+func buildAdj(n int, edges []edgeRec) *adjGraph {
+	a := &adjGraph{
+		childOff: make([]int32, n+1), parentOff: make([]int32, n+1),
+		childList: make([]adj, len(edges)), parentList: make([]adj, len(edges)),
+	}
+	for _, e := range edges {
+		a.childOff[e.from+1]++
+		a.parentOff[e.to+1]++
+	}
+	for v := range n {
+		a.childOff[v+1] += a.childOff[v]
+		a.parentOff[v+1] += a.parentOff[v]
+	}
+	// Fill each list from its start, moving the start on, then restore.
+	for _, e := range edges {
+		a.childList[a.childOff[e.from]] = adj{e.to, e.cond}
+		a.childOff[e.from]++
+		a.parentList[a.parentOff[e.to]] = adj{e.from, e.cond}
+		a.parentOff[e.to]++
+	}
+	for v := n; v > 0; v-- {
+		a.childOff[v] = a.childOff[v-1]
+		a.parentOff[v] = a.parentOff[v-1]
+	}
+	a.childOff[0], a.parentOff[0] = 0, 0
+	return a
+}
+
+func (a *adjGraph) size() int { return len(a.childOff) - 1 }
+
+func (a *adjGraph) children(v int32) []adj {
+	return a.childList[a.childOff[v]:a.childOff[v+1]]
+}
+
+func (a *adjGraph) parents(v int32) []adj {
+	return a.parentList[a.parentOff[v]:a.parentOff[v+1]]
 }
 
 // condCode parses an edge condition; "" is "success", as in a workflow
@@ -62,10 +99,8 @@ func index(g *Graph) (map[string]int32, *adjGraph, error) {
 		}
 		ids[n.ID] = int32(i)
 	}
-	a := newAdjGraph(len(g.Nodes))
-	type pair struct{ from, to int32 }
-	seen := make(map[pair]struct{}, len(g.Edges))
-	for _, e := range g.Edges {
+	edges := make([]edgeRec, len(g.Edges))
+	for i, e := range g.Edges {
 		from, ok := ids[e.From]
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: edge from unknown node %q", ErrInvalidGraph, e.From)
@@ -81,11 +116,18 @@ func index(g *Graph) (map[string]int32, *adjGraph, error) {
 		if !ok {
 			return nil, nil, fmt.Errorf("%w: edge %q -> %q has condition %q", ErrInvalidGraph, e.From, e.To, e.Condition)
 		}
-		if _, dup := seen[pair{from, to}]; dup {
-			return nil, nil, fmt.Errorf("%w: edge %q -> %q given twice", ErrInvalidGraph, e.From, e.To)
+		edges[i] = edgeRec{from, to, cond}
+	}
+	a := buildAdj(len(g.Nodes), edges)
+	// A repeated edge: stamp each child with its parent's index + 1.
+	stamp := make([]int32, len(g.Nodes))
+	for v := range int32(len(g.Nodes)) {
+		for _, c := range a.children(v) {
+			if stamp[c.to] == v+1 {
+				return nil, nil, fmt.Errorf("%w: edge %q -> %q given twice", ErrInvalidGraph, g.Nodes[v].ID, g.Nodes[c.to].ID)
+			}
+			stamp[c.to] = v + 1
 		}
-		seen[pair{from, to}] = struct{}{}
-		a.add(from, to, cond)
 	}
 	return ids, a, nil
 }
@@ -94,12 +136,12 @@ func index(g *Graph) (map[string]int32, *adjGraph, error) {
 // layer below its deepest parent. It answers the layers and how many there
 // are, or the index of a vertex on a cycle.
 func longestPath(a *adjGraph) (layer []int32, n int, cyclic int, err error) {
-	v := len(a.parents)
+	v := a.size()
 	layer = make([]int32, v)
 	indeg := make([]int32, v)
 	queue := make([]int32, 0, v)
 	for i := range v {
-		indeg[i] = int32(len(a.parents[i]))
+		indeg[i] = int32(len(a.parents(int32(i))))
 		if indeg[i] == 0 {
 			queue = append(queue, int32(i))
 		}
@@ -111,7 +153,7 @@ func longestPath(a *adjGraph) (layer []int32, n int, cyclic int, err error) {
 		if int(layer[u]) >= n {
 			n = int(layer[u]) + 1
 		}
-		for _, c := range a.children[u] {
+		for _, c := range a.children(u) {
 			if layer[u]+1 > layer[c.to] {
 				layer[c.to] = layer[u] + 1
 			}

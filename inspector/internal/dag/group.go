@@ -63,9 +63,9 @@ func siblingBoxes(a *adjGraph, layer []int32, layers, maxWidth int) ([]box, []in
 				continue
 			}
 			key = binary.AppendUvarint(key[:0], uint64(cls[v]))
-			ends = appendEnds(ends[:0], a.parents[v], cls)
+			ends = appendEnds(ends[:0], a.parents(int32(v)), cls)
 			key = appendList(key, ends)
-			ends = appendEnds(ends[:0], a.children[v], cls)
+			ends = appendEnds(ends[:0], a.children(int32(v)), cls)
 			key = appendList(key, ends)
 			c, ok := ids[string(key)]
 			if !ok {
@@ -82,27 +82,32 @@ func siblingBoxes(a *adjGraph, layer []int32, layers, maxWidth int) ([]box, []in
 		}
 		classes = len(ids)
 	}
+	// Class ids are below n; a class's box is its index + 1, 0 for none.
 	boxOf := make([]int32, n)
-	var boxes []box
-	first := make(map[int32]int32)
-	size := make(map[int32]int)
+	boxes := make([]box, 0, n)
+	size := make([]int32, n)
+	first := make([]int32, n)
 	for v := range n {
 		if cand[v] {
 			size[cls[v]]++
 		}
 	}
+	// A lone task's members slice is a one-element window on self, capped
+	// so an append (a chain's merge) copies instead of writing over the
+	// next.
+	self := make([]int32, n)
 	for v := range n {
 		if !cand[v] || size[cls[v]] == 1 {
+			self[v] = int32(v)
 			boxOf[v] = int32(len(boxes))
-			boxes = append(boxes, box{members: []int32{int32(v)}})
+			boxes = append(boxes, box{members: self[v : v+1 : v+1]})
 			continue
 		}
-		b, ok := first[cls[v]]
-		if !ok {
-			b = int32(len(boxes))
-			first[cls[v]] = b
-			boxes = append(boxes, box{group: true})
+		if first[cls[v]] == 0 {
+			first[cls[v]] = int32(len(boxes)) + 1
+			boxes = append(boxes, box{group: true, members: make([]int32, 0, size[cls[v]])})
 		}
+		b := first[cls[v]] - 1
 		boxes[b].members = append(boxes[b].members, int32(v))
 		boxOf[v] = b
 	}
@@ -128,28 +133,26 @@ func appendList(key []byte, list []uint64) []byte {
 }
 
 // boxLinks answers the links between boxes, one per box pair and
-// condition, in the order of the edges that make them.
-func boxLinks(a *adjGraph, boxOf []int32, nboxes int) *adjGraph {
-	type link struct {
-		from, to int32
-		cond     uint8
-	}
-	links := newAdjGraph(nboxes)
-	seen := make(map[link]struct{})
-	for v, children := range a.children {
-		for _, c := range children {
-			l := link{boxOf[v], boxOf[c.to], c.cond}
-			if l.from == l.to {
-				continue // inside a collapsed chain
+// condition, ordered by source box, then by member and edge order.
+func boxLinks(a *adjGraph, boxes []box, boxOf []int32) *adjGraph {
+	var links []edgeRec
+	// stamp[to*3+cond] is the source box + 1 that last linked there.
+	stamp := make([]int32, 3*len(boxes))
+	for b := range boxes {
+		from := int32(b)
+		for _, v := range boxes[b].members {
+			for _, c := range a.children(v) {
+				to := boxOf[c.to]
+				k := int(to)*3 + int(c.cond)
+				if to == from || stamp[k] == from+1 {
+					continue // inside a collapsed chain, or drawn already
+				}
+				stamp[k] = from + 1
+				links = append(links, edgeRec{from, to, c.cond})
 			}
-			if _, dup := seen[l]; dup {
-				continue
-			}
-			seen[l] = struct{}{}
-			links.add(l.from, l.to, l.cond)
 		}
 	}
-	return links
+	return buildAdj(len(boxes), links)
 }
 
 // collapseChains replaces the middle of every chain of more than maxLen
@@ -164,21 +167,21 @@ func collapseChains(boxes []box, links *adjGraph, maxLen int) ([]box, []int32) {
 		into[b] = int32(b)
 	}
 	inChain := func(b int) bool {
-		p := links.parents[b]
-		return len(p) == 1 && len(links.children[p[0].to]) == 1
+		p := links.parents(int32(b))
+		return len(p) == 1 && len(links.children(p[0].to)) == 1
 	}
 	path := make([]int32, 0, 64)
 	for b := range n {
-		if inChain(b) || len(links.children[b]) != 1 {
+		if inChain(b) || len(links.children(int32(b))) != 1 {
 			continue // not the start of a chain
 		}
 		path = append(path[:0], int32(b))
-		for cur := b; len(links.children[cur]) == 1; {
-			c := int(links.children[cur][0].to)
-			if len(links.parents[c]) != 1 {
+		for cur := int32(b); len(links.children(cur)) == 1; {
+			c := links.children(cur)[0].to
+			if len(links.parents(c)) != 1 {
 				break
 			}
-			path = append(path, int32(c))
+			path = append(path, c)
 			cur = c
 		}
 		if len(path) <= maxLen {

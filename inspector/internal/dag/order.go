@@ -35,8 +35,8 @@ type plan struct {
 func newPlan(links *adjGraph, layer []int32, layers, maxSegments int) (*plan, error) {
 	nb := len(layer)
 	segments := 0
-	for b, cs := range links.children {
-		for _, c := range cs {
+	for b := range int32(nb) {
+		for _, c := range links.children(b) {
 			segments += int(layer[c.to] - layer[b])
 		}
 	}
@@ -48,10 +48,10 @@ func newPlan(links *adjGraph, layer []int32, layers, maxSegments int) (*plan, er
 		p.items[b] = item{box: int32(b), layer: layer[b]}
 		p.layers[layer[b]] = append(p.layers[layer[b]], int32(b))
 	}
-	for b, cs := range links.children {
-		for _, c := range cs {
-			r := route{from: int32(b), to: c.to, cond: c.cond, items: []int32{int32(b)}}
-			prev := int32(b)
+	for b := range int32(nb) {
+		for _, c := range links.children(b) {
+			r := route{from: b, to: c.to, cond: c.cond, items: []int32{b}}
+			prev := b
 			for l := layer[b] + 1; l <= layer[c.to]; l++ {
 				cur := c.to
 				if l < layer[c.to] {
