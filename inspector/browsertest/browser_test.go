@@ -57,7 +57,11 @@ func TestRunPageLive(t *testing.T) {
 	checkMark(t, ctx)
 	env.checkNoErrors(t)
 
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	// The viewport: the run's facts, its graph and the start of its timeline.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1280, 1000)); err != nil {
+		t.Fatal(err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
 	}
@@ -289,7 +293,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.ExecPath(path),
 		chromedp.NoSandbox,
 		chromedp.DisableGPU,
-		chromedp.WindowSize(1280, 1100),
+		chromedp.WindowSize(1280, 1000),
 		// Nothing but the test server: every other host name fails.
 		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"),
 		chromedp.Flag("proxy-server", "direct://"),
@@ -388,4 +392,55 @@ func pageState(ctx context.Context) string {
 		return "(page state unreadable: " + err.Error() + ")"
 	}
 	return s
+}
+
+// hostile is markup in a payload, an error, a log line and run metadata
+// (names are limited to [A-Za-z0-9._-] by plait): the pages must show it as
+// text.
+const hostile = `<img src=x onerror="window.__pwned=1">`
+
+// TestPagesEscape shows a run whose payload, error, log and metadata carry
+// markup on the run page and the task page, and checks none of it became
+// an element or ran.
+func TestPagesEscape(t *testing.T) {
+	env := start(t, nil)
+	ctx := browser(t)
+	env.watch(ctx)
+	const bad = "bad"
+	if err := env.s.Handle("bad", func(ctx context.Context, task *plait.Task) (any, error) {
+		task.Logger().Error(hostile)
+		return nil, errors.New(hostile)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wf := plait.NewWorkflow("hostile").
+		Task(bad, "bad", hostile, plait.Retry(0)).
+		Task("after", "quick", nil, plait.AfterCompletion(bad))
+	run, err := env.s.Submit(context.Background(), wf, plait.WithMetadata(map[string]string{hostile: hostile}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.s.RunWait(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	check := func(where string) {
+		t.Helper()
+		got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.__pwned) + " " + document.querySelectorAll("img").length`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != "undefined 0" {
+			t.Fatalf("%s: markup from the store became elements or ran (__pwned, img count: %s)", where, got)
+		}
+	}
+	open(t, ctx, env.pageURL(run.ID))
+	waitFor(t, ctx, `g.task.state-failed`)
+	waitText(t, ctx, "td.err", hostile)
+	waitText(t, ctx, "dl.facts", hostile)
+	check("run page")
+	open(t, ctx, env.pageURL(run.ID)+"/tasks/"+url.PathEscape(bad))
+	waitText(t, ctx, ".logs", hostile)
+	waitText(t, ctx, "pre.block", hostile)
+	check("task page")
+	env.checkNoErrors(t)
 }

@@ -129,3 +129,11 @@ export function throttle(fn, wait) {
     }
   };
 }
+
+// facts is a list of label and value pairs, laid out in a row that wraps;
+// pairs whose value is empty are left out. A third element gives the
+// value's attributes.
+export function facts(pairs) {
+  return h("dl", { class: "facts" }, pairs.filter((p) => p && p[1] !== "" && p[1] !== null && p[1] !== undefined)
+    .map(([k, v, attrs]) => h("div", null, h("dt", null, k), h("dd", attrs || null, v))));
+}

@@ -2,7 +2,7 @@
 // inlined so the stylesheet colours it), a waterfall of task times and the
 // task table, all kept up to date from the run's event stream, or by polling
 // at the handler's refresh floor when the store keeps no events.
-import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle } from "./dom.js";
+import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle, facts as factList } from "./dom.js";
 import { get, text, post, config, describe, refreshMs, url, ApiError } from "./api.js";
 import { tasksSummary } from "./runs.js";
 import { waterfall } from "./waterfall.js";
@@ -119,14 +119,19 @@ class RunPage {
     }
     const es = new EventSource(url("runs/" + encodeURIComponent(this.id) + "/events"));
     this.events = es;
-    es.onopen = () => status("on", "live");
+    // failures counts the errors since the stream last opened.
+    let failures = 0;
+    es.onopen = () => { failures = 0; status("on", "live"); };
     es.onerror = () => {
-      // A closed stream (the server refused it: 501, 404, 403) does not
-      // come back; a broken one reconnects by itself, resending
-      // Last-Event-ID, and the page polls only if it is closed.
-      if (es.readyState === EventSource.CLOSED) {
+      // A stream the server refused (501 on a store without events, 404,
+      // 403) is closed for good; a broken one reconnects by itself,
+      // resending Last-Event-ID. One that keeps failing before it opens (a
+      // proxy that does not pass streams) is given up for polling.
+      failures++;
+      if (es.readyState === EventSource.CLOSED || failures >= 3) {
         es.close();
         poll();
+        this.refreshSoon();
       } else {
         status("", "reconnecting…");
       }
@@ -216,9 +221,9 @@ class RunPage {
       notices.push(inlineNotice("The store dropped the payloads of: " + this.data.payloadsDropped.join(", ")));
     }
     replace(this.headEl,
-      h("div", { class: "small" }, h("a", { href: "runs" }, "Runs"), " / "),
+      h("div", { class: "crumbs small" }, h("a", { href: "runs" }, "← Runs")),
       h("div", { class: "run-head" }, h("h1", null, "Run ", h("span", { class: "mono" }, r.id)), h("span", { id: "run-status" }, badge(r.status)), actions),
-      h("dl", { class: "facts" }, facts.filter(([, v]) => v).map(([k, v]) => [h("dt", null, k), h("dd", null, v)])),
+      factList(facts),
       notices);
   }
 
@@ -277,14 +282,25 @@ function fillRow(row, t, runID) {
   else if (t.status === "running" && parseTime(t.startedAt)) d = dur(Date.now() - parseTime(t.startedAt)) + "…";
   else if (t.durationMs) d = dur(t.durationMs);
   replace(row,
-    h("td", null, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("div", { class: "small muted" }, t.handler) : null),
+    h("td", { class: "nowrap" }, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("div", { class: "small muted" }, t.handler) : null),
     h("td", null, badge(t.status)),
     h("td", { class: "num" }, t.attempt ? String(t.attempt) : ""),
     h("td", { class: "num nowrap" }, d),
-    h("td", null, progress(t.progress)),
-    h("td", { class: "small" }, (t.deps || []).map((x, i) => [i ? ", " : "", x.task, x.on && x.on !== "success" ? " (" + x.on + ")" : ""])),
+    h("td", { class: "nowrap" }, progress(t.progress)),
+    h("td", { class: "small" }, deps(t.deps)),
     h("td", { class: "small" }, t.queue || ""),
     h("td", { class: t.error ? "err small" : "small muted" }, t.error || t.waitingFor || ""));
+}
+
+// deps lists a task's parents, the condition named when it is not success;
+// a long list shows its first few.
+function deps(list) {
+  const all = list || [];
+  const shown = all.slice(0, 4).map((x, i) => [i ? ", " : "", x.task, x.on && x.on !== "success" ? " (" + x.on + ")" : ""]);
+  if (all.length > 4) {
+    shown.push(h("span", { class: "muted", title: all.map((x) => x.task).join(", ") }, " and " + (all.length - 4) + " more"));
+  }
+  return shown;
 }
 
 // progress shows a report: a bar when the value reads as a fraction or a

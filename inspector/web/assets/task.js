@@ -2,7 +2,7 @@
 // log lines of its latest attempt, and its payload and result as the
 // handler's redactor lets them be shown. It rereads itself at the refresh
 // floor while the task is not finished.
-import { h, replace, notice, inlineNotice, badge, runHref, dur, num, time, parseTime } from "./dom.js";
+import { h, replace, notice, inlineNotice, badge, runHref, dur, num, time, parseTime, facts as factList } from "./dom.js";
 import { get, describe, refreshMs } from "./api.js";
 import { progress } from "./run.js";
 
@@ -38,7 +38,7 @@ export async function render(main, runID, task) {
 function view(d, runID) {
   const t = d.task || {};
   const out = [
-    h("div", { class: "small" }, h("a", { href: "runs" }, "Runs"), " / ", h("a", { class: "mono", href: runHref(runID) }, runID), " / "),
+    h("div", { class: "crumbs small" }, h("a", { href: "runs" }, "Runs"), " / ", h("a", { href: runHref(runID) }, "run ", h("span", { class: "mono" }, runID))),
     h("div", { class: "run-head" }, h("h1", null, "Task ", h("span", { class: "mono" }, t.name)), badge(t.status)),
   ];
   for (const n of d.notices || []) out.push(inlineNotice((n.section ? n.section + ": " : "") + n.message));
@@ -52,9 +52,9 @@ function view(d, runID) {
     ["Started", time(t.startedAt)], ["Ended", time(t.endedAt)],
     ["Duration", running ? dur(Date.now() - parseTime(t.startedAt)) + " so far" : (t.durationMs !== undefined ? dur(t.durationMs) : "")],
   ];
-  out.push(h("dl", { class: "facts" }, facts.filter(([, v]) => v).map(([k, v]) => [h("dt", null, k), h("dd", null, v)]),
-    t.progress ? [h("dt", null, "Progress"), h("dd", null, progress(t.progress))] : null,
-    t.error ? [h("dt", null, "Error"), h("dd", { class: "err mono" }, t.error)] : null));
+  if (t.progress) facts.push(["Progress", progress(t.progress)]);
+  out.push(factList(facts));
+  if (t.error) out.push(h("h3", null, "Error"), h("pre", { class: "block err" }, t.error));
 
   out.push(h("h2", null, "Attempts"));
   const attempts = d.attempts || [];
