@@ -54,7 +54,7 @@ function view(o) {
     card("Ready tasks", q.ready === undefined ? "–" : num(q.ready) + (q.truncated ? "+" : ""), num(q.running) + " running"),
     card("Oldest ready", q.oldestReadyAgeMs ? dur(q.oldestReadyAgeMs) : "–", "waiting for a worker"),
     card("Live nodes", nodes.live === undefined ? "–" : num(nodes.live), ""),
-    card("Dead letters", dl.total === undefined ? "–" : num(dl.total) + (dl.truncated ? "+" : ""), dl.lastHour !== undefined ? "+" + num(dl.lastHour) + " in the last hour" : ""),
+    card("Dead letters", dl.total === undefined ? "–" : (dl.truncated ? "at least " : "") + num(dl.total), dl.lastHour !== undefined ? "+" + num(dl.lastHour) + " in the last hour" : ""),
   ));
 
   const warnings = (o.health && o.health.warnings) || [];
@@ -81,7 +81,8 @@ function view(o) {
       h("td", { class: "num" }, num(x.ready)), h("td", { class: "num" }, num(x.delayed)),
       h("td", { class: "num" }, num(x.running)), h("td", { class: "num" }, num(x.setAside)),
       h("td", { class: "num" }, num(x.limited)), h("td", null, x.oldestReadyAgeMs ? dur(x.oldestReadyAgeMs) : ""),
-      h("td", null, x.paused ? h("span", { class: "badge state-retrying" }, "paused") : ""))))));
+      h("td", null, x.paused ? h("span", { class: "badge state-retrying" }, "paused") : null,
+        x.unserved ? h("span", { class: "badge state-failed", title: "no live node serves this queue" }, "not served") : null))))));
 
   out.push(h("h2", null, "Nodes"));
   const ni = nodes.items || [];

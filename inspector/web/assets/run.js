@@ -40,10 +40,12 @@ class RunPage {
       h("h2", null, "Timeline"), this.waterfallEl,
       h("h2", null, "Tasks"), this.tableFilter(), this.tableEl);
 
-    // Reloads never run more often than the refresh floor, however many
-    // events ask for them.
-    this.refreshSoon = throttle(() => this.refresh(), () => this.floor);
-    this.reloadSVGSoon = throttle(() => this.loadSVG(), () => this.floor);
+    // Rereads never run more often than the refresh floor, however many
+    // events ask for them, nor take more than a tenth of the time on a
+    // large run whose answer is slow to fetch and draw.
+    this.took = { run: 0, svg: 0 };
+    this.refreshSoon = throttle(() => this.refresh(), () => Math.max(this.floor, 10 * this.took.run));
+    this.reloadSVGSoon = throttle(() => this.loadSVG(), () => Math.max(this.floor, 10 * this.took.svg));
   }
 
   async load() {
@@ -53,6 +55,7 @@ class RunPage {
   // refresh reads the run again and redraws everything but the SVG, whose
   // classes it brings in line with the answer.
   async refresh(first) {
+    const began = performance.now();
     let d;
     try {
       d = await get("runs/" + encodeURIComponent(this.id));
@@ -68,9 +71,11 @@ class RunPage {
     this.renderTimeline();
     this.renderTable();
     for (const t of this.tasks.values()) this.paintTask(t.name, t.status, true);
+    this.took.run = performance.now() - began;
   }
 
   async loadSVG() {
+    const began = performance.now();
     try {
       const svgText = await text("runs/" + encodeURIComponent(this.id) + "/dag.svg");
       const svg = safeSVG(svgText);
@@ -85,6 +90,7 @@ class RunPage {
       replace(this.dagEl, svg);
       // States that events brought since the SVG was drawn.
       for (const t of this.tasks.values()) this.paintTask(t.name, t.status, true);
+      this.took.svg = performance.now() - began;
     } catch (err) {
       if (err instanceof ApiError && err.code === "dag_too_large") {
         replace(this.dagEl, inlineNotice("This run is too large to draw: " + err.message + ". The timeline and the table below list its tasks."));
@@ -117,7 +123,11 @@ class RunPage {
       poll();
       return;
     }
-    const es = new EventSource(url("runs/" + encodeURIComponent(this.id) + "/events"));
+    // From the cursor the run answer was read at, so the stream brings the
+    // changes since, not the run's whole history; on a reconnect the
+    // browser sends Last-Event-ID, which the server prefers.
+    const after = this.data && this.data.eventCursor ? { after: this.data.eventCursor } : {};
+    const es = new EventSource(url("runs/" + encodeURIComponent(this.id) + "/events", after));
     this.events = es;
     // failures counts the errors since the stream last opened.
     let failures = 0;
@@ -153,6 +163,9 @@ class RunPage {
   // SVG, its row), and asks for a throttled reread for the rest (attempts,
   // durations, the timeline).
   apply(ev) {
+    // After a replay, an event of an earlier generation is history.
+    const gen = this.data ? this.data.run.generation || 0 : 0;
+    if (typeof ev.generation === "number" && ev.generation < gen) return;
     if (ev.task) {
       const t = this.tasks.get(ev.task);
       if (!t) {
@@ -213,7 +226,7 @@ class RunPage {
       ["Tenant", r.tenant], ["Service", r.service], ["Key", r.key], ["Strategy", r.strategy],
       ["Generation", r.generation ? String(r.generation) : ""],
       ["Created", time(r.createdAt)], ["Started", time(r.startedAt)], ["Ended", time(r.endedAt)],
-      ["Duration", r.durationMs !== undefined ? dur(r.durationMs) : (parseTime(r.startedAt) ? dur(Date.now() - parseTime(r.startedAt)) + " so far" : "")],
+      ["Duration", parseTime(r.endedAt) ? dur(r.durationMs || 0) : (parseTime(r.startedAt) ? dur(Date.now() - parseTime(r.startedAt)) + " so far" : "")],
     ];
     for (const [k, v] of Object.entries(r.metadata || {})) facts.push([k, v]);
     const notices = (this.data.notices || []).map((n) => inlineNotice(n.message));
@@ -278,7 +291,7 @@ class RunPage {
 
 function fillRow(row, t, runID) {
   let d = "";
-  if (t.durationMs !== undefined && t.durationMs !== null && isTerminalTask(t.status)) d = dur(t.durationMs);
+  if (isTerminalTask(t.status) && parseTime(t.startedAt)) d = dur(t.durationMs || 0);
   else if (t.status === "running" && parseTime(t.startedAt)) d = dur(Date.now() - parseTime(t.startedAt)) + "…";
   else if (t.durationMs) d = dur(t.durationMs);
   replace(row,

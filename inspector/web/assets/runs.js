@@ -104,6 +104,11 @@ function table(page, f, cursor, limit) {
     cursor ? h("a", { href: "runs" + query(f, extra) }, "« First page") : null,
     page.nextCursor ? h("a", { href: "runs" + query(f, Object.assign({ cursor: page.nextCursor }, extra)), rel: "next" }, "Next page »") : null,
     h("span", { class: "muted small" }, runs.length ? "newest first" : ""));
+  if (!runs.length && page.nextCursor) {
+    // A filter the store answers by reading runs one by one stops at its
+    // read budget: this page found none, the next may.
+    return [h("p", { class: "muted" }, "No run matched among the runs read for this page; there are more to read."), pager];
+  }
   if (!runs.length) return [h("p", { class: "muted" }, cursor ? "No more runs." : "No run matches."), pager];
   return [h("table", { class: "runs" },
     h("thead", null, h("tr", null, h("th", null, "Run"), h("th", null, "Workflow"), h("th", null, "Status"),
@@ -115,7 +120,7 @@ function table(page, f, cursor, limit) {
       h("td", { class: "nowrap" }, tasksSummary(r)),
       h("td", null, r.tenant || ""), h("td", null, r.service || ""),
       h("td", { class: "nowrap", title: time(r.createdAt) }, ago(r.createdAt)),
-      h("td", { class: "num" }, r.durationMs !== undefined ? dur(r.durationMs) : ""))))),
+      h("td", { class: "num" }, parseTime(r.endedAt) ? dur(r.durationMs || 0) : ""))))),
     pager];
 }
 

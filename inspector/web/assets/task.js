@@ -50,7 +50,7 @@ function view(d, runID) {
     ["Depends on", (t.deps || []).map((x) => x.task + (x.on && x.on !== "success" ? " (" + x.on + ")" : "")).join(", ") + (t.join && t.join !== "all" && (t.deps || []).length ? " — any of them" : "")],
     ["Waiting for", t.waitingFor],
     ["Started", time(t.startedAt)], ["Ended", time(t.endedAt)],
-    ["Duration", running ? dur(Date.now() - parseTime(t.startedAt)) + " so far" : (t.durationMs !== undefined ? dur(t.durationMs) : "")],
+    ["Duration", running ? dur(Date.now() - parseTime(t.startedAt)) + " so far" : (parseTime(t.endedAt) && parseTime(t.startedAt) ? dur(t.durationMs || 0) : "")],
   ];
   if (t.progress) facts.push(["Progress", progress(t.progress)]);
   out.push(factList(facts));
@@ -66,7 +66,7 @@ function view(d, runID) {
       h("td", null, outcome(a)),
       h("td", { class: "nowrap" }, time(a.startedAt)),
       h("td", { class: "num" }, parseTime(a.queuedAt) && parseTime(a.startedAt) ? dur(parseTime(a.startedAt) - parseTime(a.queuedAt)) : ""),
-      h("td", { class: "num" }, a.durationMs !== undefined ? dur(a.durationMs) : ""),
+      h("td", { class: "num" }, dur(a.durationMs || 0)),
       h("td", { class: "small" }, [a.worker, a.node].filter(Boolean).join(" on ")),
       h("td", null, progress(a.progress)),
       h("td", { class: "err small" }, a.error || "", a.retryDelayMs ? h("div", { class: "muted" }, "retried after " + dur(a.retryDelayMs)) : null))))));
