@@ -28,11 +28,13 @@
 //     children), four times, keeping the order with the fewest crossings
 //     counted.
 //  5. Coordinates: all boxes are 160×48 on an 8-unit grid, layers 64
-//     apart. Along each layer, the boxes and slots take the x closest (in
-//     least squares) to the mean x of their neighbours that keeps their
-//     order and spacing (an isotonic regression, one linear pass per
-//     layer), sweeping down and up four times, then once against both
-//     neighbours.
+//     apart. Each layer starts packed and centred; then, sweeping down
+//     and up four times, each box and slot aims at the median x of its
+//     neighbours in the layers above and below (between the middle two,
+//     it stays where it is, so boxes sharing parents stay straight
+//     instead of drifting), and the layer takes the x's closest to those
+//     aims (in least squares) that keep its order and spacing: an
+//     isotonic regression, one linear pass per layer.
 //  6. Edges: each link is a cubic curve from the bottom edge of its
 //     source to the top edge of its target, leaving and arriving
 //     vertically; the links of one side of a box are spread along it (12

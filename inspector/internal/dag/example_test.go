@@ -36,12 +36,12 @@ func ExampleLayout() {
 	}
 	// Output:
 	// 392x304
-	// extract: layer 0 at (176,16)
+	// extract: layer 0 at (200,16)
 	// transform: layer 1 at (16,128)
 	// alert: layer 1 at (200,128)
-	// load: layer 2 at (152,240)
-	// extract -> transform (success) [{244 64} {244 96} {96 96} {96 128}]
-	// extract -> alert (failure) [{256 64} {256 96} {280 96} {280 128}]
-	// extract -> load (completion) [{268 64} {268 96} {376 96} {376 128} {376 128} {376 176} {376 176} {376 208} {238 208} {238 240}]
-	// transform -> load (success) [{96 176} {96 208} {226 208} {226 240}]
+	// load: layer 2 at (128,240)
+	// extract -> transform (success) [{268 64} {268 96} {96 96} {96 128}]
+	// extract -> alert (failure) [{280 64} {280 96} {280 96} {280 128}]
+	// extract -> load (completion) [{292 64} {292 96} {376 96} {376 128} {376 128} {376 176} {376 176} {376 208} {214 208} {214 240}]
+	// transform -> load (success) [{96 176} {96 208} {202 208} {202 240}]
 }

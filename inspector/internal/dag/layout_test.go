@@ -288,3 +288,28 @@ func TestLayoutDrawsEveryTaskAndEdge(t *testing.T) {
 		}
 	}
 }
+
+// TestLayoutKeepsColumnsStraight: in a ladder (x_i -> x_i+1, x_i -> y_i+1,
+// y_i -> y_i+1) each column stays straight; aiming at the mean of the
+// parents instead of the median drifts the ladder sideways layer after
+// layer.
+func TestLayoutKeepsColumnsStraight(t *testing.T) {
+	t.Parallel()
+	ladder := &Graph{}
+	for i := range 10 {
+		ladder.Nodes = append(ladder.Nodes, Node{ID: "x" + itoa(i)}, Node{ID: "y" + itoa(i)})
+		if i > 0 {
+			px, py := "x"+itoa(i-1), "y"+itoa(i-1)
+			ladder.Edges = append(ladder.Edges, Edge{From: px, To: "x" + itoa(i)}, Edge{From: px, To: "y" + itoa(i)}, Edge{From: py, To: "y" + itoa(i)})
+		}
+	}
+	d := mustLayout(t, ladder, Options{})
+	columns := map[byte]map[float64]bool{'x': {}, 'y': {}}
+	for _, b := range d.Boxes {
+		columns[b.ID[0]][b.X] = true
+	}
+	if len(columns['x']) != 1 || len(columns['y']) != 1 {
+		t.Fatalf("columns at x %v and y %v, want one each", columns['x'], columns['y'])
+	}
+	checkGeometry(t, d)
+}

@@ -27,6 +27,8 @@ type plan struct {
 	items  []item
 	layers [][]int32 // item indexes per layer, in order
 	routes []route
+
+	scratch []float64 // for target
 }
 
 // newPlan puts each box in its layer and a dummy in every layer a link

@@ -41,21 +41,19 @@ const (
 )
 
 // place gives every item its x: each layer in turn, each item as near as
-// it may be to the mean x of its neighbours, sweeping down then up.
+// it may be to the median x of its neighbours above and below, sweeping
+// down then up.
 func (p *plan) place(passes int) {
 	for l := range p.layers {
-		p.placeLayer(l, 0) // packed from 0
+		p.placeLayer(l, 0) // packed, centred on 0
 	}
 	for range passes {
 		for l := 1; l < len(p.layers); l++ {
-			p.placeLayer(l, useUp)
+			p.placeLayer(l, useUp|useDown)
 		}
 		for l := len(p.layers) - 2; l >= 0; l-- {
-			p.placeLayer(l, useDown)
+			p.placeLayer(l, useUp|useDown)
 		}
-	}
-	for l := range p.layers {
-		p.placeLayer(l, useUp|useDown)
 	}
 }
 
@@ -102,27 +100,37 @@ func (p *plan) placeLayer(l int, use int) {
 	}
 }
 
-// target is the mean x of an item's neighbours in use, or its own x
-// without any (0 at first, which packs the layer from 0).
+// target is the median x of an item's neighbours in use, or its own x
+// without any (0 at first, which packs the layer from 0). The median,
+// unlike the mean, lets a box stay straight under a parent it shares
+// with a neighbour instead of drifting towards it layer after layer.
 func (p *plan) target(id int32, use int) float64 {
 	it := &p.items[id]
-	sum, n := 0.0, 0
+	xs := p.scratch[:0]
 	if use&useUp != 0 {
 		for _, o := range it.up {
-			sum += p.items[o].x
+			xs = append(xs, p.items[o].x)
 		}
-		n += len(it.up)
 	}
 	if use&useDown != 0 {
 		for _, o := range it.down {
-			sum += p.items[o].x
+			xs = append(xs, p.items[o].x)
 		}
-		n += len(it.down)
 	}
-	if n == 0 {
+	p.scratch = xs
+	switch n := len(xs); {
+	case n == 0:
 		return it.x
+	case n%2 == 1:
+		slices.Sort(xs)
+		return xs[n/2]
+	default:
+		// Any x between the middle two is as near (in sum of distances);
+		// take the one nearest where the item is, so it moves no more
+		// than it must.
+		slices.Sort(xs)
+		return min(max(it.x, xs[n/2-1]), xs[n/2])
 	}
-	return sum / float64(n)
 }
 
 // layerTop is the y of the top of layer l's boxes.
