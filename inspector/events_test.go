@@ -4,11 +4,17 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/store"
+	"github.com/plaitdag/plait/store/memstore"
 )
 
 // frame is one server-sent event: its fields, or a comment.
@@ -182,4 +188,59 @@ func TestEventsHeadAnswersHeaders(t *testing.T) {
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/event-stream" || rec.Body.Len() != 0 {
 		t.Errorf("HEAD: %d %s %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 	}
+}
+
+// A stream resumed from a cursor the store's cap dropped says so with
+// fell_behind, then goes on.
+func TestEventsFellBehind(t *testing.T) {
+	st, err := memstore.New(memstore.WithEventCap(8))
+	must(t, err)
+	s, err := plait.New(st, plait.WithLogger(quiet()))
+	must(t, err)
+	must(t, s.Handle("ok", func(context.Context, *plait.Task) (any, error) { return nil, nil }))
+	watched := submitIdle(t, s)
+	sub, err := s.Subscribe(t.Context(), &plait.SubscribeFilter{RunID: watched})
+	must(t, err)
+	first, err := sub.Next(t.Context())
+	must(t, err)
+	for range 10 {
+		id := submitIdle(t, s)
+		_, err := s.RunCancel(t.Context(), id)
+		must(t, err)
+	}
+	srv := httptest.NewServer(newHandler(t, s))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	str := openStream(t, ctx, srv.URL+"/api/v1/runs/"+watched+"/events?after="+string(first.Cursor))
+	if fr := str.eventsUntil(t, "fell_behind"); len(fr) != 1 {
+		t.Errorf("events before fell_behind: %+v", fr)
+	}
+	if _, err := s.RunCancel(t.Context(), watched); err != nil {
+		t.Fatal(err)
+	}
+	str.eventsUntil(t, "run_cancelled")
+}
+
+// A store that fails answers 500 with a generic message, the cause logged.
+func TestStoreFailureIsLogged(t *testing.T) {
+	st, err := memstore.New()
+	must(t, err)
+	s, err := plait.New(failingStore{st}, plait.WithLogger(quiet()))
+	must(t, err)
+	var logged strings.Builder
+	h := newHandler(t, s, WithLogger(slog.New(slog.NewTextHandler(&logged, nil))))
+	rec := do(h, "GET", "/api/v1/runs/r1/tasks/t", nil)
+	if rec.Code != http.StatusInternalServerError || errorCode(t, rec) != "internal" || strings.Contains(rec.Body.String(), "disk on fire") {
+		t.Errorf("store failure answered %d %s", rec.Code, rec.Body)
+	}
+	if !strings.Contains(logged.String(), "disk on fire") {
+		t.Errorf("the cause was not logged: %q", logged.String())
+	}
+}
+
+type failingStore struct{ store.Store }
+
+func (failingStore) RunGet(context.Context, *store.RunGetParams) (*store.Run, error) {
+	return nil, errors.New("disk on fire")
 }
