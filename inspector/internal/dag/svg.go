@@ -128,18 +128,30 @@ func (s svgWriter) link(l *Link) {
 	s.str(` marker-end="url(#dag-arrow-`)
 	s.str(condNames[c])
 	s.str(`)" d="`)
-	for i, p := range l.Points {
-		switch {
-		case i == 0:
-			s.str("M")
-		case i%3 == 1:
-			s.str("C")
-		default:
-			s.str(" ")
-		}
-		s.num(p.X)
+	pts := l.Points
+	if len(pts) > 0 {
+		s.str("M")
+		s.num(pts[0].X)
 		s.str(" ")
-		s.num(p.Y)
+		s.num(pts[0].Y)
+	}
+	for i := 1; i+2 < len(pts); i += 3 {
+		if x := pts[i-1].X; pts[i].X == x && pts[i+1].X == x && pts[i+2].X == x {
+			// A straight run down (through a long link's slot) is
+			// shorter written as a vertical line.
+			s.str("V")
+			s.num(pts[i+2].Y)
+			continue
+		}
+		s.str("C")
+		for j, p := range pts[i : i+3] {
+			if j > 0 {
+				s.str(" ")
+			}
+			s.num(p.X)
+			s.str(" ")
+			s.num(p.Y)
+		}
 	}
 	s.str(`"/>` + "\n")
 }

@@ -209,3 +209,25 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+func TestSVGPaths(t *testing.T) {
+	t.Parallel()
+	// a -> c skips b's layer: it curves into its slot, runs straight down
+	// through it, then curves into c; straight stretches are written as
+	// vertical lines.
+	_, els := writeSVG(t, graphOf([]string{"a>b", "b>c", "a>c"}), Options{})
+	paths := map[string]string{}
+	for _, e := range els {
+		if e.name == "path" && e.attrs["data-from"] != "" {
+			paths[e.attrs["data-from"]+">"+e.attrs["data-to"]] = e.attrs["d"]
+		}
+	}
+	want := map[string]string{
+		"a>b": "M138 64C138 96 96 96 96 128",
+		"b>c": "M96 176C96 208 138 208 138 240",
+		"a>c": "M150 64C150 96 192 96 192 128V176C192 208 150 208 150 240",
+	}
+	if fmt.Sprint(paths) != fmt.Sprint(want) {
+		t.Fatalf("paths\n%v\nwant\n%v", paths, want)
+	}
+}
