@@ -65,9 +65,9 @@ func (d *Diagram) WriteSVG(w io.Writer) error {
 		s.str(`" data-task="`)
 		s.esc(b.ID)
 		s.str(`"><title>`)
+		// No state in the title: a page changes the box's class live,
+		// and a title saying the old state would contradict it.
 		s.esc(b.ID)
-		s.str(" — ")
-		s.str(stateWord(b.State))
 		if b.Detail != "" {
 			s.str("\n")
 			s.esc(b.Detail)
@@ -277,8 +277,6 @@ func stateClass(s string) string {
 	return s
 }
 
-// stateWord is s for text: escaped by the caller's class rule.
-func stateWord(s string) string { return stateClass(s) }
 
 // countsText lists up to max state counts, worst first, as "2 running,
 // 9,998 succeeded".
@@ -291,7 +289,8 @@ func countsText(counts []StateCount, max int) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(thousands(c.Count) + " " + stateWord(c.State))
+		// The class word: a state that is not a plain word reads "unknown".
+		b.WriteString(thousands(c.Count) + " " + stateClass(c.State))
 	}
 	return b.String()
 }
