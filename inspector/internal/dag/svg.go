@@ -277,7 +277,6 @@ func stateClass(s string) string {
 	return s
 }
 
-
 // countsText lists up to max state counts, worst first, as "2 running,
 // 9,998 succeeded".
 func countsText(counts []StateCount, max int) string {
