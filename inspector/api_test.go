@@ -365,18 +365,6 @@ func TestUnsupportedAnswers501(t *testing.T) {
 	}
 }
 
-func TestDAG(t *testing.T) {
-	f := newFixture(t)
-	rec := do(newHandler(t, f.s), "GET", "/api/v1/runs/"+f.etl+"/dag.svg", nil)
-	if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "image/svg+xml" || !strings.Contains(rec.Body.String(), `class="dag"`) {
-		t.Fatalf("dag: %d %s %.200s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
-	}
-	g := graphOf(mustSpec(t, f), mustRun(t, f))
-	if len(g.Nodes) != 3 || len(g.Edges) != 2 || g.Edges[1].Condition != "completion" || g.Nodes[0].State != "succeeded" {
-		t.Errorf("graph %+v", g)
-	}
-}
-
 func TestLargeAnswersGzipped(t *testing.T) {
 	big := []byte(`{"x":"` + strings.Repeat("a", 3*gzipFrom) + `"}`)
 	for _, c := range []struct {
