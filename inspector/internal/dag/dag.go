@@ -78,7 +78,7 @@ type StateCount struct {
 // Group is a set of tasks drawn as one box: siblings of a wide layer, or
 // the middle of a long chain.
 type Group struct {
-	ID         string       // "group:" + the first member's ID
+	ID         string       // "group:" + the first member's ID (+ "+"s if a task has that name)
 	Label      string       // what the box says the group is
 	Chain      bool         // the middle of a chain, not siblings
 	Members    []string     // member IDs: along the chain, else in the graph's order
@@ -124,7 +124,7 @@ func Layout(g *Graph, opt Options) (*Diagram, error) {
 	if maxWidth == 0 {
 		maxWidth = DefaultMaxLayerWidth
 	}
-	_, a, err := index(g)
+	names, a, err := index(g)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +154,7 @@ func Layout(g *Graph, opt Options) (*Diagram, error) {
 	}
 	p.order(orderPasses)
 	p.place(placePasses)
-	return p.diagram(g, boxes), nil
+	return p.diagram(g, boxes, names), nil
 }
 
 // Passes of the sweeps: a few are enough for the crossings and positions
@@ -170,7 +170,7 @@ func errTooLarge(format string, args ...any) error {
 
 // diagram turns the placed plan into boxes, groups and links, each list
 // in reading order (layer by layer, left to right).
-func (p *plan) diagram(g *Graph, boxes []box) *Diagram {
+func (p *plan) diagram(g *Graph, boxes []box, names map[string]int32) *Diagram {
 	left := math.Inf(1)
 	right := math.Inf(-1)
 	for id := range p.items {
@@ -204,6 +204,13 @@ func (p *plan) diagram(g *Graph, boxes []box) *Diagram {
 				continue
 			}
 			gr := newGroup(g, b)
+			// A link names its ends by ID: a group's must not be a
+			// task's name too (a task may be called "group:x"), nor
+			// another group's.
+			for _, taken := names[gr.ID]; taken; _, taken = names[gr.ID] {
+				gr.ID += "+"
+			}
+			names[gr.ID] = -1
 			gr.Layer, gr.Pos, gr.X, gr.Y, gr.W, gr.H = int(it.layer), int(it.pos), x, y, BoxWidth, BoxHeight
 			ids[it.box] = gr.ID
 			d.Groups = append(d.Groups, gr)

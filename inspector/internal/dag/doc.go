@@ -67,10 +67,12 @@
 // [Diagram.WriteSVG] writes one <svg class="dag"> with a viewBox. Each
 // task is a <g class="task state-STATUS" data-task="NAME">, each group a
 // <g class="group state-STATUS" data-group="ID" data-count="N"> (ID is
-// "group:" and its first member's name; its text gives the counts per
-// state), each edge a <path class="edge cond-CONDITION" data-from="A"
-// data-to="B"> where A and B name a task or a group. Colours are inline
-// fallbacks a page's stylesheet overrides through those classes. Every
-// name is escaped; a state that is not a plain lower-case word is written
-// "unknown".
+// "group:" and its first member's name, with "+" added while that names
+// another box; its text gives the counts per state), each edge a <path
+// class="edge cond-CONDITION" data-from="A" data-to="B"> where A and B
+// name a task or a group. Colours are inline fallbacks a page's
+// stylesheet overrides through those classes. Every name is escaped; a
+// state that is not a plain lower-case word is written "unknown". A
+// task's title holds its name and detail but not its state, which a page
+// may change live through the class.
 package dag

@@ -189,3 +189,12 @@ func TestGroupLabelHelpers(t *testing.T) {
 		t.Errorf("prefix %q", got)
 	}
 }
+
+func TestGroupIDNeverATaskName(t *testing.T) {
+	t.Parallel()
+	g := graphOf(wide("s", 13), "group:s0", "group:s0+")
+	d := mustLayout(t, g, Options{})
+	if len(d.Groups) != 1 || d.Groups[0].ID != "group:s0++" {
+		t.Fatalf("groups %+v", d.Groups)
+	}
+}
