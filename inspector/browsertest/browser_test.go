@@ -444,3 +444,38 @@ func TestPagesEscape(t *testing.T) {
 	check("task page")
 	env.checkNoErrors(t)
 }
+
+// TestRunPageLarge opens the run page of a 10,000-task fan-out: the shards
+// are drawn as one group, the table shows its first rows, and when the
+// shards run the group's state follows through reloads of the SVG, in the
+// same page.
+func TestRunPageLarge(t *testing.T) {
+	const shards = 9998
+	env := start(t, nil)
+	ctx := browser(t)
+	env.watch(ctx)
+	wf := plait.NewWorkflow("large").Task("root", "gate", nil)
+	names := make([]string, shards)
+	for i := range names {
+		names[i] = fmt.Sprintf("shard-%05d", i)
+		wf.Task(names[i], "quick", nil, plait.After("root"))
+	}
+	wf.Task("join", "quick", nil, plait.After(names...))
+	run, err := env.s.Submit(context.Background(), wf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	open(t, ctx, env.pageURL(run.ID))
+	waitFor(t, ctx, `g.group.state-pending[data-count="9998"]`)
+	waitText(t, ctx, "main", "Showing 500 of 10,000 tasks")
+	t.Logf("a %d-task run page drawn in %s", shards+2, time.Since(began).Round(time.Millisecond))
+	waitFor(t, ctx, `g.task[data-task="root"].state-running`)
+	mark(t, ctx)
+
+	env.release("root")
+	waitFor(t, ctx, `g.task[data-task="join"].state-succeeded`)
+	waitFor(t, ctx, `g.group.state-succeeded[data-count="9998"]`)
+	checkMark(t, ctx)
+	env.checkNoErrors(t)
+}

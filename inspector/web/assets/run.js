@@ -84,8 +84,16 @@ class RunPage {
         return;
       }
       svg.addEventListener("click", (e) => {
-        const g = e.target.closest && e.target.closest("g.task[data-task]");
-        if (g) location.href = taskHref(this.id, g.getAttribute("data-task"));
+        const g = e.target.closest && e.target.closest("g.task[data-task], g.group");
+        if (!g) return;
+        if (g.matches("g.task")) {
+          location.href = taskHref(this.id, g.getAttribute("data-task"));
+          return;
+        }
+        // A group lists its members in the table: its label starts with
+        // their common name prefix ("shard-* ×500").
+        const label = (g.querySelector("text") || {}).textContent || "";
+        this.filterBy(label.includes("*") ? label.slice(0, label.indexOf("*")) : "");
       });
       replace(this.dagEl, svg);
       // States that events brought since the SVG was drawn.
@@ -259,9 +267,17 @@ class RunPage {
   tableFilter() {
     const sel = h("select", { "aria-label": "status", onchange: (e) => { this.filter.status = e.target.value; this.renderTable(); } },
       h("option", { value: "" }, "every status"), TASK_STATES.map((s) => h("option", { value: s }, s)));
-    const name = h("input", { type: "search", placeholder: "task name", "aria-label": "task name",
+    this.nameInput = h("input", { type: "search", placeholder: "task name", "aria-label": "task name",
       oninput: (e) => { this.filter.name = e.target.value.trim().toLowerCase(); this.renderTable(); } });
-    return h("div", { class: "pager" }, sel, name);
+    return h("div", { class: "pager", id: "task-filter" }, sel, this.nameInput);
+  }
+
+  // filterBy shows the tasks whose name contains text, and scrolls to them.
+  filterBy(text) {
+    this.nameInput.value = text;
+    this.filter.name = text.trim().toLowerCase();
+    this.renderTable();
+    document.getElementById("task-filter").scrollIntoView({ behavior: "smooth", block: "start" });
   }
 
   renderTable() {
@@ -295,7 +311,7 @@ function fillRow(row, t, runID) {
   else if (t.status === "running" && parseTime(t.startedAt)) d = dur(Date.now() - parseTime(t.startedAt)) + "…";
   else if (t.durationMs) d = dur(t.durationMs);
   replace(row,
-    h("td", { class: "nowrap" }, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("div", { class: "small muted" }, t.handler) : null),
+    h("td", { class: "nowrap" }, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("span", { class: "small muted" }, " · " + t.handler) : null),
     h("td", null, badge(t.status)),
     h("td", { class: "num" }, t.attempt ? String(t.attempt) : ""),
     h("td", { class: "num nowrap" }, d),
