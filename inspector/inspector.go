@@ -15,8 +15,11 @@
 package inspector
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"strings"
@@ -33,6 +36,7 @@ type handler struct {
 	now       func() time.Time
 	keepalive time.Duration
 	assets    http.Handler
+	etags     map[string]string // asset path ("/assets/app.js") to its ETag
 }
 
 // New answers the view of the runs s reads, as an http.Handler to mount
@@ -59,7 +63,28 @@ func New(s *plait.Scheduler, opts ...Option) (http.Handler, error) {
 		now:       time.Now,
 		keepalive: keepaliveInterval,
 		assets:    http.FileServerFS(assetsFS()),
+		etags:     assetTags(assetsFS()),
 	}, nil
+}
+
+// assetTags answers a strong ETag per embedded file, from its content: the
+// files carry no modification time, and a tag is what lets a browser keep
+// a file until the binary serving it changes.
+func assetTags(fsys fs.FS) map[string]string {
+	tags := map[string]string{}
+	_ = fs.WalkDir(fsys, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, path)
+		if err != nil {
+			return nil
+		}
+		sum := sha256.Sum256(b)
+		tags["/"+path] = `"` + hex.EncodeToString(sum[:12]) + `"`
+		return nil
+	})
+	return tags
 }
 
 // keepaliveInterval is how often an event stream sends a comment line, so
@@ -260,7 +285,12 @@ func (h *handler) serveAsset(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r) // no directory listings
 		return
 	}
-	w.Header().Set("Cache-Control", "public, max-age=3600")
+	// Revalidated on every load (a 304 while the binary is the same), so
+	// that a new version's modules never mix with an old one's.
+	w.Header().Set("Cache-Control", "no-cache")
+	if tag, ok := h.etags[r.URL.Path]; ok {
+		w.Header().Set("ETag", tag)
+	}
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	h.assets.ServeHTTP(w, r)
 }

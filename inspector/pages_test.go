@@ -42,9 +42,16 @@ func TestPagesCarryTheWayBack(t *testing.T) {
 		t.Errorf("POST a page: %d, want 405", rec.Code)
 	}
 	rec := do(h, "GET", "/assets/app.js", nil)
-	if rec.Code != http.StatusOK || rec.Header().Get("Cache-Control") != "public, max-age=3600" ||
+	tag := rec.Header().Get("ETag")
+	if rec.Code != http.StatusOK || rec.Header().Get("Cache-Control") != "no-cache" || len(tag) != 26 ||
 		!strings.Contains(rec.Header().Get("Content-Type"), "javascript") {
 		t.Errorf("asset: %d %v", rec.Code, rec.Header())
+	}
+	if rec := do(h, "GET", "/assets/app.js", nil, "If-None-Match", tag); rec.Code != http.StatusNotModified || rec.Body.Len() != 0 {
+		t.Errorf("asset revalidated: %d, want 304", rec.Code)
+	}
+	if other := do(h, "GET", "/assets/style.css", nil).Header().Get("ETag"); other == tag || other == "" {
+		t.Errorf("style.css tag %q, app.js %q", other, tag)
 	}
 }
 
