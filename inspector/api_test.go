@@ -207,6 +207,7 @@ func TestUnknownAndBadIDs(t *testing.T) {
 		{"GET", "/api/v1/runs/" + f.etl + "/tasks/bad%00", 400, "invalid_argument"},
 		{"POST", "/api/v1/runs/bad%0Aid/cancel", 400, "invalid_argument"},
 		{"GET", "/api/v1/nothing", 404, "not_found"},
+		{"GET", "/api/v1/runs//dag.svg", 404, "not_found"},
 		{"GET", "/api/v2/runs", 404, "not_found"},
 	} {
 		rec := do(h, c.method, c.path, nil)

@@ -180,10 +180,12 @@ func (rt *route) match(segs []string) (params, bool) {
 		return p, false
 	}
 	for i, s := range rt.segments {
-		switch s {
-		case "{id}":
+		switch {
+		case (s == "{id}" || s == "{task}") && segs[i] == "":
+			return p, false // "/runs/" is no run
+		case s == "{id}":
 			p.id = segs[i]
-		case "{task}":
+		case s == "{task}":
 			p.task = segs[i]
 		default:
 			if segs[i] != s {
@@ -194,8 +196,9 @@ func (rt *route) match(segs []string) (params, bool) {
 	return p, true
 }
 
-// serveRoute checks the method, the read-only mode, the origin and the
-// authorizer, in that order, then serves.
+// serveRoute checks the method, then for a mutating route the read-only
+// mode and the origin, then the form of the ids and the authorizer, in that
+// order, and serves.
 func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *route, p params) {
 	if r.Method != rt.method && (rt.method != http.MethodGet || r.Method != http.MethodHead) {
 		allow := rt.method

@@ -33,7 +33,7 @@ func TestPagesCarryTheWayBack(t *testing.T) {
 			t.Errorf("%s: base %q, want %q", path, m, base)
 		}
 	}
-	for _, path := range []string{"/nothing", "/runs/x/y", "/assets/", "/assets/nope.js"} {
+	for _, path := range []string{"/nothing", "/runs/x/y", "/runs/", "/runs/x/tasks/", "/assets/", "/assets/nope.js"} {
 		if rec := do(h, "GET", path, nil); rec.Code != http.StatusNotFound {
 			t.Errorf("%s: %d, want 404", path, rec.Code)
 		}
