@@ -111,24 +111,18 @@ class RunPage {
   }
 
   // follow keeps the page current: the event stream when the store keeps
-  // events, else polling at the refresh floor.
+  // events, else polling at the refresh floor. A finished run is not
+  // followed (each stream holds a store read on the server); a replay from
+  // this page follows it again.
   follow() {
-    const live = document.getElementById("live");
-    const status = (cls, text) => { live.hidden = false; live.className = "live " + cls; live.textContent = text; };
-    const poll = () => {
-      status("poll", "polling every " + dur(this.floor));
-      const tick = async () => {
-        if (!document.hidden) await this.refresh();
-        if (this.data && isTerminalRun(this.data.run.status)) {
-          status("", "run ended");
-          return;
-        }
-        setTimeout(tick, this.floor);
-      };
-      setTimeout(tick, this.floor);
-    };
+    if (this.following) return;
+    if (this.data && isTerminalRun(this.data.run.status)) {
+      this.setLive("", "run ended");
+      return;
+    }
+    this.following = true;
     if (!this.cfg.events || typeof EventSource === "undefined") {
-      poll();
+      this.poll();
       return;
     }
     // From the cursor the run answer was read at, so the stream brings the
@@ -139,7 +133,7 @@ class RunPage {
     this.events = es;
     // failures counts the errors since the stream last opened.
     let failures = 0;
-    es.onopen = () => { failures = 0; status("on", "live"); };
+    es.onopen = () => { failures = 0; this.setLive("on", "live"); };
     es.onerror = () => {
       // A stream the server refused (501 on a store without events, 404,
       // 403) is closed for good; a broken one reconnects by itself,
@@ -148,10 +142,11 @@ class RunPage {
       failures++;
       if (es.readyState === EventSource.CLOSED || failures >= 3) {
         es.close();
-        poll();
+        this.events = null;
+        this.poll();
         this.refreshSoon();
       } else {
-        status("", "reconnecting…");
+        this.setLive("", "reconnecting…");
       }
     };
     const onEvent = (e) => {
@@ -164,7 +159,41 @@ class RunPage {
     es.addEventListener("task_waiting", onEvent);
     es.addEventListener("task_progress", onEvent);
     es.addEventListener("fell_behind", () => { this.refreshSoon(); this.reloadSVGSoon(); });
-    window.addEventListener("pagehide", () => es.close());
+    if (!this.unloadHooked) {
+      this.unloadHooked = true;
+      window.addEventListener("pagehide", () => this.unfollow("left"));
+    }
+  }
+
+  // poll rereads the run at the refresh floor until it ends.
+  poll() {
+    this.setLive("poll", "polling every " + dur(this.floor));
+    const tick = async () => {
+      this.pollTimer = null;
+      if (!this.following) return;
+      if (!document.hidden) await this.refresh();
+      if (this.data && isTerminalRun(this.data.run.status)) {
+        this.unfollow("run ended");
+        return;
+      }
+      this.pollTimer = setTimeout(tick, this.floor);
+    };
+    this.pollTimer = setTimeout(tick, this.floor);
+  }
+
+  // unfollow closes the stream or stops polling.
+  unfollow(why) {
+    this.following = false;
+    if (this.events) { this.events.close(); this.events = null; }
+    if (this.pollTimer) { clearTimeout(this.pollTimer); this.pollTimer = null; }
+    this.setLive("", why);
+  }
+
+  setLive(cls, text) {
+    const live = document.getElementById("live");
+    live.hidden = false;
+    live.className = "live " + cls;
+    live.textContent = text;
   }
 
   // apply brings one event into the page at once (the task's class in the
@@ -197,6 +226,13 @@ class RunPage {
     } else if (ev.runStatus && this.data) {
       this.data.run.status = ev.runStatus;
       this.renderHead();
+      // The run's end is its last event: reread it once more and let go.
+      if (isTerminalRun(ev.runStatus)) {
+        this.unfollow("run ended");
+        this.refresh();
+        this.loadSVG();
+        return;
+      }
     }
     this.refreshSoon();
   }
@@ -255,6 +291,7 @@ class RunPage {
       notice(action === "cancel" ? "Run cancelled." : "Run replayed.");
       await this.refresh();
       await this.loadSVG();
+      this.follow();
     } catch (err) {
       notice(describe(err), "error");
     }
