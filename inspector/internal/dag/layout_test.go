@@ -313,3 +313,36 @@ func TestLayoutKeepsColumnsStraight(t *testing.T) {
 	}
 	checkGeometry(t, d)
 }
+
+// TestLayoutTransposeCutsCrossings: swapping neighbours after the
+// barycentre sweeps leaves fewer crossings, here about a quarter fewer
+// over 50 random graphs (a graph may end with one or two more, as the
+// sweeps then start from another order).
+func TestLayoutTransposeCutsCrossings(t *testing.T) {
+	t.Parallel()
+	crossings := func(g *Graph, budget int) int {
+		_, a, err := index(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		layer, n, _, _ := longestPath(a)
+		boxes, boxOf := siblingBoxes(a, layer, n, 1000)
+		p, err := newPlan(boxLinks(a, boxes, boxOf), layer, n, MaxSegments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.transposeLeft = budget
+		p.order(orderPasses)
+		return p.crossings()
+	}
+	with, without := 0, 0
+	for seed := range uint64(50) {
+		g := randomDAG(seed, 150, 4)
+		with += crossings(g, transposeBudget)
+		without += crossings(g, 0)
+	}
+	if with*5 > without*4 {
+		t.Fatalf("%d crossings with transpose, %d without: not a fifth fewer", with, without)
+	}
+	t.Logf("%d crossings with transpose, %d without", with, without)
+}

@@ -28,7 +28,8 @@ type plan struct {
 	layers [][]int32 // item indexes per layer, in order
 	routes []route
 
-	scratch []float64 // for target
+	scratch       []float64 // for target
+	transposeLeft int       // of transposeBudget
 }
 
 // newPlan puts each box in its layer and a dummy in every layer a link
@@ -45,7 +46,7 @@ func newPlan(links *adjGraph, layer []int32, layers, maxSegments int) (*plan, er
 	if segments > maxSegments {
 		return nil, errTooLarge("%d link segments, more than %d", segments, maxSegments)
 	}
-	p := &plan{items: make([]item, nb, nb+segments), layers: make([][]int32, layers)}
+	p := &plan{items: make([]item, nb, nb+segments), layers: make([][]int32, layers), transposeLeft: transposeBudget}
 	for b := range nb {
 		p.items[b] = item{box: int32(b), layer: layer[b]}
 		p.layers[layer[b]] = append(p.layers[layer[b]], int32(b))
@@ -89,6 +90,7 @@ func (p *plan) order(passes int) {
 		for l := len(p.layers) - 2; l >= 0; l-- {
 			p.sortLayer(l, false)
 		}
+		p.transpose()
 		if c := p.crossings(); c < best {
 			best, saved = c, p.positions()
 		}
@@ -99,6 +101,55 @@ func (p *plan) order(passes int) {
 			p.items[id].pos = int32(i)
 		}
 	}
+}
+
+// transposeBudget bounds the link pairs transpose compares over one
+// layout, so a large graph (or a box with thousands of links) costs a few
+// milliseconds more at most.
+const transposeBudget = 500_000
+
+// transpose swaps neighbours within layers while a swap cuts the
+// crossings of their links with the layers above and below: the local
+// fix barycentres miss when two boxes tie or pull both ways.
+func (p *plan) transpose() {
+	budget := &p.transposeLeft
+	for improved := true; improved && *budget > 0; {
+		improved = false
+		for _, ids := range p.layers {
+			for i := 0; i+1 < len(ids) && *budget > 0; i++ {
+				u, v := ids[i], ids[i+1]
+				keep, swap := p.pairCrossings(u, v, budget), p.pairCrossings(v, u, budget)
+				if swap < keep {
+					ids[i], ids[i+1] = v, u
+					p.items[u].pos, p.items[v].pos = int32(i+1), int32(i)
+					improved = true
+				}
+			}
+		}
+	}
+}
+
+// pairCrossings counts the crossings between u's links and v's, with u
+// left of v, charging the pairs compared to budget.
+func (p *plan) pairCrossings(u, v int32, budget *int) int {
+	a, b := &p.items[u], &p.items[v]
+	c := 0
+	for _, x := range a.up {
+		for _, y := range b.up {
+			if p.items[x].pos > p.items[y].pos {
+				c++
+			}
+		}
+	}
+	for _, x := range a.down {
+		for _, y := range b.down {
+			if p.items[x].pos > p.items[y].pos {
+				c++
+			}
+		}
+	}
+	*budget -= len(a.up)*len(b.up) + len(a.down)*len(b.down)
+	return c
 }
 
 func (p *plan) positions() [][]int32 {
