@@ -65,7 +65,7 @@ type Point struct{ X, Y float64 }
 // Box is one task drawn.
 type Box struct {
 	Node
-	Layer, Pos int     // layer from the roots, position within the layer
+	Layer, Pos int     // layer from the roots, position among the layer's boxes (tasks and groups)
 	X, Y, W, H float64 // top-left corner and size
 }
 
@@ -187,11 +187,13 @@ func (p *plan) diagram(g *Graph, boxes []box, names map[string]int32) *Diagram {
 	d.Height = layerTop(int32(len(p.layers))) - layerGap + margin
 	ids := make([]string, len(boxes))
 	for _, layerIDs := range p.layers {
+		pos := -1 // among the layer's boxes, link slots left out
 		for _, id := range layerIDs {
 			it := &p.items[id]
 			if it.box < 0 {
 				continue
 			}
+			pos++
 			b := &boxes[it.box]
 			x, y := it.x+shift-BoxWidth/2, layerTop(it.layer)
 			if !b.group {
@@ -200,7 +202,7 @@ func (p *plan) diagram(g *Graph, boxes []box, names map[string]int32) *Diagram {
 					n.Label = n.ID
 				}
 				ids[it.box] = n.ID
-				d.Boxes = append(d.Boxes, Box{Node: n, Layer: int(it.layer), Pos: int(it.pos), X: x, Y: y, W: BoxWidth, H: BoxHeight})
+				d.Boxes = append(d.Boxes, Box{Node: n, Layer: int(it.layer), Pos: pos, X: x, Y: y, W: BoxWidth, H: BoxHeight})
 				continue
 			}
 			gr := newGroup(g, b)
@@ -211,7 +213,7 @@ func (p *plan) diagram(g *Graph, boxes []box, names map[string]int32) *Diagram {
 				gr.ID += "+"
 			}
 			names[gr.ID] = -1
-			gr.Layer, gr.Pos, gr.X, gr.Y, gr.W, gr.H = int(it.layer), int(it.pos), x, y, BoxWidth, BoxHeight
+			gr.Layer, gr.Pos, gr.X, gr.Y, gr.W, gr.H = int(it.layer), pos, x, y, BoxWidth, BoxHeight
 			ids[it.box] = gr.ID
 			d.Groups = append(d.Groups, gr)
 		}

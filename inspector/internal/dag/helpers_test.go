@@ -61,15 +61,12 @@ func order(d *Diagram) [][]string {
 	for _, g := range d.Groups {
 		put(g.Layer, g.Pos, g.ID)
 	}
-	// Positions count link slots too: drop the gaps they leave.
 	for l, ids := range out {
-		kept := ids[:0]
-		for _, id := range ids {
-			if id != "" {
-				kept = append(kept, id)
+		for p, id := range ids {
+			if id == "" {
+				panic(fmt.Sprintf("layer %d has no box at %d: %v", l, p, ids))
 			}
 		}
-		out[l] = kept
 	}
 	return out
 }
