@@ -84,7 +84,7 @@ type Group struct {
 	Members    []string     // member IDs: along the chain, else in the graph's order
 	State      string       // the worst member state (see StateRank)
 	Counts     []StateCount // per state, worst first
-	Layer, Pos int
+	Layer, Pos int          // as for a Box
 	X, Y, W, H float64
 }
 

@@ -7,8 +7,8 @@ import (
 
 // box is one thing drawn in a layer: a task, or a group of tasks.
 type box struct {
-	members []int32 // node indexes, in input order
-	group   bool    // drawn as a group, even with one member left
+	members []int32 // node indexes: in input order, along the path for a chain
+	group   bool    // drawn as a group (of two members or more)
 	chain   bool    // a group made of a chain's middle
 }
 
