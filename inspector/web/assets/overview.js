@@ -33,7 +33,12 @@ export async function render(main) {
 
 function view(o) {
   const out = [];
-  for (const n of o.notices || []) out.push(inlineNotice((n.section ? n.section + ": " : "") + n.message, n.code === "unsupported" ? "" : "error"));
+  for (const n of o.notices || []) {
+    const text = n.section === "series" && n.code === "unsupported"
+      ? "The charts of throughput and failures need the store's stats (WithStats of memstore or redisstore): " + n.message
+      : (n.section ? n.section + ": " : "") + n.message;
+    out.push(inlineNotice(text, n.code === "unsupported" ? "" : "error"));
+  }
 
   const q = o.queues || {};
   const nodes = o.nodes || {};

@@ -27,9 +27,17 @@ export async function render(main, runID, task) {
     replace(main, ...view(d, runID));
     return TERMINAL.includes(d.task && d.task.status);
   };
+  const live = document.getElementById("live");
+  const status = (done) => {
+    live.hidden = false;
+    live.className = done ? "live" : "live poll";
+    live.textContent = done ? "task ended" : "refreshing every " + dur(floor);
+  };
   let done = await load();
+  status(done);
   const tick = async () => {
     if (!document.hidden) done = await load();
+    status(done);
     if (!done) setTimeout(tick, floor);
   };
   if (!done) setTimeout(tick, floor);
