@@ -106,8 +106,9 @@ func TestRunPagePolls(t *testing.T) {
 	env.checkNoErrors(t)
 }
 
-// TestPagesRender opens the overview, the runs page and a task page and
-// checks each shows its content without a script error.
+// TestPagesRender opens the overview, the runs page, a task page and the
+// page of an unknown run, and checks each shows its content (or says the
+// run is not found) without a script error.
 func TestPagesRender(t *testing.T) {
 	env := start(t, nil)
 	run := env.submit(t)
@@ -122,6 +123,9 @@ func TestPagesRender(t *testing.T) {
 	open(t, ctx, env.srv.URL+prefix+"/runs/"+url.PathEscape(run.ID)+"/tasks/validate")
 	waitFor(t, ctx, `.logs .log-line`)
 	waitText(t, ctx, "h1", "validate")
+	// An unknown run is said so, not shown as an empty page.
+	open(t, ctx, env.pageURL("no-such-run"))
+	waitText(t, ctx, "#notice", "Not found")
 	env.checkNoErrors(t)
 }
 
