@@ -60,9 +60,9 @@
 // notice instead of a drawing. Time is about linear in tasks plus edges,
 // with a log factor from sorting, times the few sweeps over what is drawn:
 // a 10,000-task fan-out or chain (grouped into three boxes) is laid out
-// in under 5 ms on one core; the worst case, 2,000 tasks drawn box by box
-// with close to 20,000 link segments, in about 40 ms, and 25 ms more to
-// write its SVG (BenchmarkLayout*).
+// and written in 2.5 to 6 ms on one core of a busy 2-core machine; the
+// worst case, 2,000 tasks drawn box by box with close to 20,000 link
+// segments, in 30 to 60 ms, its 2 MB of SVG included (BenchmarkLayout*).
 //
 // # SVG
 //
