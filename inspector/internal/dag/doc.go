@@ -63,6 +63,9 @@
 // and written in 2.5 to 6 ms on one core of a busy 2-core machine; the
 // worst case, 2,000 tasks drawn box by box with close to 20,000 link
 // segments, in 30 to 60 ms, its 2 MB of SVG included (BenchmarkLayout*).
+// Sibling refinement takes one pass per layer a difference climbs: 100
+// parallel chains of 100 tasks, one with an extra child at its end, take
+// 100 passes, about 45 ms.
 //
 // # SVG
 //
