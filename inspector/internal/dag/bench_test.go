@@ -1,6 +1,7 @@
 package dag
 
 import (
+	"fmt"
 	"io"
 	"testing"
 )
@@ -48,4 +49,24 @@ func BenchmarkLayoutSVGChain10k(b *testing.B) { benchLayoutSVG(b, chain(10000), 
 
 func BenchmarkLayoutSVGRandom2k(b *testing.B) {
 	benchLayoutSVG(b, randomDAG(1, 2000, 12), Options{MaxLayerWidth: 2000})
+}
+
+// BenchmarkLayoutCascade10k is the sibling refinement's slow case: 100
+// parallel chains of 100 tasks under one root, the first with an extra
+// child at its end, a difference that splits one layer per pass.
+func BenchmarkLayoutCascade10k(b *testing.B) {
+	g := &Graph{Nodes: []Node{{ID: "root"}, {ID: "extra"}}}
+	for l := range 100 {
+		for i := range 100 {
+			id := fmt.Sprint(l, "-", i)
+			g.Nodes = append(g.Nodes, Node{ID: id})
+			from := "root"
+			if l > 0 {
+				from = fmt.Sprint(l-1, "-", i)
+			}
+			g.Edges = append(g.Edges, Edge{From: from, To: id})
+		}
+	}
+	g.Edges = append(g.Edges, Edge{From: "99-0", To: "extra"})
+	benchLayout(b, g, Options{})
 }
