@@ -33,6 +33,9 @@ type env struct {
 	thrown []string
 }
 
+// start runs the Scheduler and serves the view (built with opts after the
+// tests' refresh floor) under prefix; wrap, when given, stands in front of
+// the view, as a proxy would. Everything stops with the test.
 func start(t *testing.T, wrap func(http.Handler) http.Handler, opts ...inspector.Option) *env {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -56,6 +56,9 @@ class RunPage {
   // classes it brings in line with the answer.
   async refresh(first) {
     const began = performance.now();
+    // The events that come while the answer is on its way (see apply).
+    const during = [];
+    this.during = during;
     let d;
     try {
       d = await get("runs/" + encodeURIComponent(this.id));
@@ -63,10 +66,13 @@ class RunPage {
       if (first) throw err;
       notice(describe(err), "error");
       return;
+    } finally {
+      if (this.during === during) this.during = null;
     }
     notice("");
     this.data = d;
     this.tasks = new Map((d.tasks || []).map((t) => [t.name, t]));
+    for (const ev of during) this.apply(ev, true);
     this.renderHead();
     this.renderTimeline();
     this.renderTable();
@@ -199,13 +205,20 @@ class RunPage {
   // apply brings one event into the page at once (the task's class in the
   // SVG, its row), and asks for a throttled reread for the rest (attempts,
   // durations, the timeline).
-  apply(ev) {
+  //
+  // An event that comes while a reread is on its way may be newer than the
+  // answer: it is kept and applied again on top of the answer (replaying,
+  // quietly), so the page never steps back to an older state; the stream
+  // brings anything newer after it.
+  apply(ev, replaying) {
     // After a replay, an event of an earlier generation is history.
     const gen = this.data ? this.data.run.generation || 0 : 0;
     if (typeof ev.generation === "number" && ev.generation < gen) return;
+    if (!replaying && this.during) this.during.push(ev);
     if (ev.task) {
       const t = this.tasks.get(ev.task);
       if (!t) {
+        if (replaying) return;
         // A task the page does not know yet: reread the run and redraw.
         this.refreshSoon();
         this.reloadSVGSoon();
@@ -226,6 +239,7 @@ class RunPage {
     } else if (ev.runStatus && this.data) {
       this.data.run.status = ev.runStatus;
       this.renderHead();
+      if (replaying) return;
       // The run's end is its last event: reread it once more and let go.
       if (isTerminalRun(ev.runStatus)) {
         this.unfollow("run ended");
@@ -234,7 +248,7 @@ class RunPage {
         return;
       }
     }
-    this.refreshSoon();
+    if (!replaying) this.refreshSoon();
   }
 
   // paintTask sets the state class of a task's box. A task drawn inside a
