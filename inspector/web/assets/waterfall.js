@@ -20,12 +20,33 @@ export function waterfall(run, tasks, runID) {
     const s = parseTime(t.startedAt), e = end(t), q = queued(t);
     const track = h("div", { class: "track" });
     if (q !== null && q < s) track.append(place(h("div", { class: "wait", title: "waited " + dur(s - q) }), pct(q), pct(s)));
-    const attempts = (t.attempts || []).length;
-    track.append(place(h("div", {
-      class: "bar state-" + cls(t.status),
-      title: t.name + ": " + t.status + ", " + time(t.startedAt) + " → " + (parseTime(t.endedAt) ? time(t.endedAt) : "now") +
-        (attempts > 1 ? ", " + attempts + " attempts" : ""),
-    }), pct(s), pct(e)));
+    const attempts = t.attempts || [];
+    if (attempts.length > 1 || (attempts.length === 1 && !isFinal(t.status, attempts[0]))) {
+      // One segment per finished attempt, coloured by its outcome, then
+      // the attempt under way (after its backoff) to now.
+      let last = s, prevEnd = null;
+      for (const a of attempts) {
+        const as = parseTime(a.startedAt), ae = parseTime(a.endedAt);
+        if (as === null || ae === null) continue;
+        // The backoff (or the wait in the queue) between two attempts.
+        if (prevEnd !== null && as > prevEnd) track.append(place(h("div", { class: "wait", title: "waited " + dur(as - prevEnd) }), pct(prevEnd), pct(as)));
+        prevEnd = ae;
+        track.append(place(h("div", {
+          class: "bar state-" + (OUTCOME_STATE[a.outcome] || "pending"),
+          title: t.name + ", attempt " + a.attempt + ": " + a.outcome + " after " + dur(ae - as) + (a.error ? " — " + a.error : ""),
+        }), pct(as), pct(ae)));
+        last = ae + (a.retryDelayMs || 0);
+      }
+      if (isActive(t.status) && prevEnd !== null && last > prevEnd) track.append(place(h("div", { class: "wait", title: "backoff" }), pct(prevEnd), pct(Math.min(last, now))));
+      if (isActive(t.status) && t.status !== "pending" && now > last) {
+        track.append(place(h("div", { class: "bar state-" + cls(t.status), title: t.name + ": " + t.status + ", attempt " + (t.attempt || "") }), pct(last), pct(now)));
+      }
+    } else {
+      track.append(place(h("div", {
+        class: "bar state-" + cls(t.status),
+        title: t.name + ": " + t.status + ", " + time(t.startedAt) + " → " + (parseTime(t.endedAt) ? time(t.endedAt) : "now"),
+      }), pct(s), pct(e)));
+    }
     return h("div", { class: "wf-row" },
       h("a", { class: "name", href: taskHref(runID, t.name), title: t.name }, t.name),
       track,
@@ -42,6 +63,14 @@ export function waterfall(run, tasks, runID) {
 function queued(t) {
   const a = (t.attempts || [])[0];
   return parseTime(a && a.queuedAt) ?? null;
+}
+
+// The task state whose colour an attempt's outcome takes.
+const OUTCOME_STATE = { succeeded: "succeeded", retry: "retrying", failed: "failed", "timed out": "failed", crashed: "dead", cancelled: "cancelled", released: "pending" };
+
+// isFinal reports whether a task's one attempt is the whole of it.
+function isFinal(status, a) {
+  return !isActive(status) && a.outcome !== "retry" && a.outcome !== "released" && a.outcome !== "crashed";
 }
 
 function isActive(st) { return st === "running" || st === "retrying" || st === "ready" || st === "pending"; }
