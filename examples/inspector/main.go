@@ -47,6 +47,9 @@ func main() {
 }
 
 func run(ctx context.Context, addr string, write bool, out io.Writer) error {
+	// stop ends everything: the submits, the Scheduler and the requests.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	// Stats on, so the overview draws throughput and failures per minute.
 	st, err := memstore.New(memstore.WithStats(0))
@@ -84,7 +87,8 @@ func run(ctx context.Context, addr string, write bool, out io.Writer) error {
 		return err
 	}
 	// Requests take their context from ctx, so the view's event streams
-	// end when the command stops.
+	// end when the command stops (Shutdown waits for requests, and a
+	// stream ends only with its request's context).
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	served := make(chan error, 1)
@@ -94,6 +98,7 @@ func run(ctx context.Context, addr string, write bool, out io.Writer) error {
 	ran := make(chan error, 1)
 	go func() { ran <- s.Run(ctx) }()
 	submitErr := submitLoop(ctx, s)
+	stop() // a submit that failed stops the rest as well
 
 	shutCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
