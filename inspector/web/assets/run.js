@@ -139,8 +139,15 @@ class RunPage {
     this.events = es;
     // failures counts the errors since the stream last opened.
     let failures = 0;
-    es.onopen = () => { failures = 0; this.setLive("on", "live"); };
-    es.onerror = () => {
+    es.onopen = () => { failures = 0; this.setLive("on", "live"); notice(""); };
+    es.onerror = (e) => {
+      // The server's own "error" event (the store failed mid-stream) comes
+      // here too, with data: say it; the stream then ends and reconnects.
+      if (e && typeof e.data === "string" && e.data) {
+        let msg = e.data;
+        try { const body = JSON.parse(e.data); msg = (body.error || body).message || msg; } catch (_) { /* text */ }
+        notice("The live updates stopped: " + msg + ". Reconnecting…", "error");
+      }
       // A stream the server refused (501 on a store without events, 404,
       // 403) is closed for good; a broken one reconnects by itself,
       // resending Last-Event-ID. One that keeps failing before it opens (a
