@@ -78,6 +78,16 @@ func waitFor(t *testing.T, ctx context.Context, sel string) {
 	}
 }
 
+// waitVisible waits until an element matching the CSS selector is shown.
+func waitVisible(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(sel))); err != nil {
+		t.Fatalf("waiting to see %s: %v\n%s", sel, err, pageState(ctx))
+	}
+}
+
 // waitText waits until the element's text contains want.
 func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Helper()

@@ -35,10 +35,11 @@ func TestRunPageLive(t *testing.T) {
 	env.watch(ctx)
 
 	open(t, ctx, env.pageURL(run.ID))
+	mark(t, ctx)
+	waitVisible(t, ctx, `#dag svg.dag`)
 	waitFor(t, ctx, `g.task[data-task="parse"].state-running`)
 	waitFor(t, ctx, `g.task[data-task="validate"].state-running`)
 	waitText(t, ctx, "#live", "live")
-	mark(t, ctx)
 
 	env.release("parse")
 	waitFor(t, ctx, `g.task[data-task="parse"].state-succeeded`)
