@@ -115,13 +115,20 @@ function table(page, f, cursor, limit) {
       h("th", null, "Tasks"), h("th", null, "Tenant"), h("th", null, "Service"), h("th", null, "Created"), h("th", { class: "num" }, "Duration"))),
     h("tbody", null, runs.map((r) => h("tr", null,
       h("td", null, h("a", { class: "mono", href: runHref(r.id) }, r.id), r.key ? h("div", { class: "small muted" }, r.key) : null),
-      h("td", null, r.workflow, r.generation ? h("span", { class: "small muted" }, " · replay " + r.generation) : null),
+      h("td", null, filterLink(f, "workflow", r.workflow), r.generation ? h("span", { class: "small muted" }, " · replay " + r.generation) : null),
       h("td", null, badge(r.status)),
       h("td", { class: "nowrap" }, tasksSummary(r)),
-      h("td", null, r.tenant || ""), h("td", null, r.service || ""),
+      h("td", null, filterLink(f, "tenant", r.tenant)), h("td", null, filterLink(f, "service", r.service)),
       h("td", { class: "nowrap", title: time(r.createdAt) }, ago(r.createdAt)),
       h("td", { class: "num" }, parseTime(r.endedAt) ? dur(r.durationMs || 0) : ""))))),
     pager];
+}
+
+// filterLink shows a value that, clicked, narrows the list to it.
+function filterLink(f, key, value) {
+  if (!value) return "";
+  if (f[key] === value) return value;
+  return h("a", { class: "filter-link", href: "runs" + query(f, { [key]: value }), title: "only " + key + " " + value }, value);
 }
 
 export function tasksSummary(r) {
