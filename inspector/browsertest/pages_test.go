@@ -3,9 +3,12 @@ package browsertest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"testing"
+	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/plaitdag/plait"
@@ -83,4 +86,71 @@ func TestPagesEscape(t *testing.T) {
 	waitText(t, ctx, "pre.block", hostile)
 	check("task page")
 	env.checkNoErrors(t)
+}
+
+// TestRunsPageFiltersAndPages filters the runs page from its form, finds
+// the filter in the URL, and pages through the result by cursor.
+func TestRunsPageFiltersAndPages(t *testing.T) {
+	env := start(t, nil)
+	for range 3 {
+		env.submit(t)
+	}
+	other, err := env.s.Submit(context.Background(), plait.NewWorkflow("other").Task("only", "quick", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	env.watch(ctx)
+
+	open(t, ctx, env.srv.URL+prefix+"/runs")
+	waitText(t, ctx, "#run-count", "4 runs")
+	if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`form.filters input[name="workflow"]`), "nightly-import")); err != nil {
+		t.Fatal(err)
+	}
+	clickAndLoad(t, ctx, `form.filters button[type="submit"]`)
+	waitText(t, ctx, "#run-count", "3 runs")
+	href, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.search`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if href != "?workflow=nightly-import" {
+		t.Fatalf("the filter is not in the URL: %q", href)
+	}
+	if n := count(t, ctx, `table.runs a[href="runs/`+other.ID+`"]`); n != 0 {
+		t.Fatalf("the filtered list shows the other workflow's run")
+	}
+
+	// Two pages of two runs and one.
+	open(t, ctx, env.srv.URL+prefix+"/runs?workflow=nightly-import&limit=2")
+	waitFor(t, ctx, `table.runs tbody tr`)
+	if n := count(t, ctx, `table.runs tbody tr`); n != 2 {
+		t.Fatalf("the first page shows %d runs, want 2", n)
+	}
+	clickAndLoad(t, ctx, `.pager a[rel="next"]`)
+	waitFor(t, ctx, `.pager a[href^="runs?workflow=nightly-import"]:not([rel])`) // "First page"
+	waitFor(t, ctx, `table.runs tbody tr`)
+	if n := count(t, ctx, `table.runs tbody tr`); n != 1 {
+		t.Fatalf("the second page shows %d runs, want 1", n)
+	}
+	env.checkNoErrors(t)
+}
+
+func count(t *testing.T, ctx context.Context, sel string) int {
+	t.Helper()
+	n, err := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, sel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// clickAndLoad clicks an element that leads to another page and waits for
+// that page's load.
+func clickAndLoad(t *testing.T, ctx context.Context, sel string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(wctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(sel)))); err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
 }
