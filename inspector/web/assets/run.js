@@ -309,10 +309,10 @@ class RunPage {
     if (!window.confirm(question)) return;
     try {
       await post("runs/" + encodeURIComponent(this.id) + "/" + action, body);
-      notice(action === "cancel" ? "Run cancelled." : "Run replayed.");
       await this.refresh();
       await this.loadSVG();
       this.follow();
+      notice(action === "cancel" ? "Run cancelled." : "Run replayed.");
     } catch (err) {
       notice(describe(err), "error");
     }

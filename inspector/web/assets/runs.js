@@ -46,7 +46,7 @@ export async function render(main) {
       STATUSES.map((st) => h("label", null, h("input", { type: "checkbox", name: "status", value: st, checked: (f.status || []).includes(st) }), st))),
     TEXT_FILTERS.map(([k, label]) => h("label", null, label, h("input", { type: "text", name: k, value: f[k] || "", size: k === "error" ? 22 : 14 }))),
     TIME_FILTERS.map(([k, label]) => h("label", null, label, h("input", { type: "datetime-local", name: k, value: localInput(f[k]) }))),
-    h("label", null, "Per page", h("select", { name: "limit" }, [25, 50, 100, 200].map((n) => h("option", { value: n, selected: n === limit }, n)))),
+    h("label", null, "Per page", h("select", { name: "limit" }, [...new Set([25, 50, 100, 200, limit])].sort((a, b) => a - b).map((n) => h("option", { value: n, selected: n === limit }, n)))),
     h("button", { type: "submit" }, "Apply"),
     h("a", { href: "runs" }, "Clear"));
   // The form's own submission would send local times; turn them into RFC
