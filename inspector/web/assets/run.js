@@ -241,6 +241,9 @@ class RunPage {
         if (ev.error) t.error = ev.error;
         if (ev.taskStatus !== "ready") t.waitingFor = "";
         this.paintTask(t.name, t.status, false);
+        // A box's second line (attempts, duration) is the server's: redraw
+        // when a task ends, throttled like any reload.
+        if (!replaying && isTerminalTask(t.status)) this.reloadSVGSoon();
       }
       this.updateRow(t);
     } else if (ev.runStatus && this.data) {
