@@ -195,4 +195,6 @@ type StoreEvent struct {
 	WaitingFor string
 	// Progress is the report, for [EventTaskProgress]; nil otherwise.
 	Progress *TaskProgress
+	// Note is the text of an [EventRunNote] event; empty otherwise.
+	Note string
 }
