@@ -37,15 +37,17 @@ func (e *TransitionError) Error() string {
 // Is matches [ErrIllegalTransition].
 func (e *TransitionError) Is(target error) bool { return target == ErrIllegalTransition }
 
-// The rows of the status machine. Stores check them on every move of every
+// The rows of the status machine. A ready or retrying task may be
+// skipped only by an operator's control ([TaskControlStore]): nothing else
+// skips a task that was made due. Stores check them on every move of every
 // task, so they are looked up by a switch (no hashing) and never copied on
 // the way; Next hands out copies.
 var (
 	fromNewTask  = []TaskStatus{TaskPending, TaskReady}
 	fromPending  = []TaskStatus{TaskReady, TaskSkipped, TaskCancelled}
-	fromReady    = []TaskStatus{TaskRunning, TaskCancelled}
+	fromReady    = []TaskStatus{TaskRunning, TaskSkipped, TaskCancelled}
 	fromRunning  = []TaskStatus{TaskSucceeded, TaskFailed, TaskRetrying, TaskReady, TaskDead, TaskCancelled}
-	fromRetrying = []TaskStatus{TaskReady, TaskCancelled}
+	fromRetrying = []TaskStatus{TaskReady, TaskSkipped, TaskCancelled}
 
 	fromNewRun     = []RunStatus{RunPending}
 	fromRunPending = []RunStatus{RunRunning, RunCancelled}
