@@ -197,6 +197,10 @@ type CountResult struct {
 	// Capped reports that the query matched more than [QueryMax] items
 	// (N is then QueryMax): Apply refuses such a target.
 	Capped bool `json:"capped"`
+	// Skipped is the number of a selection's items the action does not
+	// apply to now (unknown, or in another state); a query keeps only
+	// the items it applies to.
+	Skipped int `json:"skipped"`
 }
 
 // Options steer [Apply].
@@ -234,6 +238,9 @@ type Item struct {
 	Err error `json:"-"`
 	// Runs are the runs a schedule.trigger or backfill created.
 	Runs []string `json:"runs,omitempty"`
+
+	gen   int64    // a run's generation as resolved (run.replay)
+	tasks []string // a run.replay selection's tasks of the run
 }
 
 // Report is what [Apply] did.
@@ -245,10 +252,15 @@ type Report struct {
 	Done   int    `json:"done"`
 	Failed int    `json:"failed"`
 	Items  []Item `json:"items"`
+	// Skipped are the selection's items left out, each with why
+	// (ErrNotFound, ErrNotApplicable).
+	Skipped []Item `json:"skipped,omitempty"`
 	// Noted is the number of run notes written; NotesUnsupported tells
 	// the store keeps none.
 	Noted            int  `json:"noted"`
 	NotesUnsupported bool `json:"notesUnsupported,omitempty"`
+	// NoteErrors is the number of notes the store failed to write.
+	NoteErrors int `json:"noteErrors,omitempty"`
 }
 
 // Errors.
@@ -259,6 +271,10 @@ var (
 	// ErrReasonRequired is answered by Apply for a query without a
 	// reason; it wraps ErrInvalidArgument.
 	ErrReasonRequired = fmt.Errorf("%w: a query action needs a reason", ErrInvalidArgument)
+	// ErrNotApplicable is why a selection's item is left out: its state
+	// is not one the action applies to (a finished run to cancel, a
+	// running task to skip). It wraps ErrInvalidArgument.
+	ErrNotApplicable = fmt.Errorf("%w: the action does not apply", ErrInvalidArgument)
 )
 
 // TooManyError is Apply's refusal of a target larger than Options.Max.
