@@ -166,6 +166,11 @@ type Target struct {
 	// From and To are the range of a schedule.backfill: the instants at
 	// or after From and before To.
 	From, To time.Time
+	// Generation, when set, is the generation a run.replay of one run
+	// replays from (the one the caller read): a replay sent twice then
+	// opens one generation. Unset, each run replays from its current
+	// generation.
+	Generation *int64
 }
 
 // IsQuery reports whether t is a query (Runs or DeadLetters): such an

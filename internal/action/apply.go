@@ -140,7 +140,11 @@ func (r *run) one(ctx context.Context, it Item) ([]string, error) {
 	case RunCancel:
 		_, err = s.RunCancel(ctx, it.ID)
 	case RunReplay:
-		_, err = s.RunReplay(ctx, it.ID, it.gen, it.tasks...)
+		gen := it.gen
+		if r.target.Generation != nil {
+			gen = *r.target.Generation
+		}
+		_, err = s.RunReplay(ctx, it.ID, gen, it.tasks...)
 	case RunNote:
 		err = s.RunNote(ctx, it.ID, r.noteText())
 		if err == nil {

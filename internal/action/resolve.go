@@ -72,6 +72,9 @@ func checkTarget(action Action, t Target) error {
 	if !ok {
 		return invalid("%s does not take this form of target", action)
 	}
+	if t.Generation != nil && (action != RunReplay || len(t.IDs)+len(refRuns(t.Refs)) != 1) {
+		return invalid("a generation is given for a run.replay of one run only")
+	}
 	if action == ScheduleBackfill && (t.From.IsZero() || t.To.IsZero() || !t.From.Before(t.To)) {
 		return invalid("schedule.backfill needs a range, from before to")
 	}
