@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"flag"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/plaitdag/plait/internal/action"
+)
+
+func scheduleCommands() []command {
+	return []command{
+		{path: "schedules ls", short: "list schedules: spec, next and last fire, paused", flags: schedulesList},
+		{path: "schedules pause", args: "SCHEDULE...", short: "stop schedules firing", flags: namedAction(action.SchedulePause, "schedule names")},
+		{path: "schedules resume", args: "SCHEDULE...", short: "let schedules fire again", flags: namedAction(action.ScheduleResume, "schedule names")},
+		{path: "schedules trigger", args: "SCHEDULE...", short: "fire schedules once now", flags: namedAction(action.ScheduleTrigger, "schedule names")},
+		{path: "schedules backfill", args: "SCHEDULE...", short: "fire schedules at each instant of -from to -to they missed", flags: schedulesBackfill},
+	}
+}
+
+type scheduleJSON struct {
+	Name          string `json:"name"`
+	Spec          string `json:"spec"`
+	TimeZone      string `json:"timeZone,omitempty"`
+	Paused        bool   `json:"paused"`
+	Tenant        string `json:"tenant,omitempty"`
+	Service       string `json:"service,omitempty"`
+	NextFire      stamp  `json:"nextFire,omitzero"`
+	LastFire      stamp  `json:"lastFire,omitzero"`
+	LastRunID     string `json:"lastRunId,omitempty"`
+	LastRunStatus string `json:"lastRunStatus,omitempty"`
+	Version       int64  `json:"version"`
+}
+
+func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
+	return func(e *env, args []string) error {
+		if err := wantArgs(args, 0, "no argument"); err != nil {
+			return err
+		}
+		s, err := e.scheduler()
+		if err != nil {
+			return err
+		}
+		list, err := s.ScheduleList(e.ctx)
+		if err != nil {
+			return err
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+		out := make([]scheduleJSON, 0, len(list))
+		for _, sc := range list {
+			out = append(out, scheduleJSON{Name: sc.Name, Spec: sc.Spec, TimeZone: sc.TimeZone, Paused: sc.Paused, Tenant: sc.Tenant,
+				Service: sc.Service, NextFire: stamp(sc.NextFire), LastFire: stamp(sc.LastFire), LastRunID: sc.LastRunID,
+				LastRunStatus: string(sc.LastRunStatus), Version: sc.Version})
+		}
+		return e.emit(page[scheduleJSON]{Items: out}, func(w io.Writer) {
+			row(w, "SCHEDULE", "SPEC", "PAUSED", "NEXT", "LAST", "LAST RUN", "STATUS")
+			for _, sc := range list {
+				row(w, sc.Name, sc.Spec, yesNo(sc.Paused), when(sc.NextFire), when(sc.LastFire), sc.LastRunID, sc.LastRunStatus)
+			}
+		})
+	}
+}
+
+func schedulesBackfill(fs *flag.FlagSet) func(*env, []string) error {
+	from := fs.String("from", "", "the first instant: RFC 3339, a date or an age (24h)")
+	to := fs.String("to", "", "the end of the range, not included (same forms; default now)")
+	opts := actionFlags(fs)
+	return func(e *env, args []string) error {
+		if len(args) == 0 {
+			return usagef("want one or more schedule names")
+		}
+		now := time.Now()
+		t := action.Target{IDs: args}
+		var err error
+		if t.From, err = parseWhen(*from, now); err != nil || t.From.IsZero() {
+			return usagef("-from: want a time (RFC 3339, a date or an age)")
+		}
+		if t.To, err = parseWhen(*to, now); err != nil {
+			return usagef("-to: %v", err)
+		}
+		if t.To.IsZero() {
+			t.To = now
+		}
+		return e.act(action.ScheduleBackfill, t, opts)
+	}
+}
