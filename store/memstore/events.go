@@ -90,8 +90,9 @@ type evRec struct {
 	attempt int32
 	prio    store.Priority
 	// runEvent is set for a run's event, waiting for a task_waiting one,
-	// progress for a task_progress one (progress.go).
-	runEvent, waiting, progress bool
+	// progress for a task_progress one (progress.go), runNote with
+	// runEvent for a run_note, its text in note (run_note.go).
+	runEvent, waiting, progress, runNote bool
 }
 
 // initLocked makes the wake channel, once (New sets the cap).
@@ -180,6 +181,10 @@ func (e *evRec) event() store.StoreEvent {
 	ev := store.StoreEvent{
 		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.id, At: time.Unix(0, e.at).UTC(),
 		Workflow: r.workflow, Tenant: r.tenant, Service: r.service, Generation: r.gen,
+	}
+	if e.runNote {
+		ev.Type, ev.Note = store.EventRunNote, e.note
+		return ev
 	}
 	if e.runEvent {
 		ev.RunStatus = store.RunStatus(e.status)

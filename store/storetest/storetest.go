@@ -189,6 +189,9 @@ func capabilities() []suite {
 		{group{"ResultStore", testResults}, func(s store.Store) bool { _, ok := s.(store.ResultStore); return ok }},
 		{group{"PayloadStore", testPayloads}, func(s store.Store) bool { _, ok := s.(store.PayloadStore); return ok }},
 		{group{"RunSpecStore", testRunSpecs}, func(s store.Store) bool { _, ok := s.(store.RunSpecStore); return ok }},
+		{group{"TaskControlStore", testTaskControls}, func(s store.Store) bool { _, ok := s.(store.TaskControlStore); return ok }},
+		{group{"RunNoteStore", testRunNotes}, func(s store.Store) bool { _, ok := s.(store.RunNoteStore); return ok }},
+		{group{"RunDeleteManyStore", testRunDeleteMany}, func(s store.Store) bool { _, ok := s.(store.RunDeleteManyStore); return ok }},
 	}
 }
 
