@@ -20,7 +20,7 @@ func exportCommands() []command {
 
 func exportRuns(fs *flag.FlagSet) func(*env, []string) error {
 	from := fs.String("from", "", "the range's start (required): RFC 3339, a date or an age (24h)")
-	to := fs.String("to", "", "the range's end, not included (same forms; default now)")
+	to := fs.String("to", "", "the range's end, not included (same forms; default: none)")
 	by := fs.String("by", "end", "select runs by end time (finished runs) or by creation time: end or created")
 	format := fs.String("format", "", "jsonl or csv (default jsonl with -o json, csv with -o table)")
 	workflow := fs.String("workflow", "", "the workflow")
@@ -38,9 +38,6 @@ func exportRuns(fs *flag.FlagSet) func(*env, []string) error {
 		end, err := parseWhen(*to, now)
 		if err != nil {
 			return usagef("-to: %v", err)
-		}
-		if end.IsZero() {
-			end = now
 		}
 		f := plait.RunFilter{Workflow: *workflow, Service: *service, Tenant: *tenant}
 		switch *by {

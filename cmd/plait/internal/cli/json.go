@@ -19,6 +19,17 @@ func (t stamp) MarshalJSON() ([]byte, error) {
 	return []byte(`"` + time.Time(t).UTC().Format("2006-01-02T15:04:05.000Z07:00") + `"`), nil
 }
 
+// UnmarshalJSON reads a stamp back, for the programs (and tests) that
+// parse -o json.
+func (t *stamp) UnmarshalJSON(b []byte) error {
+	var tt time.Time
+	if err := tt.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	*t = stamp(tt)
+	return nil
+}
+
 func span(a, b time.Time) int64 {
 	if a.IsZero() || b.IsZero() || b.Before(a) {
 		return 0

@@ -57,15 +57,15 @@ func OpenRedis(ctx context.Context, c Conn) (*plait.Scheduler, error) {
 // user and password are the Redis ACL user's; c.Cluster reads a one-host
 // redis:// URL as a cluster seed.
 func RedisClient(c Conn) (redis.UniversalClient, error) {
-	u, err := url.Parse(c.Redis)
+	u, hostList, err := parseURL(c.Redis)
 	if err != nil {
-		return nil, fmt.Errorf("redis URL: %w", err)
+		return nil, err
 	}
 	base, kind, _ := strings.Cut(u.Scheme, "+")
 	if base != "redis" && base != "rediss" {
 		return nil, fmt.Errorf("redis URL scheme %q: want redis, rediss, redis+sentinel or redis+cluster", u.Scheme)
 	}
-	hosts := strings.Split(u.Host, ",")
+	hosts := strings.Split(hostList, ",")
 	for i, h := range hosts {
 		if h == "" {
 			return nil, fmt.Errorf("redis URL %q: an empty host", c.Redis)
@@ -119,4 +119,27 @@ func dbOf(s string) (int, error) {
 		return 0, fmt.Errorf("redis URL: database %q is not a number", s)
 	}
 	return db, nil
+}
+
+// parseURL parses a Redis URL whose host may be a comma list, which
+// net/url refuses: the list is cut out and answered apart.
+func parseURL(raw string) (*url.URL, string, error) {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, "", fmt.Errorf("redis URL %q: want scheme://host:port", raw)
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	auth := rest[:end]
+	userinfo, hosts := "", auth
+	if at := strings.LastIndex(auth, "@"); at >= 0 {
+		userinfo, hosts = auth[:at+1], auth[at+1:]
+	}
+	u, err := url.Parse(scheme + "://" + userinfo + "host" + rest[end:])
+	if err != nil {
+		return nil, "", fmt.Errorf("redis URL: %w", err)
+	}
+	return u, hosts, nil
 }
