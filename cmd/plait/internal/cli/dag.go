@@ -116,9 +116,9 @@ func drawDAG(w io.Writer, spec *plait.WorkflowSpec, run *plait.Run, width int) {
 			for k, d := range t.Deps {
 				parents[k] = d.Task
 			}
-			b := [3]string{clip(t.Name, boxWidth), clip(stateLine(run.Task(t.Name)), boxWidth), ""}
+			b := [3]string{cut(t.Name, boxWidth), cut(stateLine(run.Task(t.Name)), boxWidth), ""}
 			if len(parents) > 0 {
-				b[2] = clip("<- "+strings.Join(parents, ","), boxWidth)
+				b[2] = cut("<- "+strings.Join(parents, ","), boxWidth)
 			}
 			boxes[j] = b
 		}
@@ -179,4 +179,13 @@ func failures(run *plait.Run) string {
 		}
 	}
 	return b.String()
+}
+
+// cut cuts s to n runes, marking the cut.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "~"
 }

@@ -138,14 +138,36 @@ func (f *fixture) open(ctx context.Context, _ Conn) (*plait.Scheduler, error) {
 
 // syncBuffer is a buffer a command writes while the test reads it.
 type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	wrote chan struct{} // signalled (coalesced) on every write, when made
 }
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{wrote: make(chan struct{}, 1)} }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.wrote != nil {
+		select {
+		case b.wrote <- struct{}{}:
+		default:
+		}
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor waits until the buffer holds want, on the writes' signal.
+func (b *syncBuffer) waitFor(t *testing.T, want string) {
+	t.Helper()
+	limit := time.After(10 * time.Second)
+	for !strings.Contains(b.String(), want) {
+		select {
+		case <-b.wrote:
+		case <-limit:
+			t.Fatalf("no %q in:\n%s", want, b.String())
+		}
+	}
 }
 
 func (b *syncBuffer) String() string {

@@ -58,8 +58,10 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Second)
 	case d >= time.Second:
 		return d.Round(10 * time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(time.Millisecond)
 	}
-	return d.Round(time.Millisecond)
+	return d.Round(10 * time.Microsecond)
 }
 
 // clip cuts s to n runes for a table cell, on one line.
