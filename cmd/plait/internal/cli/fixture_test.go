@@ -219,3 +219,23 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// waitLetters waits until the store lists n dead letters, on the store's
+// events (a task's end is one).
+func (f *fixture) waitLetters(t *testing.T, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	sub, err := f.worker.Subscribe(ctx, &plait.SubscribeFilter{})
+	must(t, err)
+	for {
+		res, err := f.worker.DeadLetterList(ctx, plait.DeadLetterListParams{Limit: 10})
+		must(t, err)
+		if len(res.Letters) == n {
+			return
+		}
+		if _, err := sub.Next(ctx); err != nil {
+			t.Fatalf("waiting for %d dead letters: %v", n, err)
+		}
+	}
+}
