@@ -42,7 +42,7 @@ func TestConfig(t *testing.T) {
 		Events       bool
 	}
 	decode(t, do(newHandler(t, f.s), "GET", "/api/v1/config", nil), &c)
-	if c.Version != 1 || !c.ReadOnly || c.MinRefreshMs != 2000 || c.Actions["cancel"] || c.Actions["replay"] || !c.Events {
+	if c.Version != 1 || !c.ReadOnly || c.MinRefreshMs != 2000 || c.Actions[ActionRunCancel] || c.Actions[ActionRunReplay] || len(c.Actions) != len(Actions()) || !c.Events {
 		t.Errorf("default config %+v", c)
 	}
 	deny := WithAuthorizer(func(r *http.Request, action, resource string) error {
@@ -52,7 +52,7 @@ func TestConfig(t *testing.T) {
 		return nil
 	})
 	decode(t, do(newHandler(t, f.s, WithReadOnly(false), WithMinRefresh(5*time.Second), deny), "GET", "/api/v1/config", nil), &c)
-	if c.ReadOnly || c.MinRefreshMs != 5000 || !c.Actions["cancel"] || c.Actions["replay"] {
+	if c.ReadOnly || c.MinRefreshMs != 5000 || !c.Actions[ActionRunCancel] || c.Actions[ActionRunReplay] || !c.Actions[ActionNodeDrain] {
 		t.Errorf("config %+v, want writable, 5s, cancel only", c)
 	}
 	decode(t, do(newHandler(t, newCoreOnly(t)), "GET", "/api/v1/config", nil), &c)

@@ -33,6 +33,7 @@ type eventJSON struct {
 	Worker     string        `json:"worker,omitempty"`
 	Node       string        `json:"node,omitempty"`
 	Progress   *progressJSON `json:"progress,omitempty"`
+	Note       string        `json:"note,omitempty"`
 }
 
 func eventOf(ev *plait.StoreEvent) eventJSON {
@@ -40,7 +41,7 @@ func eventOf(ev *plait.StoreEvent) eventJSON {
 		Cursor: string(ev.Cursor), Type: string(ev.Type), RunID: ev.RunID, Task: ev.Task,
 		TaskStatus: string(ev.TaskStatus), RunStatus: string(ev.RunStatus), Attempt: ev.Attempt, Generation: ev.Generation, At: stamp(ev.At),
 		DurationMs: millis(ev.Duration), Error: ev.Error, WaitingFor: ev.WaitingFor, Worker: ev.Worker, Node: ev.Node,
-		Progress: progressOf(ev.Progress),
+		Progress: progressOf(ev.Progress), Note: ev.Note,
 	}
 }
 
@@ -85,6 +86,13 @@ func (h *handler) serveEvents(w http.ResponseWriter, r *http.Request, p params) 
 		h.fail(w, r, err)
 		return
 	}
+	h.stream(ctx, cancel, w, r, sub, "run "+p.id)
+}
+
+// stream writes sub's events to w as server-sent events until ctx or the
+// client ends, or the store fails (then an error event). what names the
+// stream in the log.
+func (h *handler) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, sub *plait.Subscription, what string) {
 	rc := http.NewResponseController(w)
 	// A stream outlives a server's WriteTimeout; where the writer cannot
 	// lift it, the browser reconnects with Last-Event-ID.
@@ -144,7 +152,7 @@ func (h *handler) serveEvents(w http.ResponseWriter, r *http.Request, p params) 
 			default:
 				// The stream ends; the browser reconnects after the
 				// retry interval from the last id it saw.
-				h.cfg.logger.WarnContext(ctx, "inspector: event stream", "run", p.id, "err", n.err)
+				h.cfg.logger.WarnContext(ctx, "inspector: event stream", "stream", what, "err", n.err)
 				data, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "internal", "message": "the store failed; the stream resumes"}})
 				_, _ = io.WriteString(w, "event: error\ndata: "+string(data)+"\n\n")
 				_ = rc.Flush()

@@ -26,15 +26,20 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/clock"
 )
 
 // handler is the http.Handler New answers.
 type handler struct {
 	s   *plait.Scheduler
 	cfg config
-	// now and keepalive are fields so that tests can drive them.
+	// now, clock and keepalive are fields so that tests can drive them:
+	// now tells the time, clock paces the actions.
 	now       func() time.Time
+	clock     plait.Clock
 	keepalive time.Duration
+	starts    *startLimit // the floor under how fast a client starts actions
 	assets    http.Handler
 	etags     map[string]string // asset path ("/assets/app.js") to its ETag
 }
@@ -61,7 +66,9 @@ func New(s *plait.Scheduler, opts ...Option) (http.Handler, error) {
 		s:         s,
 		cfg:       cfg,
 		now:       time.Now,
+		clock:     clock.Real{},
 		keepalive: keepaliveInterval,
+		starts:    newStartLimit(cfg.acts.burst, cfg.acts.every),
 		assets:    http.FileServerFS(assetsFS()),
 		etags:     assetTags(assetsFS()),
 	}, nil
@@ -92,15 +99,19 @@ func assetTags(fsys fs.FS) map[string]string {
 const keepaliveInterval = 15 * time.Second
 
 // params are the path parameters of a route, unescaped.
-type params struct{ id, task string }
+type params struct{ id, task, action string }
+
+// actionFromPath is the action of the route whose "{action}" segment names
+// it.
+const actionFromPath = "{action}"
 
 // route is one route of the handler; routes lists them all, the tests walk
 // the list (every mutating route is refused when read-only, for instance).
 type route struct {
 	segments []string // literal segments, "{id}" and "{task}"
 	method   string   // http.MethodGet (HEAD too) or http.MethodPost
-	action   string   // ActionRead, or the action of a mutating route
-	resource func(p params) string
+	action   string   // ActionRead, the action of a mutating route, or actionFromPath
+	resource func(p params) string // nil: the route authorizes its body's items itself
 	serve    func(h *handler, w http.ResponseWriter, r *http.Request, p params)
 }
 
@@ -118,6 +129,11 @@ var routes = []route{
 	{[]string{"runs"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
 	{[]string{"runs", "{id}"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
 	{[]string{"runs", "{id}", "tasks", "{task}"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
+	{[]string{"dead-letters"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
+	{[]string{"queues"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
+	{[]string{"nodes"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
+	{[]string{"schedules"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
+	{[]string{"events"}, http.MethodGet, ActionRead, fixed("page"), (*handler).servePage},
 	{[]string{"api", "v1", "config"}, http.MethodGet, ActionRead, fixed("config"), (*handler).serveConfig},
 	{[]string{"api", "v1", "overview"}, http.MethodGet, ActionRead, fixed("overview"), (*handler).serveOverview},
 	{[]string{"api", "v1", "runs"}, http.MethodGet, ActionRead, fixed("runs"), (*handler).serveRuns},
@@ -128,6 +144,13 @@ var routes = []route{
 	{[]string{"api", "v1", "runs", "{id}", "tasks", "{task}"}, http.MethodGet, ActionRead, taskResource, (*handler).serveTask},
 	{[]string{"api", "v1", "runs", "{id}", "cancel"}, http.MethodPost, ActionCancel, runResource, (*handler).serveCancel},
 	{[]string{"api", "v1", "runs", "{id}", "replay"}, http.MethodPost, ActionReplay, runResource, (*handler).serveReplay},
+	{[]string{"api", "v1", "dead-letters"}, http.MethodGet, ActionRead, fixed("dead_letters"), (*handler).serveDeadLetters},
+	{[]string{"api", "v1", "dead-letters", "groups"}, http.MethodGet, ActionRead, fixed("dead_letters"), (*handler).serveDeadLetterGroups},
+	{[]string{"api", "v1", "queues"}, http.MethodGet, ActionRead, fixed("queues"), (*handler).serveQueues},
+	{[]string{"api", "v1", "nodes"}, http.MethodGet, ActionRead, fixed("nodes"), (*handler).serveNodes},
+	{[]string{"api", "v1", "schedules"}, http.MethodGet, ActionRead, fixed("schedules"), (*handler).serveSchedules},
+	{[]string{"api", "v1", "events"}, http.MethodGet, ActionRead, fixed("events"), (*handler).serveTail},
+	{[]string{"api", "v1", "actions", "{action}"}, http.MethodPost, actionFromPath, nil, (*handler).serveAction},
 }
 
 // ServeHTTP routes r by its path relative to the mount point.
@@ -181,8 +204,10 @@ func (rt *route) match(segs []string) (params, bool) {
 	}
 	for i, s := range rt.segments {
 		switch {
-		case (s == "{id}" || s == "{task}") && segs[i] == "":
+		case (s == "{id}" || s == "{task}" || s == "{action}") && segs[i] == "":
 			return p, false // "/runs/" is no run
+		case s == "{action}":
+			p.action = segs[i]
 		case s == "{id}":
 			p.id = segs[i]
 		case s == "{task}":
@@ -210,9 +235,21 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *route, 
 			message: r.Method + " is not allowed here; use " + rt.method})
 		return
 	}
+	act := rt.action
+	if act == actionFromPath {
+		if _, err := action.Parse(p.action); err != nil {
+			h.fail(w, r, &apiError{status: http.StatusNotFound, code: "not_found", message: "no action " + p.action})
+			return
+		}
+		act = p.action
+	}
 	if rt.mutating() {
 		if h.cfg.readOnly {
 			h.fail(w, r, &apiError{status: http.StatusForbidden, code: "read_only", message: "the view is read-only"})
+			return
+		}
+		if !h.cfg.acts.enabled[act] {
+			h.fail(w, r, &apiError{status: http.StatusForbidden, code: "action_disabled", message: "the action " + act + " is not enabled"})
 			return
 		}
 		if err := crossSite(r); err != nil {
@@ -220,13 +257,15 @@ func (h *handler) serveRoute(w http.ResponseWriter, r *http.Request, rt *route, 
 			return
 		}
 	}
-	if err := checkParams(p); err != nil {
+	if err := checkParams(params{id: p.id, task: p.task}); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if err := h.cfg.authorize(r, rt.action, rt.resource(p)); err != nil {
-		h.fail(w, r, &apiError{status: http.StatusForbidden, code: "forbidden", message: err.Error()})
-		return
+	if rt.resource != nil {
+		if err := h.cfg.authorize(r, act, rt.resource(p)); err != nil {
+			h.fail(w, r, &apiError{status: http.StatusForbidden, code: "forbidden", message: err.Error()})
+			return
+		}
 	}
 	rt.serve(h, w, r, p)
 }

@@ -26,16 +26,19 @@ const (
 	// ActionRead is every request that changes nothing: pages, assets and
 	// the read routes of the API.
 	ActionRead = "read"
-	// ActionCancel cancels a run.
-	ActionCancel = "cancel"
-	// ActionReplay replays the failed tasks of a finished run.
-	ActionReplay = "replay"
+	// ActionCancel cancels a run ([ActionRunCancel]).
+	ActionCancel = ActionRunCancel
+	// ActionReplay replays the failed tasks of a finished run
+	// ([ActionRunReplay]).
+	ActionReplay = ActionRunReplay
 )
 
-// Authorizer decides whether request r may do action on resource (see
-// docs/inspector.md for the resource names: "page", "asset", "config",
-// "overview", "runs", "run:<id>", "task:<id>/<task>"). An error refuses
-// the request with 403 and the error's text.
+// Authorizer decides whether request r may do action ([ActionRead] or
+// one of [Actions]) on resource (see docs/inspector.md for the resource
+// names: "page", "asset", "config", "overview", "runs", "run:<id>",
+// "task:<id>/<task>", "dead_letters", "dead_letter:<id>/<task>", "queues",
+// "queue:<name>", "nodes", "node:<id>", "schedules", "schedule:<name>",
+// "events"). An error refuses the request with 403 and the error's text.
 type Authorizer func(r *http.Request, action, resource string) error
 
 // Redactor rewrites a payload (kind "payload") or a result (kind "result")
@@ -51,7 +54,9 @@ type config struct {
 	redact     Redactor
 	minRefresh time.Duration
 	logger     *slog.Logger
+	loggerSet  bool // the audit records go to slog.Default() otherwise
 	errs       []error
+	acts       actionConfig // see actions_options.go
 }
 
 func (c *config) reject(option, why string) {
@@ -65,6 +70,7 @@ func defaults() config {
 		redact:     func(_, _, _ string, data []byte) []byte { return data },
 		minRefresh: MinRefreshDefault,
 		logger:     slog.New(slog.DiscardHandler),
+		acts:       actionDefaults(),
 	}
 }
 
@@ -114,8 +120,9 @@ func WithMinRefresh(d time.Duration) Option {
 	}
 }
 
-// WithLogger sets where store errors answered as 500 are logged; they are
-// discarded by default.
+// WithLogger sets where store errors answered as 500 are logged (they are
+// discarded by default) and where the actions' audit records go
+// (slog.Default() by default, so that they are never lost).
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) {
 		if l == nil {
@@ -123,5 +130,6 @@ func WithLogger(l *slog.Logger) Option {
 			return
 		}
 		c.logger = l
+		c.loggerSet = true
 	}
 }

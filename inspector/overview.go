@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/action"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -30,8 +31,10 @@ const (
 // serveConfig answers what the pages need to know about the handler: GET
 // /api/v1/config.
 func (h *handler) serveConfig(w http.ResponseWriter, r *http.Request, _ params) {
-	allowed := func(action string) bool {
-		return !h.cfg.readOnly && h.cfg.authorize(r, action, "runs") == nil
+	actions := map[string]bool{}
+	for _, a := range action.Actions {
+		actions[string(a)] = !h.cfg.readOnly && h.cfg.acts.enabled[string(a)] &&
+			h.cfg.authorize(r, string(a), kindResource(a.Kind())) == nil
 	}
 	_, err := h.s.Subscribe(r.Context(), &plait.SubscribeFilter{})
 	writeJSON(w, r, http.StatusOK, struct {
@@ -39,9 +42,10 @@ func (h *handler) serveConfig(w http.ResponseWriter, r *http.Request, _ params) 
 		ReadOnly     bool            `json:"readOnly"`
 		MinRefreshMs int64           `json:"minRefreshMs"`
 		Actions      map[string]bool `json:"actions"`
+		ActionRate   float64         `json:"actionRate"`
+		ActionMax    int             `json:"actionMax"`
 		Events       bool            `json:"events"`
-	}{1, h.cfg.readOnly, h.cfg.minRefresh.Milliseconds(),
-		map[string]bool{ActionCancel: allowed(ActionCancel), ActionReplay: allowed(ActionReplay)},
+	}{1, h.cfg.readOnly, h.cfg.minRefresh.Milliseconds(), actions, h.cfg.acts.rate, h.cfg.acts.max,
 		!errors.Is(err, plait.ErrUnsupported)})
 }
 

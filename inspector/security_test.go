@@ -23,18 +23,65 @@ func pathOf(rt *route, id, task string) string {
 	return "/" + strings.Join(segs, "/")
 }
 
-func mutatingRoutes(t *testing.T) []*route {
-	var out []*route
+// routeCase is one request of the walk over the route table: the action
+// route comes once per action, with a body naming one item of its kind.
+type routeCase struct {
+	rt            *route
+	path, body    string
+	action, resrc string // what the authorizer is asked
+}
+
+// routeCases answers a case per route, and per action for the action
+// route, for run id and task (a letter or a task of that run).
+func routeCases(id, task string) []routeCase {
+	var out []routeCase
 	for i := range routes {
-		if routes[i].mutating() {
-			if routes[i].method != http.MethodPost {
-				t.Errorf("mutating route %v answers %s, want POST", routes[i].segments, routes[i].method)
-			}
-			out = append(out, &routes[i])
+		rt := &routes[i]
+		if rt.action != actionFromPath {
+			out = append(out, routeCase{rt, pathOf(rt, id, task), "", rt.action, rt.resource(params{id: id, task: task})})
+			continue
+		}
+		for _, a := range Actions() {
+			body, res := actionBody(a, id, task)
+			out = append(out, routeCase{rt, "/api/v1/actions/" + a, body, a, res})
 		}
 	}
-	if len(out) < 2 {
-		t.Fatalf("%d mutating routes, want cancel and replay at least", len(out))
+	return out
+}
+
+// actionBody answers a body of action a naming one item, and the item's
+// resource.
+func actionBody(a, id, task string) (string, string) {
+	ref := `{"refs": [{"runId": "` + id + `", "task": "` + task + `"}]}`
+	switch {
+	case strings.HasPrefix(a, "run."):
+		return `{"ids": ["` + id + `"]}`, "run:" + id
+	case strings.HasPrefix(a, "task."):
+		return ref, "task:" + id + "/" + task
+	case strings.HasPrefix(a, "dead_letter."):
+		return ref, "dead_letter:" + id + "/" + task
+	case strings.HasPrefix(a, "queue."):
+		return `{"ids": ["default"]}`, "queue:default"
+	case strings.HasPrefix(a, "node."):
+		return `{"ids": ["node-1"]}`, "node:node-1"
+	case a == ActionScheduleBackfill:
+		return `{"ids": ["nightly"], "from": "2026-01-01T00:00:00Z", "to": "2026-01-02T00:00:00Z"}`, "schedule:nightly"
+	}
+	return `{"ids": ["nightly"]}`, "schedule:nightly"
+}
+
+func mutatingRoutes(t *testing.T, id, task string) []routeCase {
+	var out []routeCase
+	for _, c := range routeCases(id, task) {
+		if c.rt.mutating() {
+			if c.rt.method != http.MethodPost {
+				t.Errorf("mutating route %v answers %s, want POST", c.rt.segments, c.rt.method)
+			}
+			out = append(out, c)
+		}
+	}
+	if len(out) < 2+len(Actions()) {
+		t.Fatalf("%d mutating routes, want cancel, replay and every action at least", len(out))
 	}
 	return out
 }
@@ -45,9 +92,9 @@ func TestReadOnlyRefusesEveryMutatingRoute(t *testing.T) {
 	f := newFixture(t)
 	ro := newHandler(t, f.s)
 	rw := newHandler(t, f.s, WithReadOnly(false))
-	for _, rt := range mutatingRoutes(t) {
-		p := pathOf(rt, f.idle, "wait")
-		if rec := do(ro, "POST", p, nil); rec.Code != http.StatusForbidden || errorCode(t, rec) != "read_only" {
+	for _, c := range mutatingRoutes(t, f.idle, "wait") {
+		p := c.path
+		if rec := do(ro, "POST", p, strings.NewReader(c.body)); rec.Code != http.StatusForbidden || errorCode(t, rec) != "read_only" {
 			t.Errorf("read-only POST %s: %d %s, want 403 read_only", p, rec.Code, rec.Body)
 		}
 		for _, h := range []*handler{ro, rw} {
@@ -75,15 +122,14 @@ func TestAuthorizerDenies(t *testing.T) {
 		asked = append(asked, action+" "+resource)
 		return errors.New("not you")
 	}))
-	for i := range routes {
-		rt := &routes[i]
+	for _, c := range routeCases(f.broken, "charge") {
+		rt, p := c.rt, c.path
 		asked = asked[:0]
-		p := pathOf(rt, f.broken, "charge")
-		rec := do(h, rt.method, p, nil)
+		rec := do(h, rt.method, p, strings.NewReader(c.body))
 		if rec.Code != http.StatusForbidden || errorCode(t, rec) != "forbidden" || !strings.Contains(rec.Body.String(), "not you") {
 			t.Errorf("%s %s: %d %s, want 403 forbidden", rt.method, p, rec.Code, rec.Body)
 		}
-		want := rt.action + " " + rt.resource(params{id: f.broken, task: "charge"})
+		want := c.action + " " + c.resrc
 		if len(asked) != 1 || asked[0] != want {
 			t.Errorf("%s %s asked %q, want %q", rt.method, p, asked, want)
 		}
@@ -120,8 +166,8 @@ func TestAuthorizerAllowsByAction(t *testing.T) {
 func TestCrossSiteRefused(t *testing.T) {
 	f := newFixture(t)
 	h := newHandler(t, f.s, WithReadOnly(false))
-	for _, rt := range mutatingRoutes(t) {
-		p := pathOf(rt, f.idle, "")
+	for _, c := range mutatingRoutes(t, f.idle, "wait") {
+		p := c.path
 		for _, hdr := range [][]string{
 			{"Sec-Fetch-Site", "cross-site"},
 			{"Sec-Fetch-Site", "same-site"},
@@ -130,7 +176,7 @@ func TestCrossSiteRefused(t *testing.T) {
 			{"Origin", "http://example.com.evil.example"},
 			{"Sec-Fetch-Site", "cross-site", "Origin", "http://example.com"},
 		} {
-			rec := do(h, "POST", p, nil, hdr...)
+			rec := do(h, "POST", p, strings.NewReader(c.body), hdr...)
 			if rec.Code != http.StatusForbidden || errorCode(t, rec) != "cross_site" {
 				t.Errorf("POST %s with %q: %d %s, want 403 cross_site", p, hdr, rec.Code, rec.Body)
 			}

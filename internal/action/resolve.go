@@ -207,9 +207,15 @@ func runSelection(ctx context.Context, s *plait.Scheduler, action Action, t Targ
 			continue
 		}
 		it.gen = run.Generation
-		err := runApplies(action, run)
-		if err == nil && len(it.tasks) > 0 {
-			err = hasTasks(run, it.tasks)
+		var err error
+		switch {
+		case len(it.tasks) > 0:
+			// Named tasks of a finished run replay whatever their state.
+			if err = hasTasks(run, it.tasks); err == nil && !run.Status.Terminal() {
+				err = notApplicable("run %s is %s, not finished", run.ID, run.Status)
+			}
+		default:
+			err = runApplies(action, run)
 		}
 		if err != nil {
 			res.skip(it, err)
