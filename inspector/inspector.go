@@ -108,9 +108,9 @@ const actionFromPath = "{action}"
 // route is one route of the handler; routes lists them all, the tests walk
 // the list (every mutating route is refused when read-only, for instance).
 type route struct {
-	segments []string // literal segments, "{id}" and "{task}"
-	method   string   // http.MethodGet (HEAD too) or http.MethodPost
-	action   string   // ActionRead, the action of a mutating route, or actionFromPath
+	segments []string              // literal segments, "{id}" and "{task}"
+	method   string                // http.MethodGet (HEAD too) or http.MethodPost
+	action   string                // ActionRead, the action of a mutating route, or actionFromPath
 	resource func(p params) string // nil: the route authorizes its body's items itself
 	serve    func(h *handler, w http.ResponseWriter, r *http.Request, p params)
 }
