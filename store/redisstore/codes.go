@@ -53,6 +53,7 @@ var luaCodes = []struct {
 	{"KEY_TAKEN", createKeyTaken},
 	{"REPLAY_EXISTING", replayExisting}, {"REPLAY_CONFLICT", replayConflict},
 	{"REPLAY_NOT_REPLAY", replayNotReplay}, {"REPLAY_PAYLOAD_GONE", replayPayloadGone},
+	{"TASK_CONTROL_REFUSED", taskControlRefused},
 }
 
 // codesLib stands, in libOrder, for the locals codesTable renders.

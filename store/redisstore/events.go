@@ -272,7 +272,8 @@ func (s *Store) readRun(ctx context.Context, sh int, runID, after string, params
 // and the error text; or by a claim (lua/lib_claim.lua) for a task set
 // aside or held back: "?<task>,<waiting for>", "?<gen>:<task>,<waiting
 // for>" in a generation above 0; or by a progress report
-// (lua/task_progress.lua): "%<task>,..." (decodeProgressEvent). The
+// (lua/task_progress.lua): "%<task>,..." (decodeProgressEvent); or by a
+// note (lua/run_note.lua): "#<generation>;<text>" (decodeNoteEvent). The
 // generation of the others is in the packed state or meta
 // (decodeState, decodeMeta).
 func decodeEvent(r rawEvent) (store.StoreEvent, error) {
@@ -301,6 +302,9 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 	}
 	if r.v[0] == '%' {
 		return ev, decodeProgressEvent(&ev, r.v[1:])
+	}
+	if r.v[0] == '#' {
+		return ev, decodeNoteEvent(&ev, r.v[1:])
 	}
 	if r.v[0] == '!' {
 		m, err := decodeMeta(r.v[1:])

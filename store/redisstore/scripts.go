@@ -119,17 +119,18 @@ type script struct {
 // allowOOM names the functions Redis runs whole when it is out of memory:
 // those that only move work a worker holds forward or give memory back
 // (lease_extend, task_finish, lease_sweep, run_cancel, run_delete,
-// run_prune, dead_letter_purge), and the bounded control writes an
-// operator needs most when Redis is full (node heartbeats, so no node
-// vanishes from the registry; drain; pause). The others, which bring new work into
-// Redis or lease more of it (creates and claims), are declared without
-// flags, so Redis refuses them up front when it is out of memory, before
-// any write: nothing is half written and the call answers
-// store.ErrStoreFull.
+// run_delete_many, run_prune, dead_letter_purge), and the bounded control
+// writes an operator needs most when Redis is full (node heartbeats, so
+// no node vanishes from the registry; drain; pause; a task control). The
+// others, which bring new work into Redis or lease more of it (creates
+// and claims), are declared without flags, so Redis refuses them up front
+// when it is out of memory, before any write: nothing is half written and
+// the call answers store.ErrStoreFull.
 var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease_sweep": true, "run_cancel": true,
 	"schedule_record_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
-	"run_delete": true, "run_prune": true, "dead_letter_purge": true}
+	"run_delete": true, "run_prune": true, "dead_letter_purge": true,
+	"task_control": true, "run_delete_many": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
@@ -139,7 +140,8 @@ var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_
 	"lease_extend", "lease_sweep", "run_cancel", "run_replay",
 	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
-	"node_heartbeat", "node_drain", "queue_pause"}
+	"node_heartbeat", "node_drain", "queue_pause",
+	"task_control", "run_note", "run_delete_many"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
@@ -185,6 +187,12 @@ var scriptLibs = map[string][]string{
 	"task_progress": nil,
 	// dead_letter_purge uses key and entry of common.lua.
 	"dead_letter_purge": nil,
+	// task_control releases children and ends runs as a finish does;
+	// run_note uses note and flush_events of the base libs;
+	// run_delete_many shares delete_run with run_delete.
+	"task_control":    {"lib_run", "lib_cancel", "lib_finish"},
+	"run_note":        nil,
+	"run_delete_many": {"lib_delete"},
 }
 
 var (
@@ -211,6 +219,9 @@ var (
 	scriptTaskLogAppend      = newScript("task_log_append")
 	scriptTaskProgress       = newScript("task_progress")
 	scriptDeadLetterPurge    = newScript("dead_letter_purge")
+	scriptTaskControl        = newScript("task_control")
+	scriptRunNote            = newScript("run_note")
+	scriptRunDeleteMany      = newScript("run_delete_many")
 )
 
 // library is the source of the function library and libraryName its name,

@@ -1,6 +1,6 @@
 -- lib_delete.lua: forget_run, the removal of a finished run with everything
--- it owns, shared by run_delete.lua (on request) and run_prune.lua (at the
--- end of its retention).
+-- it owns, shared by run_delete.lua and run_delete_many.lua (on request,
+-- through delete_run) and run_prune.lua (at the end of its retention).
 
 -- forget_run deletes finished run id of status letter st: its hash, its
 -- dead-letter list, the lines its tasks logged (tl:), its idempotency key k (when it still names this run)
@@ -36,4 +36,20 @@ local function forget_run(ctx, id, st, wf, svc, tenant, k)
     if tenant ~= '' then redis.call('ZREM', key(b, 'iu', svc, tenant), id) end
   end
   if tenant ~= '' then redis.call('ZREM', key(b, 'iv', tenant), id) end
+end
+
+-- delete_run deletes run id (hash rk) on request when it has finished, with
+-- the copy of its attempt records kept past it, h:<run> (keep_history),
+-- and returns OK, NOT_FOUND, CORRUPT (unreadable meta) or ACTIVE (it has
+-- not finished: left as it is).
+local function delete_run(ctx, rk, id)
+  local m = redis.call('HGET', rk, 'm')
+  if not m then return NOT_FOUND end
+  local st = string.sub(m, 1, 1)
+  if not run_moves[st] then return CORRUPT end
+  if not run_final[st] then return ACTIVE end
+  local wf, svc, tenant = run_query(ctx, rk, false)
+  forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
+  redis.call('DEL', key(ctx.base, 'h', id))
+  return OK
 end

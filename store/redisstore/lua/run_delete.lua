@@ -8,7 +8,7 @@
 -- ARGV[3]  run id
 --
 -- Transition: none; a finished run (S, F or C) leaves the store: see
--- forget_run (lib_delete.lua) for every key and entry it removes, and the
+-- delete_run and forget_run (lib_delete.lua) for every key and entry it removes, and the
 -- copy of its attempt records kept past it, h:<run> (keep_history). A run
 -- that has not finished is refused and left as it is.
 --
@@ -25,15 +25,5 @@
 -- Cut off: the script is atomic; a worker cut off mid-call either deleted
 -- the run or did not, and a retry tells which.
 
-local rk, id = KEYS[1], ARGV[3]
-local m = redis.call('HGET', rk, 'm')
-if not m then return {NOT_FOUND} end
-local st = string.sub(m, 1, 1)
-if not run_moves[st] then return {CORRUPT} end
-if not run_final[st] then return {ACTIVE} end
 local ctx = new_ctx(ARGV[2], ARGV[1])
-local wf, svc, tenant = run_query(ctx, rk, false)
-forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
--- the attempt records kept past the run, if any (keep_history)
-redis.call('DEL', key(ctx.base, 'h', id))
-return {OK}
+return {delete_run(ctx, KEYS[1], ARGV[3])}
