@@ -49,6 +49,9 @@ func took(a, b time.Time) string {
 	if a.IsZero() || b.IsZero() || b.Before(a) {
 		return "-"
 	}
+	if b.Sub(a) < time.Millisecond {
+		return "<1ms" // the stores keep times to the ms
+	}
 	return round(b.Sub(a)).String()
 }
 
