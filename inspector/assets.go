@@ -18,7 +18,7 @@ import (
 //   - runs (runs.js): the filters live in the URL's query, pages follow
 //     nextCursor, the count says "at least" when capped; the first page
 //     rereads itself every max(refresh floor, 5 s);
-//   - run (run.js, waterfall.js): the DAG SVG inlined (parsed as XML, any
+//   - run (run.js, svg.js, waterfall.js, tasks.js): the DAG SVG inlined (parsed as XML, any
 //     script or event attribute dropped) so the stylesheet's state-<status>
 //     classes colour it, a timeline of task times (each attempt and the
 //     backoff between attempts), the task table. It follows the run from
