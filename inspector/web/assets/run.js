@@ -2,7 +2,7 @@
 // inlined so the stylesheet colours it), a waterfall of task times and the
 // task table, all kept up to date from the run's event stream, or by polling
 // at the handler's refresh floor when the store keeps no events.
-import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle, facts as factList } from "./dom.js";
+import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle, facts as factList, s as svgEl } from "./dom.js";
 import { get, text, post, config, describe, refreshMs, url, ApiError } from "./api.js";
 import { tasksSummary } from "./runs.js";
 import { waterfall } from "./waterfall.js";
@@ -368,9 +368,13 @@ class RunPage {
   }
 }
 
+// legend names the state colours and draws the three kinds of edge with
+// the graph's own classes.
 function legend() {
-  return h("div", { class: "legend" }, TASK_STATES.map((s) => badge(s)),
-    h("span", { class: "small muted" }, "edges: solid after success, dashed blue after completion, dotted red after failure"));
+  const edge = (cond, text) => h("span", { class: "legend-edge small muted" },
+    svgEl("svg", { class: "dag", width: 26, height: 8, "aria-hidden": "true" }, svgEl("path", { class: "edge cond-" + cond, d: "M1 4 H25" })), text);
+  return h("div", { class: "legend" }, TASK_STATES.map((st) => badge(st)),
+    edge("success", "after success"), edge("completion", "after completion"), edge("failure", "after failure"));
 }
 
 function isTerminalRun(st) { return st === "completed" || st === "failed" || st === "cancelled"; }
