@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/plaitdag/plait"
 )
@@ -176,7 +177,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, open Ope
 // globalFlags declares the flags every command takes, on fs, into e.
 func (e *env) globalFlags(fs *flag.FlagSet) {
 	fs.StringVar(&e.conn.Redis, "redis", firstNonEmpty(e.conn.Redis, os.Getenv("PLAIT_REDIS"), "redis://127.0.0.1:6379"),
-		"the store's URL: redis://, rediss:// (TLS), redis+sentinel://, redis+cluster:// (env PLAIT_REDIS)")
+		"the store's URL: redis://, rediss:// (TLS), redis+sentinel://, redis+cluster:// (env PLAIT_REDIS; default redis://127.0.0.1:6379)")
 	fs.StringVar(&e.conn.Prefix, "prefix", firstNonEmpty(e.conn.Prefix, os.Getenv("PLAIT_PREFIX")),
 		"the store's key prefix (env PLAIT_PREFIX)")
 	fs.BoolVar(&e.conn.Cluster, "cluster", e.conn.Cluster, "read a redis:// URL as the seed of a Redis Cluster")
@@ -246,7 +247,7 @@ Run "plait <command> -h" for a command's flags; docs/cli.md has the rest.
 }
 
 func writeCommandUsage(w io.Writer, c *command, fs *flag.FlagSet) {
-	fmt.Fprintf(w, "Usage: plait %s [flags] %s\n  %s\n\nFlags:\n", c.path, c.args, c.short)
+	fmt.Fprintf(w, "Usage: plait %s\n  %s\n\nFlags:\n", strings.TrimSpace(c.path+" [flags] "+c.args), c.short)
 	writeFlags(w, fs, map[string]bool{"redis": true, "prefix": true, "cluster": true, "shards": true})
 	fmt.Fprint(w, "  (and the global flags: -redis, -prefix, -cluster, -shards)\n")
 }
@@ -261,14 +262,17 @@ func writeFlags(w io.Writer, fs *flag.FlagSet, skip map[string]bool) {
 		}
 	})
 	sort.Strings(names)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, n := range names {
 		f := fs.Lookup(n)
 		def := ""
+		// -redis may hold a password (from PLAIT_REDIS): its value is never printed.
 		if f.DefValue != "" && f.DefValue != "false" && f.DefValue != "0" && n != "redis" {
 			def = fmt.Sprintf(" (default %s)", f.DefValue)
 		}
-		fmt.Fprintf(w, "  -%-10s %s%s\n", n, f.Usage, def)
+		fmt.Fprintf(tw, "  -%s\t%s%s\n", n, f.Usage, def)
 	}
+	tw.Flush()
 }
 
 func firstNonEmpty(vs ...string) string {

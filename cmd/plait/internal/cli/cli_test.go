@@ -70,6 +70,7 @@ func TestUsageErrors(t *testing.T) {
 		{"export"},
 		{"export", "-from", "24h", "-by", "started"},
 		{"serve", "-addr", "no-port"},
+		{"serve", "-actions", "queue.pause"},
 	} {
 		var out, errb syncBuffer
 		if code := Main(context.Background(), args, &out, &errb, noStore(t)); code != ExitUsage {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/plaitdag/plait/inspector"
@@ -23,6 +24,7 @@ func serveCommands() []command {
 func serve(fs *flag.FlagSet) func(*env, []string) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on; loopback unless you put it behind your own proxy and authentication")
 	write := fs.Bool("write", false, "allow the view's actions (it is read-only by default)")
+	actions := fs.String("actions", "", "with -write, the actions allowed, comma-separated (default all: "+strings.Join(inspector.Actions(), ",")+")")
 	return func(e *env, args []string) error {
 		if err := wantArgs(args, 0, "no argument"); err != nil {
 			return err
@@ -34,12 +36,22 @@ func serve(fs *flag.FlagSet) func(*env, []string) error {
 		if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
 			fmt.Fprintf(e.stderr, "plait serve: warning: %s is not loopback; the view has no authentication of its own\n", host)
 		}
+		if *actions != "" && !*write {
+			return usagef("-actions needs -write")
+		}
 		s, err := e.scheduler()
 		if err != nil {
 			return err
 		}
-		view, err := inspector.New(s, inspector.WithReadOnly(!*write),
-			inspector.WithLogger(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))))
+		opts := []inspector.Option{inspector.WithReadOnly(!*write),
+			inspector.WithLogger(slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))}
+		if *actions != "" {
+			opts = append(opts, inspector.WithActions(splitList(*actions)...))
+		}
+		view, err := inspector.New(s, opts...)
+		if errors.Is(err, inspector.ErrInvalidOption) {
+			return usagef("%v", err)
+		}
 		if err != nil {
 			return err
 		}
