@@ -37,9 +37,11 @@ func (s *Scheduler) TaskSkip(ctx context.Context, runID, task, reason string) (*
 }
 
 // TaskCancel cancels one task that has not finished, a running one too:
-// the running attempt loses its lease (its handler's context is not
-// cancelled from here, but its finish is refused as stale) and the task's
-// children are settled as for a cancelled parent. reason becomes the
+// the running attempt loses its lease (the process running it learns so at
+// its next lease extension, cancels the handler's context with
+// ErrLeaseLost, and what the handler returns changes nothing) and the
+// task's children are settled as for a cancelled parent: a cancelled
+// parent meets no condition, so they are skipped. reason becomes the
 // task's error and the event's. Errors as for [Scheduler.TaskRunNow].
 func (s *Scheduler) TaskCancel(ctx context.Context, runID, task, reason string) (*Run, error) {
 	return s.taskControl(ctx, runID, task, store.TaskCancelOne, reason)

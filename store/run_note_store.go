@@ -20,8 +20,9 @@ type RunNoteStore interface {
 }
 
 // EventRunNote is the type of the event of a note written into a run's
-// history: [StoreEvent].Note holds the text; RunStatus is the run's
-// status when it was written.
+// history: [StoreEvent].Note holds the text and Generation the run's
+// generation; RunStatus and Task are empty, so that a reader following a
+// run's status never takes a note for a move.
 const EventRunNote StoreEventType = "run_note"
 
 // RunNoteTextMax is the longest [RunNoteParams].Text accepted, in bytes.
