@@ -66,8 +66,8 @@ const (
 	ScheduleResume Action = "schedule.resume"
 	// ScheduleTrigger fires schedules once now.
 	ScheduleTrigger Action = "schedule.trigger"
-	// ScheduleBackfill fires schedules at each instant of
-	// [Target].From to [Target].To they would have fired at.
+	// ScheduleBackfill fires schedules at each instant they would have
+	// fired at from [Target].From to [Target].To, both included.
 	ScheduleBackfill Action = "schedule.backfill"
 )
 
@@ -163,8 +163,7 @@ type Target struct {
 	// filter matches (read as DeadLetterList pages it, up to
 	// [QueryMax]).
 	DeadLetters *DeadLetterFilter
-	// From and To are the range of a schedule.backfill: the instants at
-	// or after From and before To.
+	// From and To are the range of a schedule.backfill, both included.
 	From, To time.Time
 	// Generation, when set, is the generation a run.replay of one run
 	// replays from (the one the caller read): a replay sent twice then
