@@ -35,6 +35,11 @@
 //     grouped by error.
 //   - [ReplayStore] (replay_store.go): a finished run's tasks run again as a
 //     new generation.
+//   - [TaskControlStore] (task_control_store.go): one task run now,
+//     skipped or cancelled by an operator.
+//   - [RunNoteStore] (run_note_store.go): a note in a run's history.
+//   - [RunDeleteManyStore] (run_delete_many_store.go): finished runs
+//     deleted in bulk, one answer per id.
 //   - [EventStore] (event_store.go): the capped event streams, read from a
 //     cursor, from the end or from a time, each event with its run's
 //     generation.
