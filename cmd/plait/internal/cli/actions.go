@@ -94,20 +94,26 @@ func (e *env) act(a action.Action, t action.Target, o *actOpts) error {
 			return err
 		}
 		dry := o.dryRun || !o.yes
-		err = e.emit(countJSON{Action: string(a), Count: c.N, Capped: c.Capped, Skipped: c.Skipped, DryRun: dry}, func(w io.Writer) {
-			more := ""
-			if c.Capped {
-				more = " (at least; the query is capped)"
+		// Under -o json an action that goes on prints its report alone,
+		// one document a script reads (its total is the count).
+		if dry || e.output != "json" {
+			err = e.emit(countJSON{Action: string(a), Count: c.N, Capped: c.Capped, Skipped: c.Skipped, DryRun: dry}, func(w io.Writer) {
+				more := ""
+				if c.Capped {
+					more = " (at least; the query is capped)"
+				}
+				fmt.Fprintf(w, "%s: %d item(s)%s\n", a, c.N, more)
+			})
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(w, "%s: %d item(s)%s\n", a, c.N, more)
-		})
-		if err != nil || o.dryRun {
-			return err
 		}
-		if !o.yes {
+		switch {
+		case o.dryRun:
+			return nil
+		case !o.yes:
 			return &needsYesError{n: c.N}
-		}
-		if c.N == 0 {
+		case c.N == 0 && e.output != "json":
 			return nil
 		}
 	}

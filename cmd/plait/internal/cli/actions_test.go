@@ -90,14 +90,14 @@ func TestDeadLetterActions(t *testing.T) {
 		t.Fatalf("dlq replay without -yes: %+v %s", c, errs)
 	}
 	f.exit(t, ExitUsage, "dlq", "replay", "-workflow", "billing", "-yes") // no reason
-	out = f.ok(t, "dlq", "replay", "-workflow", "billing", "-reason", "gateway fixed", "-yes", "-rps", "100")
-	if !strings.Contains(out, "dead_letter.requeue: 1 done") {
-		t.Fatalf("dlq replay -yes:\n%s", out)
+	var rep reportJSON
+	decode(t, f.ok(t, "dlq", "replay", "-workflow", "billing", "-reason", "gateway fixed", "-yes", "-rps", "100", "-o", "json"), &rep)
+	if rep.Action != "dead_letter.requeue" || rep.Total != 1 || rep.Done != 1 || rep.Items[0].RunID != f.failed {
+		t.Fatalf("dlq replay -yes: %+v", rep)
 	}
 	// The charge fails again and is a dead letter again: purge it by name.
 	var letters page[letterJSON]
 	f.waitLetters(t, 1)
-	var rep reportJSON
 	decode(t, f.ok(t, "dlq", "purge", f.failed+"/charge", "-o", "json"), &rep)
 	if rep.Done != 1 {
 		t.Fatalf("dlq purge: %+v", rep)
