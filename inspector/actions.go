@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
@@ -220,7 +222,7 @@ func (h *handler) apply(r *http.Request, a action.Action, t action.Target, reaso
 		logger = nil // the engine's default: slog.Default()
 	}
 	rep, err := action.Apply(r.Context(), h.s, a, t, action.Options{
-		Reason: reason, Actor: h.cfg.acts.actor(r), Rate: rate, Max: most, Clock: h.clock, Logger: logger,
+		Reason: reason, Actor: cut(h.cfg.acts.actor(r), actorMax), Rate: rate, Max: most, Clock: h.clock, Logger: logger,
 	})
 	var tm *action.TooManyError
 	if errors.As(err, &tm) {
@@ -238,6 +240,20 @@ func (h *handler) apply(r *http.Request, a action.Action, t action.Target, reaso
 		}
 	}
 	return rep, nil
+}
+
+// actorMax is the longest actor name the engine takes, in bytes.
+const actorMax = 100
+
+// cut answers s cut to at most n bytes, at a character boundary, and
+// made valid UTF-8.
+func cut(s string, n int) string {
+	s = strings.ToValidUTF8(s, "?")
+	for len(s) > n {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return s
 }
 
 // itemError maps an item's error to the answer's: a state the action does

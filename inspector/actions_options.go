@@ -132,8 +132,8 @@ func WithActionStarts(burst int, every time.Duration) Option {
 }
 
 // WithActor sets who acts, as the audit record and the run notes name
-// them: the host's user, say. The default is "inspector" and the client's
-// remote address.
+// them: the host's user, say (cut to 100 bytes). The default is
+// "inspector" and the client's remote address.
 func WithActor(fn func(r *http.Request) string) Option {
 	return func(c *config) {
 		if fn == nil {
