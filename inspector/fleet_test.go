@@ -229,6 +229,22 @@ func TestRunAndTaskActions(t *testing.T) {
 	if r.Task("wait").Status != plait.TaskCancelled {
 		t.Fatalf("after cancel: %s", r.Task("wait").Status)
 	}
+	// Run now: a task delayed by an hour becomes ready.
+	delayed, err := fl.s.Submit(ctx, plait.NewWorkflow("later").Task("tick", "ok", nil, plait.Delay(time.Hour)))
+	must(t, err)
+	actOK(t, fl.h, ActionTaskRunNow, `{"refs": [{"runId": "`+delayed.ID+`", "task": "tick"}], "reason": "now please"}`)
+	r, err = fl.s.RunGet(ctx, delayed.ID)
+	must(t, err)
+	if r.Task("tick").Status != plait.TaskReady {
+		t.Fatalf("after run now: %s", r.Task("tick").Status)
+	}
+	// Replay by query: the failed run runs again.
+	replay := `{"runs": {"status": ["failed"]}, "reason": "retry all"`
+	dry := actOK(t, fl.h, ActionRunReplay, replay+`, "dryRun": true}`)
+	rep := actOK(t, fl.h, ActionRunReplay, replay+`}`)
+	if dry.Count != 1 || rep.Done != 1 || rep.Items[0].ID != fl.broken {
+		t.Fatalf("replay counted %d, did %+v", dry.Count, rep)
+	}
 	// A note, then a delete of the finished runs by query.
 	actOK(t, fl.h, ActionRunNote, `{"ids": ["`+fl.broken+`"], "reason": "looked at it"}`)
 	ev, err := fl.st.EventRead(ctx, &store.EventReadParams{RunID: fl.broken, Limit: 1000})
@@ -239,12 +255,13 @@ func TestRunAndTaskActions(t *testing.T) {
 			notes = append(notes, e.Note)
 		}
 	}
-	if len(notes) != 1 || !strings.HasPrefix(notes[0], "run.note by inspector ") || !strings.HasSuffix(notes[0], ": looked at it") {
+	if len(notes) != 2 || notes[0] != "run.replay by inspector 192.0.2.1:1234: retry all" ||
+		!strings.HasPrefix(notes[1], "run.note by inspector ") || !strings.HasSuffix(notes[1], ": looked at it") {
 		t.Fatalf("notes %q", notes)
 	}
 	del := `{"runs": {"workflow": "idle", "status": ["completed", "cancelled"]}, "reason": "cleanup"`
-	dry := actOK(t, fl.h, ActionRunDelete, del+`, "dryRun": true}`)
-	rep := actOK(t, fl.h, ActionRunDelete, del+`}`)
+	dry = actOK(t, fl.h, ActionRunDelete, del+`, "dryRun": true}`)
+	rep = actOK(t, fl.h, ActionRunDelete, del+`}`)
 	if dry.Count != 2 || rep.Done != dry.Count {
 		t.Fatalf("delete counted %d, did %+v", dry.Count, rep)
 	}
