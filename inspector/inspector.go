@@ -11,7 +11,13 @@
 // prefix. It is read-only unless [WithReadOnly](false) is given; every
 // request goes through the host's [Authorizer]; the mutating routes refuse
 // other methods than POST and cross-site requests, and check every id
-// against the store. docs/inspector.md documents the routes and the JSON.
+// against the store. Every action ([Actions]: cancel, replay, delete or
+// note runs, requeue or purge dead letters, run now, skip or cancel a
+// task, pause or resume a queue, drain a node, pause, resume, trigger or
+// backfill a schedule) goes through one route and the engine the plait
+// command uses too: on one item, a selection or a query, with a dry run, a
+// pace, a reason written to each run's history and one audit record.
+// docs/inspector.md documents the routes and the JSON.
 package inspector
 
 import (
