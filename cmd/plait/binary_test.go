@@ -24,6 +24,9 @@ import (
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			os.Stderr.WriteString("goleak: " + err.Error() + "\n")
@@ -31,6 +34,32 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// built is the plait binary, built once for every test.
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+func binary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "plait-bin-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "plait")
+		out, err := exec.Command("go", "build", "-o", built.path, ".").CombinedOutput()
+		if err != nil {
+			built.err = errors.New("go build: " + err.Error() + "\n" + string(out))
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
 }
 
 // binaryEnv is the built plait binary, a redis-server with an ACL user,
@@ -52,10 +81,7 @@ func setup(t *testing.T) *binaryEnv {
 		redistest.Skip(t, err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	bin := filepath.Join(t.TempDir(), "plait")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	admin := srv.Client()
 	defer admin.Close()
