@@ -181,6 +181,11 @@ const (
 	// QueryMax is the most items a query resolves to; past it [Count]
 	// answers Capped and Apply refuses.
 	QueryMax = 100_000
+	// QueryReadMax bounds what a query reads: past this many runs or
+	// letters read (the pages of a filter the store answers by reading
+	// entries one by one may be short), Count answers Capped and Apply
+	// refuses. Narrow the filter then.
+	QueryReadMax = 1_000_000
 	// SelectionMax is the most ids or refs one target names.
 	SelectionMax = 10_000
 	// RateDefault is the pace of Apply, in items per second, when
@@ -199,7 +204,8 @@ type CountResult struct {
 	// N is the number of items.
 	N int `json:"count"`
 	// Capped reports that the query matched more than [QueryMax] items
-	// (N is then QueryMax): Apply refuses such a target.
+	// (N is then QueryMax), or read [QueryReadMax] entries before its
+	// end: Apply refuses such a target.
 	Capped bool `json:"capped"`
 	// Skipped is the number of a selection's items the action does not
 	// apply to now (unknown, or in another state); a query keeps only

@@ -166,6 +166,17 @@ func TestQueryCountEqualsApply(t *testing.T) {
 		a["count"] != "7" || a["done"] != "7" || a["reason"] != "bad deploy" {
 		t.Fatalf("audit record %v", a)
 	}
+	// A query naming statuses the action does not apply to matches nothing.
+	none, err := action.Count(ctx, e.s, action.RunCancel, action.Target{Runs: &plait.RunFilter{Statuses: []plait.RunStatus{plait.RunFailed}}})
+	must(t, err)
+	if none.N != 0 {
+		t.Fatalf("cancel of failed runs counted %d", none.N)
+	}
+	failedOnly, err := action.Count(ctx, e.s, action.RunDelete, action.Target{Runs: &plait.RunFilter{Statuses: []plait.RunStatus{plait.RunFailed, plait.RunPending}}})
+	must(t, err)
+	if failedOnly.N != 2 {
+		t.Fatalf("delete of failed or pending runs counted %d, want the 2 failed", failedOnly.N)
+	}
 	after, err := action.Count(ctx, e.s, action.RunCancel, target)
 	must(t, err)
 	if after.N != 0 {

@@ -35,3 +35,9 @@ func Count(ctx context.Context, s *plait.Scheduler, action Action, target Target
 func Apply(ctx context.Context, s *plait.Scheduler, action Action, target Target, opts Options) (*Report, error) {
 	return apply(ctx, s, action, target, opts)
 }
+
+// Check refuses, without reading the store, an unknown action or a target
+// of a form the action does not take (what Count and Apply refuse first),
+// so that a caller may authorize the target's items before anything is
+// read.
+func Check(action Action, target Target) error { return checkTarget(action, target) }

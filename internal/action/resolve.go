@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"slices"
 	"fmt"
 
 	"github.com/plaitdag/plait"
@@ -136,16 +137,51 @@ func runApplies(action Action, run *plait.Run) error {
 	return nil
 }
 
-// runQuery pages RunList over the filter, keeping the runs the action
-// applies to, up to QueryMax.
+// runStatuses are the run statuses each run action applies to; a query
+// is narrowed to them, so that the store's status indexes skip the rest.
+var runStatuses = map[Action][]plait.RunStatus{
+	RunCancel: {plait.RunPending, plait.RunRunning},
+	RunReplay: {plait.RunCompleted, plait.RunFailed, plait.RunCancelled},
+	RunDelete: {plait.RunCompleted, plait.RunFailed, plait.RunCancelled},
+}
+
+// narrow answers f with its statuses cut to those action applies to, and
+// false when none is left (the query matches nothing the action takes).
+func narrow(action Action, f plait.RunFilter) (plait.RunFilter, bool) {
+	want, ok := runStatuses[action]
+	if !ok {
+		return f, true
+	}
+	if len(f.Statuses) == 0 {
+		f.Statuses = want
+		return f, true
+	}
+	var keep []plait.RunStatus
+	for _, st := range f.Statuses {
+		if slices.Contains(want, st) && !slices.Contains(keep, st) {
+			keep = append(keep, st)
+		}
+	}
+	f.Statuses = keep
+	return f, len(keep) > 0
+}
+
+// runQuery pages RunList over the filter, narrowed to the statuses the
+// action applies to, keeping the runs it applies to: up to QueryMax of
+// them, reading at most QueryReadMax runs (Capped past either).
 func runQuery(ctx context.Context, s *plait.Scheduler, action Action, f plait.RunFilter) (*resolved, error) {
 	res := &resolved{}
-	cursor := ""
+	f, some := narrow(action, f)
+	if !some {
+		return res, nil
+	}
+	cursor, read := "", 0
 	for {
 		page, err := s.RunList(ctx, plait.RunListParams{Filter: f, Cursor: cursor, Limit: plait.QueryLimitMax})
 		if err != nil {
 			return nil, err
 		}
+		read += len(page.Runs) + 1 // an empty page of a bounded read counts too
 		for _, run := range page.Runs {
 			if runApplies(action, run) != nil {
 				continue
@@ -157,6 +193,10 @@ func runQuery(ctx context.Context, s *plait.Scheduler, action Action, f plait.Ru
 			res.items = append(res.items, Item{ID: run.ID, gen: run.Generation})
 		}
 		if page.NextCursor == "" {
+			return res, nil
+		}
+		if read >= QueryReadMax {
+			res.capped = true
 			return res, nil
 		}
 		cursor = page.NextCursor

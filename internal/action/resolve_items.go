@@ -9,9 +9,10 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// letterQuery pages DeadLetterList over the filter, up to QueryMax.
+// letterQuery pages DeadLetterList over the filter, up to QueryMax
+// letters, reading at most QueryReadMax (Capped past either).
 func letterQuery(ctx context.Context, s *plait.Scheduler, f DeadLetterFilter) (*resolved, error) {
-	res := &resolved{}
+	res, read := &resolved{}, 0
 	p := plait.DeadLetterListParams{
 		RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service,
 		Queue: f.Queue, Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until,
@@ -29,7 +30,12 @@ func letterQuery(ctx context.Context, s *plait.Scheduler, f DeadLetterFilter) (*
 			}
 			res.items = append(res.items, Item{RunID: l.RunID, Task: l.Task})
 		}
+		read += len(page.Letters) + 1
 		if page.NextCursor == "" {
+			return res, nil
+		}
+		if read >= QueryReadMax {
+			res.capped = true
 			return res, nil
 		}
 		p.Cursor = page.NextCursor
