@@ -158,6 +158,18 @@ func schedulerRows() []hostileRow {
 		{name: "RunHistory", call: func(e *hostileEnv, v string) error { return e2(e.s.RunHistory(e.ctx, v)) }},
 		{name: "RunReplay/run", call: func(e *hostileEnv, v string) error { return e2(e.s.RunReplay(e.ctx, v, 0)) }},
 		{name: "RunReplay/task", call: func(e *hostileEnv, v string) error { return e2(e.s.RunReplay(e.ctx, e.run, 0, v)) }},
+		{name: "TaskRunNow/run", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskRunNow(e.ctx, v, "a", "")) }},
+		{name: "TaskSkip/task", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskSkip(e.ctx, e.run, v, "")) }},
+		{name: "TaskCancel/task", call: func(e *hostileEnv, v string) error { return e2(e.s.TaskCancel(e.ctx, e.run, v, "")) }},
+		{name: "RunNote/run", call: func(e *hostileEnv, v string) error { return e.s.RunNote(e.ctx, v, "note") }},
+		{name: "RunNote/text", accept: true, call: func(e *hostileEnv, v string) error { return e.s.RunNote(e.ctx, e.run, v) }},
+		{name: "RunDeleteMany", call: func(e *hostileEnv, v string) error {
+			errs, err := e.s.RunDeleteMany(e.ctx, v)
+			if err != nil {
+				return err
+			}
+			return errs[0]
+		}},
 		{name: "RunList/Workflow", call: func(e *hostileEnv, v string) error {
 			return e2(e.s.RunList(e.ctx, plait.RunListParams{Filter: plait.RunFilter{Workflow: v}}))
 		}},

@@ -103,7 +103,7 @@ type TaskControlError struct {
 
 // Error describes the refusal.
 func (e *TaskControlError) Error() string {
-	return fmt.Sprintf("plait: run %s: task %s is %s, %s does not apply", e.RunID, e.Task, e.Status, e.Action)
+	return fmt.Sprintf("plait: run %s: task %s is %s, %s does not apply", quote(e.RunID), quote(e.Task), e.Status, e.Action)
 }
 
 // Is matches [ErrInvalidArgument].
