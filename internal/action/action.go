@@ -215,7 +215,8 @@ type CountResult struct {
 
 // Options steer [Apply].
 type Options struct {
-	// Reason says why; required for a query, at most [ReasonMax] bytes.
+	// Reason says why; required for a query and for run.note, at most
+	// [ReasonMax] bytes.
 	// Each run acted on gets it as a run note, and the audit record
 	// carries it.
 	Reason string
@@ -278,8 +279,8 @@ var (
 	// ErrInvalidArgument is the category of a bad action, target or
 	// option (also plait.ErrInvalidArgument).
 	ErrInvalidArgument = plait.ErrInvalidArgument
-	// ErrReasonRequired is answered by Apply for a query without a
-	// reason; it wraps ErrInvalidArgument.
+	// ErrReasonRequired is answered by Apply for a query, or a run.note,
+	// without a reason; it wraps ErrInvalidArgument.
 	ErrReasonRequired = fmt.Errorf("%w: a query action needs a reason", ErrInvalidArgument)
 	// ErrNotApplicable is why a selection's item is left out: its state
 	// is not one the action applies to (a finished run to cancel, a

@@ -15,8 +15,9 @@ import (
 	"github.com/plaitdag/plait/store"
 )
 
-// check refuses options out of range, and a query without a reason.
-func (o *Options) check(t Target) error {
+// check refuses options out of range, and a query or a note without a
+// reason.
+func (o *Options) check(a Action, t Target) error {
 	switch {
 	case math.IsNaN(o.Rate) || o.Rate < 0 || o.Rate > RateMax:
 		return invalid("rate %v items per second, want 0 (the default, %d) to %d", o.Rate, RateDefault, RateMax)
@@ -28,7 +29,7 @@ func (o *Options) check(t Target) error {
 		return invalid("the reason and the actor must be UTF-8")
 	case len(o.Actor) > 100:
 		return invalid("an actor of %d bytes, want at most 100", len(o.Actor))
-	case t.IsQuery() && o.Reason == "":
+	case (t.IsQuery() || a == RunNote) && o.Reason == "":
 		return ErrReasonRequired
 	}
 	return nil
@@ -85,7 +86,7 @@ func apply(ctx context.Context, s *plait.Scheduler, action Action, t Target, opt
 	if err := checkTarget(action, t); err != nil {
 		return nil, err
 	}
-	if err := opts.check(t); err != nil {
+	if err := opts.check(action, t); err != nil {
 		return nil, err
 	}
 	if opts.Rate == 0 {
