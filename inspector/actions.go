@@ -71,6 +71,7 @@ type lettersQuery struct {
 	Queue    string    `json:"queue"`
 	Handler  string    `json:"handler"`
 	Error    string    `json:"error"`
+	ErrorKey string    `json:"errorKey"`
 	Since    time.Time `json:"since"`
 	Until    time.Time `json:"until"`
 }
@@ -118,7 +119,8 @@ func (req *actionRequest) target() (action.Target, error) {
 			}
 		}
 		t.DeadLetters = &action.DeadLetterFilter{RunID: q.RunID, Workflow: q.Workflow, Task: q.Task, Tenant: q.Tenant,
-			Service: q.Service, Queue: q.Queue, Handler: q.Handler, ErrorPrefix: q.Error, Since: q.Since, Until: q.Until}
+			Service: q.Service, Queue: q.Queue, Handler: q.Handler, ErrorPrefix: q.Error, ErrorKey: q.ErrorKey,
+			Since: q.Since, Until: q.Until}
 	}
 	return t, nil
 }

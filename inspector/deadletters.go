@@ -30,13 +30,14 @@ func letterOf(l *plait.DeadLetter) deadLetterJSON {
 
 // letterFilter is the dead-letter filter of the query parameters.
 type letterFilter struct {
-	runID, workflow, task, tenant, service, queue, handler, errorPrefix string
-	since, until                                                        time.Time
+	runID, workflow, task, tenant, service, queue, handler, errorPrefix, errorKey string
+	since, until                                                                  time.Time
 }
 
 func letterFilterOf(q url.Values) (letterFilter, error) {
 	f := letterFilter{runID: q.Get("runId"), workflow: q.Get("workflow"), task: q.Get("task"), tenant: q.Get("tenant"),
-		service: q.Get("service"), queue: q.Get("queue"), handler: q.Get("handler"), errorPrefix: q.Get("error")}
+		service: q.Get("service"), queue: q.Get("queue"), handler: q.Get("handler"), errorPrefix: q.Get("error"),
+		errorKey: q.Get("errorKey")}
 	for _, v := range []string{f.runID, f.workflow, f.task, f.tenant, f.service, f.queue, f.handler} {
 		if err := checkParams(params{id: v}); err != nil {
 			return f, err
@@ -82,9 +83,12 @@ func (h *handler) serveDeadLetters(w http.ResponseWriter, r *http.Request, _ par
 	out := struct {
 		Letters    []deadLetterJSON `json:"letters"`
 		NextCursor string           `json:"nextCursor,omitempty"`
-	}{Letters: make([]deadLetterJSON, len(res.Letters)), NextCursor: res.NextCursor}
+	}{Letters: make([]deadLetterJSON, 0, len(res.Letters)), NextCursor: res.NextCursor}
 	for i := range res.Letters {
-		out.Letters[i] = letterOf(&res.Letters[i])
+		if f.errorKey != "" && plait.DeadLetterErrorKey(res.Letters[i].Error) != f.errorKey {
+			continue
+		}
+		out.Letters = append(out.Letters, letterOf(&res.Letters[i]))
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }

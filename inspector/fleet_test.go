@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -75,6 +76,14 @@ func TestDeadLetterRoutes(t *testing.T) {
 		list.Letters[0].Status != "failed" || !strings.Contains(list.Letters[0].Error, "card declined") {
 		t.Fatalf("letters %+v", list)
 	}
+	getJSON(t, fl.h, "/api/v1/dead-letters?errorKey="+url.QueryEscape(plait.DeadLetterErrorKey(list.Letters[0].Error)), &list)
+	if len(list.Letters) != 1 {
+		t.Fatalf("letters of the group: %+v", list.Letters)
+	}
+	getJSON(t, fl.h, "/api/v1/dead-letters?errorKey=nothing", &list)
+	if len(list.Letters) != 0 {
+		t.Fatalf("letters of another group: %+v", list.Letters)
+	}
 	getJSON(t, fl.h, "/api/v1/dead-letters?workflow=other", &list)
 	if len(list.Letters) != 0 {
 		t.Fatalf("letters of another workflow: %+v", list.Letters)
@@ -100,6 +109,10 @@ func TestDeadLetterRoutes(t *testing.T) {
 		if rec := do(fl.h, "GET", path, nil); rec.Code != http.StatusBadRequest {
 			t.Errorf("%s: %d", path, rec.Code)
 		}
+	}
+	keyBody, _ := json.Marshal(map[string]any{"deadLetters": map[string]string{"errorKey": groups.Groups[0].Key}, "reason": "r", "dryRun": true})
+	if dry := actOK(t, fl.h, ActionDeadLetterPurge, string(keyBody)); dry.Count != 1 {
+		t.Fatalf("a group's purge counted %d", dry.Count)
 	}
 	// Requeue from the page: the run runs again.
 	rep := actOK(t, fl.h, ActionDeadLetterRequeue, `{"refs": [{"runId": "`+fl.broken+`", "task": "charge"}], "reason": "fixed"}`)

@@ -143,8 +143,13 @@ type DeadLetterFilter struct {
 	Queue       string
 	Handler     string
 	ErrorPrefix string
-	Since       time.Time
-	Until       time.Time
+	// ErrorKey, when not empty, keeps the letters whose error's group key
+	// ([plait.DeadLetterErrorKey]) is it: the letters of one group of
+	// DeadLetterGroups. The store lists by the other fields; the key is
+	// checked letter by letter.
+	ErrorKey string
+	Since    time.Time
+	Until    time.Time
 }
 
 // Target is what an action acts on: exactly one of IDs, Refs, Runs or

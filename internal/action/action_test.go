@@ -188,6 +188,13 @@ func TestDeadLetterQueryCountEqualsPurge(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.failed(t, 5)
+	for key, want := range map[string]int{"card declined": 5, "card declined #": 0} {
+		c, err := action.Count(ctx, e.s, action.DeadLetterPurge, action.Target{DeadLetters: &action.DeadLetterFilter{ErrorKey: key}})
+		must(t, err)
+		if c.N != want {
+			t.Fatalf("letters of group %q: %d, want %d", key, c.N, want)
+		}
+	}
 	target := action.Target{DeadLetters: &action.DeadLetterFilter{ErrorPrefix: "card"}}
 	c, err := action.Count(ctx, e.s, action.DeadLetterPurge, target)
 	must(t, err)

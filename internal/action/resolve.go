@@ -2,8 +2,8 @@ package action
 
 import (
 	"context"
-	"slices"
 	"fmt"
+	"slices"
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/store"

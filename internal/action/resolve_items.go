@@ -24,6 +24,9 @@ func letterQuery(ctx context.Context, s *plait.Scheduler, f DeadLetterFilter) (*
 			return nil, err
 		}
 		for _, l := range page.Letters {
+			if f.ErrorKey != "" && plait.DeadLetterErrorKey(l.Error) != f.ErrorKey {
+				continue
+			}
 			if len(res.items) == QueryMax {
 				res.capped = true
 				return res, nil
