@@ -270,7 +270,8 @@ func (r *run) audit(ctx context.Context, err error) {
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))
 	}
-	log.LogAttrs(ctx, slog.LevelInfo, AuditMessage, attrs...)
+	// An action its caller gave up on is audited all the same.
+	log.LogAttrs(context.WithoutCancel(ctx), slog.LevelInfo, AuditMessage, attrs...)
 }
 
 // AuditMessage is the message of the audit record Apply writes.
