@@ -357,3 +357,33 @@ func TestRateHeld(t *testing.T) {
 		t.Fatalf("elapsed %v", elapsed)
 	}
 }
+
+// A caller that gives up stops the action where it is; the report and the
+// audit record say how far it went.
+func TestApplyStopsWithContext(t *testing.T) {
+	e := newEnv(t)
+	ids := e.submit(t, "etl", 3)
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	ctx, cancel := context.WithCancel(context.Background())
+	log := &records{}
+	type out struct {
+		rep *action.Report
+		err error
+	}
+	res := make(chan out, 1)
+	go func() {
+		rep, err := action.Apply(ctx, e.s, action.RunCancel, action.Target{IDs: ids}, action.Options{Rate: 1, Clock: clk, Logger: slog.New(log)})
+		res <- out{rep, err}
+	}()
+	if !clk.WaitForTimers(1, nil) {
+		t.Fatal("no timer")
+	}
+	cancel()
+	o := <-res
+	if !errors.Is(o.err, context.Canceled) || o.rep == nil || o.rep.Done != 1 || o.rep.Total != 3 {
+		t.Fatalf("report %+v, err %v", o.rep, o.err)
+	}
+	if len(log.recs) != 1 || log.attrs(0)["done"] != "1" || log.attrs(0)["error"] == "" {
+		t.Fatalf("audit %v", log.attrs(0))
+	}
+}
