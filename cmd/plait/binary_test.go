@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/plaitdag/plait"
@@ -22,7 +23,14 @@ import (
 	"github.com/plaitdag/plait/store/redisstore"
 )
 
+// quietRedis drops the Redis client's log lines in the tests' process (a
+// worker's connections closed at cleanup are logged otherwise).
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quietRedis{})
 	code := m.Run()
 	if built.dir != "" {
 		os.RemoveAll(built.dir)

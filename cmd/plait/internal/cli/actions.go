@@ -73,7 +73,7 @@ func itemsOf(items []action.Item) []itemJSON {
 }
 
 // act runs action a on t: a query is counted first and acted on only with
-// --yes; items named on the command line are acted on at once.
+// -yes; items named on the command line are acted on at once.
 func (e *env) act(a action.Action, t action.Target, o *actOpts) error {
 	if o.rps < 0 || o.rps > action.RateMax {
 		return usagef("-rps %g: want 0..%d", o.rps, action.RateMax)

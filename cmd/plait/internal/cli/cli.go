@@ -31,7 +31,7 @@ const (
 	// exist.
 	ExitNotFound = 3
 	// ExitRefused: nothing was done: an action printed its count and waits
-	// for --yes, the target holds more than --max, or the store refused the
+	// for -yes, the target holds more than -max, or the store refused the
 	// change in the state it found (a run still active, a task past the
 	// state the action applies to).
 	ExitRefused = 4
@@ -240,7 +240,7 @@ Commands:
 	fmt.Fprint(w, "\nGlobal flags (before or after the command):\n")
 	writeFlags(w, global, nil)
 	fmt.Fprint(w, `
-Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused or needs --yes,
+Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused or needs -yes,
 5 unsupported by the store.
 Run "plait <command> -h" for a command's flags; docs/cli.md has the rest.
 `)
@@ -305,9 +305,9 @@ func exitCode(err error) int {
 // errRefused marks an action the command or the store would not do.
 var errRefused = errors.New("refused")
 
-// needsYesError is an action stopped at its count for want of --yes.
+// needsYesError is an action stopped at its count for want of -yes.
 type needsYesError struct{ n int }
 
 func (e *needsYesError) Error() string {
-	return fmt.Sprintf("%d item(s) would be acted on; run again with --yes to do it", e.n)
+	return fmt.Sprintf("%d item(s) would be acted on; run again with -yes to do it", e.n)
 }

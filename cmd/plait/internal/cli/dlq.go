@@ -133,7 +133,7 @@ func dlqShow(fs *flag.FlagSet) func(*env, []string) error {
 				args[0], d.Name, d.Handler, d.Queue, d.Status, d.Attempt, d.Error, clip(string(d.Payload), 200))
 			row(w, "ATTEMPT", "OUTCOME", "NODE", "STARTED", "TOOK", "ERROR")
 			for _, a := range d.Attempts {
-				row(w, a.Attempt, a.Outcome, a.Node, when(a.StartedAt), round(a.Duration), clip(a.Error, 60))
+				row(w, a.Attempt, a.Outcome, a.Node, when(a.StartedAt), dur(a.Duration), clip(a.Error, 60))
 			}
 		})
 	}

@@ -136,7 +136,7 @@ func nodesList(fs *flag.FlagSet) func(*env, []string) error {
 			row(w, "NODE", "HOST", "LOAD", "QUEUES", "CAPABILITIES", "HEARTBEAT", "DRAINING", "HELD")
 			for _, n := range out {
 				row(w, n.ID, n.Host, fmt.Sprintf("%d/%d", n.Load, n.Capacity), strings.Join(n.Queues, ","), strings.Join(n.Capabilities, ","),
-					round(time.Duration(n.HeartbeatAgeMs)*time.Millisecond).String()+" ago", yesNo(n.Draining), clip(strings.Join(n.Held, ","), 50))
+					dur(time.Duration(n.HeartbeatAgeMs)*time.Millisecond)+" ago", yesNo(n.Draining), clip(strings.Join(n.Held, ","), 50))
 			}
 		})
 	}

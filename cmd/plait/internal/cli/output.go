@@ -49,10 +49,15 @@ func took(a, b time.Time) string {
 	if a.IsZero() || b.IsZero() || b.Before(a) {
 		return "-"
 	}
-	if b.Sub(a) < time.Millisecond {
-		return "<1ms" // the stores keep times to the ms
+	return dur(b.Sub(a))
+}
+
+// dur is a duration the stores kept to the ms: "<1ms" below it.
+func dur(d time.Duration) string {
+	if d < time.Millisecond {
+		return "<1ms"
 	}
-	return round(b.Sub(a)).String()
+	return round(d).String()
 }
 
 func round(d time.Duration) time.Duration {

@@ -88,4 +88,9 @@ func statsShow(fs *flag.FlagSet) func(*env, []string) error {
 	}
 }
 
-func ms(n int64) string { return round(time.Duration(n) * time.Millisecond).String() }
+func ms(n int64) string {
+	if n == 0 {
+		return "-" // no duration, or under a ms: the window keeps ms
+	}
+	return dur(time.Duration(n) * time.Millisecond)
+}
