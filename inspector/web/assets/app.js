@@ -15,6 +15,9 @@ function route() {
   });
 }
 
+// PAGES are the one-segment pages of the fleet and their modules.
+const PAGES = { "dead-letters": "deadletters.js", queues: "queues.js", nodes: "nodes.js", schedules: "schedules.js", events: "events.js" };
+
 function markNav(name) {
   for (const a of document.querySelectorAll("header.top nav a")) {
     a.classList.toggle("current", a.dataset.nav === name);
@@ -37,6 +40,9 @@ async function main() {
     } else if (parts[0] === "runs" && parts.length === 4 && parts[2] === "tasks") {
       markNav("runs");
       await (await import("./task.js")).render(main, parts[1], parts[3]);
+    } else if (parts.length === 1 && PAGES[parts[0]]) {
+      markNav(parts[0]);
+      await (await import("./" + PAGES[parts[0]])).render(main);
     } else {
       replace(main, h("h1", null, "Not found"), h("p", null, h("a", { href: "./" }, "Back to the overview")));
     }

@@ -8,6 +8,7 @@ import { tasksSummary } from "./runs.js";
 import { waterfall } from "./waterfall.js";
 import { fillRow, isTerminalTask } from "./tasks.js";
 import { safeSVG } from "./svg.js";
+import { offered as controlsOffered, controlsCell } from "./taskcontrols.js";
 
 const TASK_STATES = ["pending", "ready", "running", "retrying", "succeeded", "failed", "skipped", "cancelled", "dead"];
 const RUN_STATES = ["pending", "running", "completed", "failed", "cancelled"];
@@ -284,11 +285,11 @@ class RunPage {
     const r = this.data.run;
     const actions = h("span", { class: "actions" });
     const a = this.cfg.actions || {};
-    if (!this.cfg.readOnly && a.cancel && !isTerminalRun(r.status)) {
+    if (!this.cfg.readOnly && a["run.cancel"] && !isTerminalRun(r.status)) {
       actions.append(h("button", { class: "danger", onclick: () => this.act("cancel", "Cancel run " + r.id + "?") }, "Cancel run"));
     }
     const replayable = (this.data.tasks || []).some((t) => ["failed", "dead", "cancelled", "skipped"].includes(t.status));
-    if (!this.cfg.readOnly && a.replay && isTerminalRun(r.status) && replayable) {
+    if (!this.cfg.readOnly && a["run.replay"] && isTerminalRun(r.status) && replayable) {
       actions.append(h("button", { onclick: () => this.act("replay", "Replay the failed, dead, cancelled and skipped tasks of run " + r.id + "?", { generation: r.generation || 0 }) }, "Replay"));
     }
     const facts = [
@@ -351,20 +352,28 @@ class RunPage {
     const rows = shown.slice(0, TABLE_ROWS).map((t) => {
       const row = h("tr", { "data-task": t.name });
       this.rows.set(t.name, row);
-      fillRow(row, t, this.id);
+      this.fillRow(row, t);
       return row;
     });
     replace(this.tableEl,
       h("table", { class: "tasks" },
         h("thead", null, h("tr", null, h("th", null, "Task"), h("th", null, "Status"), h("th", { class: "num" }, "Attempt"),
-          h("th", { class: "num" }, "Duration"), h("th", null, "Progress"), h("th", null, "Depends on"), h("th", null, "Queue"), h("th", null, "Error or waiting for"))),
+          h("th", { class: "num" }, "Duration"), h("th", null, "Progress"), h("th", null, "Depends on"), h("th", null, "Queue"), h("th", null, "Error or waiting for"), this.controls() ? h("th", null, "") : null)),
         h("tbody", null, rows)),
       shown.length > TABLE_ROWS ? h("p", { class: "muted" }, "Showing " + num(TABLE_ROWS) + " of " + num(shown.length) + " tasks: filter to see the others.") : null);
   }
 
   updateRow(t) {
     const row = this.rows && this.rows.get(t.name);
-    if (row) fillRow(row, t, this.id);
+    if (row) this.fillRow(row, t);
+  }
+
+  // controls reports whether the rows end with the task controls.
+  controls() { return controlsOffered(this.cfg); }
+
+  fillRow(row, t) {
+    fillRow(row, t, this.id);
+    if (this.controls()) row.append(controlsCell(this.cfg, this.id, t, () => this.refresh()));
   }
 }
 

@@ -1,7 +1,8 @@
 // The runs page: filters kept in the URL's query, cursor paging, and a count
 // that says "at least" when the store's read bound stopped it.
 import { h, replace, notice, inlineNotice, badge, runHref, dur, num, time, ago, parseTime } from "./dom.js";
-import { get, describe, refreshMs } from "./api.js";
+import { get, describe, refreshMs, config } from "./api.js";
+import { selection } from "./runselect.js";
 
 const STATUSES = ["pending", "running", "completed", "failed", "cancelled"];
 const TEXT_FILTERS = [["workflow", "Workflow"], ["service", "Service"], ["tenant", "Tenant"], ["error", "Error starts with"]];
@@ -68,7 +69,8 @@ export async function render(main) {
 
   const countEl = h("span", { class: "muted", id: "run-count" }, "counting…");
   const listEl = h("div", null, h("p", { class: "muted" }, "Loading…"));
-  replace(main, h("div", { class: "run-head" }, h("h1", null, "Runs"), countEl), form, listEl);
+  const sel = selection(await config(), f, () => Promise.all([count(), list()]));
+  replace(main, h("div", { class: "run-head" }, h("h1", null, "Runs"), countEl), form, sel.bar, listEl);
 
   const count = async () => {
     try {
@@ -84,6 +86,7 @@ export async function render(main) {
       const page = await get("runs", Object.assign({}, f, { cursor, limit }));
       notice("");
       replace(listEl, ...table(page, f, cursor, limit));
+      sel.enhance(listEl);
     } catch (err) {
       if (err.unsupported) replace(listEl, inlineNotice(describe(err)));
       else notice(describe(err), "error");
