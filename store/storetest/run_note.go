@@ -20,7 +20,7 @@ func testRunNotes(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				succeed(t, h, claimOne(t, h, "a", rule).Lease, "ok", rule)
 				before := getRun(t, h, r.ID)
 				require.NoError(t, ns.RunNote(bg, &store.RunNoteParams{RunID: r.ID, Text: "replayed by ops: disk full"}), rule)
-				require.NoError(t, ns.RunNote(bg, &store.RunNoteParams{RunID: r.ID, Text: "second"}), rule)
+				require.NoError(t, ns.RunNote(bg, &store.RunNoteParams{RunID: r.ID, Text: "second; with\na newline"}), rule)
 				after := getRun(t, h, r.ID)
 				require.Equal(t, before.Status, after.Status, rule)
 				require.Equal(t, before.Succeeded, after.Succeeded, rule)
@@ -32,7 +32,7 @@ func testRunNotes(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				require.GreaterOrEqual(t, len(evs), 2, rule)
 				n := len(evs)
 				require.Equal(t, store.RunEventType(store.RunCompleted), evs[n-3].Type, rule+": the notes come after the run's end")
-				for i, text := range []string{"replayed by ops: disk full", "second"} {
+				for i, text := range []string{"replayed by ops: disk full", "second; with\na newline"} {
 					e := evs[n-2+i]
 					require.Equal(t, store.EventRunNote, e.Type, rule)
 					require.Equal(t, text, e.Note, rule)

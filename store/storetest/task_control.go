@@ -129,6 +129,27 @@ func testTaskControls(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 		{
+			name: "CancelGivesTheLimitSlotBack",
+			rule: "cancel of a running task gives back its limit slots once, so a task held back on the key runs",
+			run: func(t *testing.T, h *Harness, rule string) {
+				if _, ok := h.Store.(store.Limiter); !ok {
+					t.Skip("needs store.Limiter")
+				}
+				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, limited("a", conc("k", 1)), limited("b", conc("k", 1)))})
+				first := claim(t, h, nil)
+				require.Len(t, first.Tasks, 1, rule+": the key admits one")
+				held := "b"
+				if first.Tasks[0].Lease.Task == "b" {
+					held = "a"
+				}
+				control(t, h, r.ID, first.Tasks[0].Lease.Task, store.TaskCancelOne, "", rule)
+				next := claim(t, h, nil)
+				require.Equal(t, []string{held}, claimedNames(next), rule)
+				succeed(t, h, next.Tasks[0].Lease, "ok", rule)
+				require.Equal(t, store.RunCompleted, getRun(t, h, r.ID).Status, rule)
+			},
+		},
+		{
 			name: "CancelOfAWaitingTask",
 			rule: "cancel of a pending or ready task ends it cancelled; the rest of the run goes on and ends",
 			run: func(t *testing.T, h *Harness, rule string) {
