@@ -22,6 +22,10 @@ func testTaskControls(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				res := control(t, h, r.ID, "a", store.TaskRunNow, "customer waiting", rule)
 				require.Equal(t, store.TaskReady, res.Run.Task("a").Status, rule)
 				require.Zero(t, res.Run.Task("a").Attempt, rule)
+				_, err := h.Store.(store.TaskControlStore).TaskControl(bg, &store.TaskControlParams{RunID: r.ID, Task: "a", Action: store.TaskRunNow})
+				var ce *store.TaskControlError
+				require.ErrorAs(t, err, &ce, rule+": sent again, it finds the task ready and changes nothing")
+				require.Equal(t, store.TaskReady, ce.Status, rule)
 				ct := claimOne(t, h, "a", rule)
 				require.Equal(t, 1, ct.Attempt, rule+": the first attempt")
 				succeed(t, h, ct.Lease, "ok", rule)
