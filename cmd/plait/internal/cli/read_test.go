@@ -178,24 +178,7 @@ func TestExport(t *testing.T) {
 
 func TestServe(t *testing.T) {
 	f := newFixture(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	pr, pw := io.Pipe()
-	var errb syncBuffer
-	code := make(chan int, 1)
-	go func() {
-		code <- Main(ctx, []string{"serve", "-addr", "127.0.0.1:0"}, pw, &errb, f.open)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("serve printed nothing: %v; stderr %s", err, errb.String())
-	}
-	go io.Copy(io.Discard, pr)
-	url := strings.Fields(line)[3]
-	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(line, "read-only") {
-		t.Fatalf("serve: %q", line)
-	}
+	url, stop := f.serve(t, "serve", "-addr", "127.0.0.1:0")
 	resp, err := http.Get(url + "api/v1/runs/" + f.done)
 	if err != nil {
 		t.Fatal(err)
@@ -210,13 +193,77 @@ func TestServe(t *testing.T) {
 	if err != nil || resp.StatusCode != http.StatusOK || run.Run.ID != f.done {
 		t.Fatalf("GET the run: %d %+v %v", resp.StatusCode, run, err)
 	}
-	cancel()
-	select {
-	case c := <-code:
-		if c != ExitOK {
-			t.Fatalf("serve: exit %d: %s", c, errb.String())
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("serve did not stop with its context")
+	if code := postAction(t, url, "queue.pause"); code != http.StatusForbidden {
+		t.Fatalf("an action on a read-only view: %d", code)
 	}
+	stop()
+
+	// -write: the actions -actions names, and only those.
+	url, stop = f.serve(t, "serve", "-addr", "127.0.0.1:0", "-write", "-actions", "queue.pause,queue.resume")
+	defer stop()
+	if code := postAction(t, url, "queue.pause"); code != http.StatusOK {
+		t.Fatalf("queue.pause on a -write view: %d", code)
+	}
+	var queues page[queueJSON]
+	decode(t, f.ok(t, "queues", "ls", "-o", "json"), &queues)
+	if !queues.Items[0].Paused {
+		t.Fatalf("the view's pause did not pause: %+v", queues.Items)
+	}
+	if code := postAction(t, url, "node.drain"); code != http.StatusForbidden {
+		t.Fatalf("an action -actions leaves out: %d", code)
+	}
+}
+
+// serve starts `plait serve` and answers its URL and the function that
+// stops it and checks it exited 0.
+func (f *fixture) serve(t *testing.T, args ...string) (string, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	errb := newSyncBuffer()
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(ctx, args, pw, errb, f.open)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("serve printed nothing: %v; stderr %s", err, errb.String())
+	}
+	go io.Copy(io.Discard, pr)
+	url := strings.Fields(line)[3]
+	if !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("serve: %q", line)
+	}
+	return url, func() {
+		cancel()
+		select {
+		case c := <-code:
+			if c != ExitOK {
+				t.Errorf("serve: exit %d: %s", c, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("serve did not stop with its context")
+		}
+	}
+}
+
+// postAction posts action on the ids ["default"] to the view and answers
+// the status.
+func postAction(t *testing.T, url, action string) int {
+	t.Helper()
+	body := `{"ids": ["default"], "reason": "test"}`
+	req, err := http.NewRequest(http.MethodPost, url+"api/v1/actions/"+action, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }

@@ -64,7 +64,7 @@ func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
 
 func schedulesBackfill(fs *flag.FlagSet) func(*env, []string) error {
 	from := fs.String("from", "", "the first instant: RFC 3339, a date or an age (24h)")
-	to := fs.String("to", "", "the end of the range, not included (same forms; default now)")
+	to := fs.String("to", "", "the end of the range, included (same forms; default now)")
 	opts := actionFlags(fs)
 	return func(e *env, args []string) error {
 		if len(args) == 0 {
