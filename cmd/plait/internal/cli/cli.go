@@ -37,6 +37,10 @@ const (
 	ExitRefused = 4
 	// ExitUnsupported: the store lacks the capability the command needs.
 	ExitUnsupported = 5
+	// ExitInterrupted: the command was interrupted (SIGINT, SIGTERM: its
+	// context ended) before it was done, as a shell reports 128+SIGINT.
+	// serve, whose way to stop is an interrupt, exits 0 instead.
+	ExitInterrupted = 130
 )
 
 // Conn is where the command's store is: the global flags.
@@ -170,6 +174,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, open Ope
 		writeCommandUsage(stderr, cmd, fs)
 		return ExitUsage
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return ExitInterrupted
+	}
 	fmt.Fprintf(stderr, "plait %s: %v\n", cmd.path, err)
 	return exitCode(err)
 }
@@ -241,7 +248,7 @@ Commands:
 	writeFlags(w, global, nil)
 	fmt.Fprint(w, `
 Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused or needs -yes,
-5 unsupported by the store.
+5 unsupported by the store, 130 interrupted.
 Run "plait <command> -h" for a command's flags; docs/cli.md has the rest.
 `)
 }

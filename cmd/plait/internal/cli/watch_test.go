@@ -92,3 +92,21 @@ func regexpLine(s string, words ...string) bool {
 	}
 	return false
 }
+
+func TestRunsWatchInterrupted(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out, errb := newSyncBuffer(), newSyncBuffer()
+	code := make(chan int, 1)
+	go func() { code <- Main(ctx, []string{"runs", "watch", f.live}, out, errb, f.open) }()
+	out.waitFor(t, "[>>] running")
+	cancel()
+	select {
+	case c := <-code:
+		if c != ExitInterrupted || errb.String() != "" {
+			t.Fatalf("an interrupted watch: exit %d, stderr %q", c, errb.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("runs watch did not stop with its context")
+	}
+}
