@@ -90,6 +90,21 @@ func TestDeadLetterActions(t *testing.T) {
 		t.Fatalf("dlq replay without -yes: %+v %s", c, errs)
 	}
 	f.exit(t, ExitUsage, "dlq", "replay", "-workflow", "billing", "-yes") // no reason
+	var groups groupsJSON
+	decode(t, f.ok(t, "dlq", "groups", "-o", "json"), &groups)
+	if len(groups.Groups) != 1 || groups.Letters != 1 || groups.Groups[0].Sample.RunID != f.failed {
+		t.Fatalf("dlq groups: %+v", groups)
+	}
+	out, _ = f.exit(t, ExitRefused, "dlq", "replay", "-error-key", groups.Groups[0].Key, "-reason", "r", "-o", "json")
+	decode(t, out, &c)
+	if c.Count != 1 {
+		t.Fatalf("dlq replay -error-key of the group: %+v", c)
+	}
+	out, _ = f.exit(t, ExitRefused, "dlq", "replay", "-error-key", "another error", "-reason", "r", "-o", "json")
+	decode(t, out, &c)
+	if c.Count != 0 {
+		t.Fatalf("dlq replay -error-key of no group: %+v", c)
+	}
 	var rep reportJSON
 	decode(t, f.ok(t, "dlq", "replay", "-workflow", "billing", "-reason", "gateway fixed", "-yes", "-rps", "100", "-o", "json"), &rep)
 	if rep.Action != "dead_letter.requeue" || rep.Total != 1 || rep.Done != 1 || rep.Items[0].RunID != f.failed {

@@ -15,6 +15,7 @@ import (
 func dlqCommands() []command {
 	return []command{
 		{path: "dlq ls", short: "list dead letters (tasks that failed for good), newest first", flags: dlqList},
+		{path: "dlq groups", short: "dead letters grouped by error (numbers and ids taken out), the largest group first", flags: dlqGroups},
 		{path: "dlq show", args: "RUN TASK", short: "show a dead letter: its error, attempts and payload", flags: dlqShow},
 		{path: "dlq replay", args: "[RUN/TASK...]", short: "send dead letters' tasks back to their queue, named or by a query", flags: dlqAction(action.DeadLetterRequeue)},
 		{path: "dlq purge", args: "[RUN/TASK...]", short: "remove dead letters from the list, named or by a query", flags: dlqAction(action.DeadLetterPurge)},
@@ -35,7 +36,9 @@ type letterJSON struct {
 }
 
 // letterFilterFlags declares the flags of a dead-letter query.
-func letterFilterFlags(fs *flag.FlagSet) func() (action.DeadLetterFilter, error) {
+// withKey adds -error-key (an action's query: the engine checks the key
+// letter by letter; a listing has none).
+func letterFilterFlags(fs *flag.FlagSet, withKey bool) func() (action.DeadLetterFilter, error) {
 	var f action.DeadLetterFilter
 	fs.StringVar(&f.RunID, "run", "", "the run")
 	fs.StringVar(&f.Workflow, "workflow", "", "the workflow")
@@ -45,6 +48,10 @@ func letterFilterFlags(fs *flag.FlagSet) func() (action.DeadLetterFilter, error)
 	fs.StringVar(&f.Queue, "queue", "", "the queue")
 	fs.StringVar(&f.Handler, "handler", "", "the handler")
 	fs.StringVar(&f.ErrorPrefix, "error-prefix", "", "the error starts with this")
+	var key *string
+	if withKey {
+		key = fs.String("error-key", "", "the error's group key, as dlq groups shows it")
+	}
 	since := fs.String("since", "", "dead-lettered at or after: RFC 3339, a date or an age (24h)")
 	until := fs.String("until", "", "dead-lettered before (same forms)")
 	return func() (action.DeadLetterFilter, error) {
@@ -56,14 +63,17 @@ func letterFilterFlags(fs *flag.FlagSet) func() (action.DeadLetterFilter, error)
 		if f.Until, err = parseWhen(*until, now); err != nil {
 			return f, usagef("-until: %v", err)
 		}
+		if key != nil {
+			f.ErrorKey = *key
+		}
 		return f, nil
 	}
 }
 
-var letterQueryFlags = []string{"run", "workflow", "task", "tenant", "service", "queue", "handler", "error-prefix", "since", "until"}
+var letterQueryFlags = []string{"run", "workflow", "task", "tenant", "service", "queue", "handler", "error-prefix", "error-key", "since", "until"}
 
 func dlqList(fs *flag.FlagSet) func(*env, []string) error {
-	filter := letterFilterFlags(fs)
+	filter := letterFilterFlags(fs, false)
 	limit := limitFlag(fs, 50, store.DeadLetterPageMax)
 	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
 	return func(e *env, args []string) error {
@@ -143,7 +153,7 @@ func dlqShow(fs *flag.FlagSet) func(*env, []string) error {
 // on those a query selects.
 func dlqAction(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
 	return func(fs *flag.FlagSet) func(*env, []string) error {
-		filter := letterFilterFlags(fs)
+		filter := letterFilterFlags(fs, true)
 		opts := actionFlags(fs)
 		return func(e *env, args []string) error {
 			f, err := filter()
@@ -170,5 +180,65 @@ func dlqAction(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
 			}
 			return e.act(a, t, opts)
 		}
+	}
+}
+
+type groupJSON struct {
+	Key    string     `json:"key"`
+	Count  int        `json:"count"`
+	Oldest stamp      `json:"oldest,omitzero"`
+	Newest stamp      `json:"newest,omitzero"`
+	Sample letterJSON `json:"sample"`
+}
+
+type groupsJSON struct {
+	Groups     []groupJSON `json:"groups"`
+	Letters    int         `json:"letters"`
+	Truncated  bool        `json:"truncated"`
+	NextCursor string      `json:"nextCursor,omitempty"`
+}
+
+func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
+	filter := letterFilterFlags(fs, false)
+	window := fs.Int("window", 1000, fmt.Sprintf("the newest letters grouped (1..%d)", store.DeadLetterGroupsWindowMax))
+	cursor := fs.String("cursor", "", "the nextCursor of the previous window")
+	return func(e *env, args []string) error {
+		if err := wantArgs(args, 0, "no argument"); err != nil {
+			return err
+		}
+		f, err := filter()
+		if err != nil {
+			return err
+		}
+		if *window < 1 || *window > store.DeadLetterGroupsWindowMax {
+			return usagef("-window %d: want 1..%d", *window, store.DeadLetterGroupsWindowMax)
+		}
+		s, err := e.scheduler()
+		if err != nil {
+			return err
+		}
+		res, err := s.DeadLetterGroups(e.ctx, plait.DeadLetterGroupsParams{
+			RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service, Queue: f.Queue,
+			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: *cursor, Window: *window,
+		})
+		if err != nil {
+			return err
+		}
+		out := groupsJSON{Groups: make([]groupJSON, 0, len(res.Groups)), Letters: res.Letters, Truncated: res.Truncated, NextCursor: res.NextCursor}
+		for _, g := range res.Groups {
+			l := g.Sample
+			out.Groups = append(out.Groups, groupJSON{Key: g.Key, Count: g.Count, Oldest: stamp(g.Oldest), Newest: stamp(g.Newest),
+				Sample: letterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant, Service: l.Service,
+					Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)}})
+		}
+		return e.emit(out, func(w io.Writer) {
+			row(w, "COUNT", "NEWEST", "SAMPLE", "ERROR KEY")
+			for _, g := range res.Groups {
+				row(w, g.Count, when(g.Newest), g.Sample.RunID+"/"+g.Sample.Task, clip(g.Key, 80))
+			}
+			if res.Truncated {
+				fmt.Fprintf(w, "(%d letters grouped; more: -cursor %s)\n", res.Letters, res.NextCursor)
+			}
+		})
 	}
 }
