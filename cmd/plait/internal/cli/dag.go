@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/plaitdag/plait"
@@ -110,24 +111,102 @@ func drawDAG(w io.Writer, spec *plait.WorkflowSpec, run *plait.Run, width int) {
 		} else {
 			fmt.Fprintln(w)
 		}
-		boxes := make([][3]string, len(layer))
-		for j, t := range layer {
-			parents := make([]string, len(t.Deps))
-			for k, d := range t.Deps {
-				parents[k] = d.Task
-			}
-			b := [3]string{cut(t.Name, boxWidth), cut(stateLine(run.Task(t.Name)), boxWidth), ""}
-			if len(parents) > 0 {
-				b[2] = cut("<- "+strings.Join(parents, ","), boxWidth)
-			}
-			boxes[j] = b
-		}
+		boxes := layerBoxes(layer, run)
 		drawRow(w, boxes, width)
 	}
 	if failed := failures(run); failed != "" {
 		fmt.Fprintln(w)
 		fmt.Fprint(w, failed)
 	}
+}
+
+// groupAbove is the number of boxes of a layer past which siblings (tasks
+// of one handler with the same parents) are drawn as one box, as the web
+// view groups them (same handler, same parents on the same conditions):
+// a fan-out of a hundred shards is one box, not twenty rows.
+const groupAbove = 8
+
+// layerBoxes answers the boxes of one layer: a box per task, or, in a
+// layer wider than groupAbove, a box per group of three siblings or more.
+func layerBoxes(layer []*plait.TaskSpec, run *plait.Run) [][3]string {
+	type group struct {
+		members []*plait.TaskSpec
+	}
+	var order []*group
+	byKey := map[string]*group{}
+	for _, t := range layer {
+		key := t.Handler
+		for _, d := range t.Deps {
+			key += "\x00" + d.Task + "\x00" + d.On.String()
+		}
+		if len(layer) <= groupAbove {
+			key = t.Name // no grouping: one task a group
+		}
+		g := byKey[key]
+		if g == nil {
+			g = &group{}
+			byKey[key] = g
+			order = append(order, g)
+		}
+		g.members = append(g.members, t)
+	}
+	var boxes [][3]string
+	for _, g := range order {
+		if len(g.members) < 3 {
+			for _, t := range g.members {
+				boxes = append(boxes, taskBox(t, run))
+			}
+			continue
+		}
+		boxes = append(boxes, groupBox(g.members, run))
+	}
+	return boxes
+}
+
+func taskBox(t *plait.TaskSpec, run *plait.Run) [3]string {
+	b := [3]string{cut(t.Name, boxWidth), cut(stateLine(run.Task(t.Name)), boxWidth), ""}
+	b[2] = parentsLine(t)
+	return b
+}
+
+func parentsLine(t *plait.TaskSpec) string {
+	if len(t.Deps) == 0 {
+		return ""
+	}
+	parents := make([]string, len(t.Deps))
+	for k, d := range t.Deps {
+		parents[k] = d.Task
+	}
+	return cut("<- "+strings.Join(parents, ","), boxWidth)
+}
+
+// groupBox is one box for sibling tasks: their names' common start and
+// their number, and how many are in each state.
+func groupBox(members []*plait.TaskSpec, run *plait.Run) [3]string {
+	prefix := members[0].Name
+	counts := map[plait.TaskStatus]int{}
+	for _, t := range members {
+		for !strings.HasPrefix(t.Name, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+		st := plait.TaskPending
+		if ti := run.Task(t.Name); ti != nil {
+			st = ti.Status
+		}
+		counts[st]++
+	}
+	var state []string
+	for _, st := range []plait.TaskStatus{plait.TaskSucceeded, plait.TaskRunning, plait.TaskReady, plait.TaskRetrying,
+		plait.TaskFailed, plait.TaskDead, plait.TaskSkipped, plait.TaskCancelled, plait.TaskPending} {
+		if n := counts[st]; n > 0 {
+			state = append(state, mark(st)+strconv.Itoa(n))
+		}
+	}
+	name := fmt.Sprintf("%s* (%d)", prefix, len(members))
+	if prefix == "" {
+		name = fmt.Sprintf("%s and %d more", members[0].Name, len(members)-1)
+	}
+	return [3]string{cut(name, boxWidth), cut(strings.Join(state, " "), boxWidth), parentsLine(members[0])}
 }
 
 // drawRow writes boxes side by side, as many per line as width holds.

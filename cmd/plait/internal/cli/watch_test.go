@@ -3,10 +3,13 @@ package cli
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plaitdag/plait"
 )
 
 func TestRunsWatchLive(t *testing.T) {
@@ -108,5 +111,27 @@ func TestRunsWatchInterrupted(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("runs watch did not stop with its context")
+	}
+}
+
+func TestRunsWatchGroupsAWideLayer(t *testing.T) {
+	f := newFixture(t)
+	wf := plait.NewWorkflow("wide").Task("extract", "step", nil)
+	var shards []string
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("shard-%02d", i)
+		shards = append(shards, name)
+		wf.Task(name, "step", nil, plait.After("extract"))
+	}
+	wf.Task("audit", "step", nil, plait.AfterCompletion("extract")).Task("load", "step", nil, plait.After(shards...))
+	id := f.finish(t, context.Background(), wf, plait.RunCompleted)
+	out := f.ok(t, "runs", "watch", id, "-once")
+	for _, want := range []string{"| shard-* (12) ", "| [ok]12 ", "| audit ", "| load "} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "shard-03") {
+		t.Fatalf("a grouped shard drawn alone:\n%s", out)
 	}
 }
