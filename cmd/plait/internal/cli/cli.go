@@ -143,7 +143,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, open Ope
 	}
 	cmd, n := find(rest)
 	if cmd == nil {
-		fmt.Fprintf(stderr, "plait: unknown command %q\n\n", strings.Join(rest[:min(len(rest), 2)], " "))
+		if subs := subcommands(rest[0]); len(subs) > 0 {
+			fmt.Fprintf(stderr, "plait %s: want one of: %s\n", rest[0], strings.Join(subs, ", "))
+			return ExitUsage
+		}
+		fmt.Fprintf(stderr, "plait: unknown command %q\n\n", rest[0])
 		writeUsage(stderr, global)
 		return ExitUsage
 	}
@@ -226,6 +230,17 @@ func find(args []string) (*command, int) {
 		}
 	}
 	return nil, 0
+}
+
+// subcommands answers the commands under group ("runs": ls, show...).
+func subcommands(group string) []string {
+	var out []string
+	for _, c := range commands() {
+		if sub, ok := strings.CutPrefix(c.path, group+" "); ok {
+			out = append(out, sub)
+		}
+	}
+	return out
 }
 
 func writeUsage(w io.Writer, global *flag.FlagSet) {

@@ -33,6 +33,14 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	}
 }
 
+func TestGroupNamesItsCommands(t *testing.T) {
+	var out, errb syncBuffer
+	if code := Main(context.Background(), []string{"dlq", "frobnicate"}, &out, &errb, noStore(t)); code != ExitUsage ||
+		!strings.Contains(errb.String(), "plait dlq: want one of: ls, groups, show, replay, purge") {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+}
+
 func TestCommandHelp(t *testing.T) {
 	for _, c := range commands() {
 		var out, errb syncBuffer
