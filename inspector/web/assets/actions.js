@@ -12,6 +12,13 @@ export function can(cfg, name) {
   return !!cfg && !cfg.readOnly && !!(cfg.actions || {})[name];
 }
 
+// clearError hides the page-wide notice when it shows an error (a read
+// that failed before), and keeps the summary of an action just done.
+export function clearError() {
+  const el = document.getElementById("notice");
+  if (el && el.classList.contains("error")) notice("");
+}
+
 // LABELS are the actions' names as the pages' buttons and dialogs say them.
 export const LABELS = {
   "run.cancel": "Cancel", "run.replay": "Replay", "run.delete": "Delete", "run.note": "Add a note",
@@ -45,7 +52,10 @@ export function button(cfg, name, opts) {
         return;
       }
       const report = await confirmAction(Object.assign({}, opts, { name, target, what }));
-      if (report && opts.done) await opts.done(report);
+      if (!report) return;
+      if (opts.done) await opts.done(report);
+      // Said again: the page's reread may have cleared the notice.
+      notice(summary(name, report), report.failed ? "error" : "");
     },
   }, opts.label || LABELS[name] || name);
 }

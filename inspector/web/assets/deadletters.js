@@ -3,7 +3,7 @@
 // and the replay and purge of the whole group or of one letter.
 import { h, replace, notice, inlineNotice, badge, runHref, taskHref, num, time, ago } from "./dom.js";
 import { get, describe, config, refreshMs } from "./api.js";
-import { button, can } from "./actions.js";
+import { clearError, button, can } from "./actions.js";
 
 // LETTERS_MAX is the most letters an open group reads.
 const LETTERS_MAX = 2000;
@@ -42,7 +42,7 @@ export async function render(main) {
   const load = async () => {
     try {
       const g = await get("dead-letters/groups", f);
-      notice("");
+      clearError();
       head.textContent = (g.truncated ? "the newest " : "") + num(g.letters) + " letter" + (g.letters === 1 ? "" : "s") + " in " + num((g.groups || []).length) + " group" + ((g.groups || []).length === 1 ? "" : "s");
       replace(all, Object.keys(f).length ? [
         button(cfg, "dead_letter.requeue", { label: "Replay all matching", what: "every letter the filter matches", target: { deadLetters: f }, done: load }),

@@ -4,7 +4,7 @@
 // serves.
 import { h, replace, notice, inlineNotice, badge, taskHref, num, dur, time, ago } from "./dom.js";
 import { get, describe, config, refreshMs } from "./api.js";
-import { button } from "./actions.js";
+import { clearError, button } from "./actions.js";
 
 // HELD_SHOWN is how many held tasks a node's row lists.
 const HELD_SHOWN = 8;
@@ -19,7 +19,7 @@ export async function render(main) {
   const load = async () => {
     try {
       const n = await get("nodes");
-      notice("");
+      clearError();
       head.textContent = num(n.live) + " live node" + (n.live === 1 ? "" : "s");
       replace(body, ...view(cfg, n, load));
     } catch (err) {

@@ -3,7 +3,7 @@
 // serves, and its pause and resume.
 import { h, replace, notice, inlineNotice, badge, num, dur } from "./dom.js";
 import { get, describe, config, refreshMs } from "./api.js";
-import { button } from "./actions.js";
+import { clearError, button } from "./actions.js";
 
 export async function render(main) {
   document.title = "plait · queues";
@@ -15,7 +15,7 @@ export async function render(main) {
   const load = async () => {
     try {
       const q = await get("queues");
-      notice("");
+      clearError();
       const items = q.items || [];
       head.textContent = num(items.length) + " queue" + (items.length === 1 ? "" : "s") + (q.nextCursor ? " (the first page)" : "");
       replace(body, ...view(cfg, q, load));

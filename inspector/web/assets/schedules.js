@@ -3,7 +3,7 @@
 // process saving the schedule at start-up overwrites a change made here.
 import { h, replace, notice, inlineNotice, badge, runHref, time, ago, dur } from "./dom.js";
 import { get, describe, config, refreshMs } from "./api.js";
-import { button, can } from "./actions.js";
+import { clearError, button, can } from "./actions.js";
 
 export async function render(main) {
   document.title = "plait · schedules";
@@ -14,7 +14,7 @@ export async function render(main) {
   const load = async () => {
     try {
       const s = await get("schedules");
-      notice("");
+      clearError();
       replace(body, ...view(cfg, s, load));
     } catch (err) {
       if (err.unsupported) replace(body, inlineNotice(describe(err)));
