@@ -177,18 +177,34 @@ func parentsLine(t *plait.TaskSpec) string {
 	for k, d := range t.Deps {
 		parents[k] = d.Task
 	}
+	if len(parents) > 3 {
+		// Many parents are a fan-in: named by what their names share.
+		if prefix := commonPrefix(parents); prefix != "" {
+			return cut(fmt.Sprintf("<- %s* (%d)", prefix, len(parents)), boxWidth)
+		}
+		return fmt.Sprintf("<- %d parents", len(parents))
+	}
 	return cut("<- "+strings.Join(parents, ","), boxWidth)
+}
+
+// commonPrefix is the longest start all names share.
+func commonPrefix(names []string) string {
+	prefix := names[0]
+	for _, n := range names[1:] {
+		for !strings.HasPrefix(n, prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	return prefix
 }
 
 // groupBox is one box for sibling tasks: their names' common start and
 // their number, and how many are in each state.
 func groupBox(members []*plait.TaskSpec, run *plait.Run) [3]string {
-	prefix := members[0].Name
+	names := make([]string, len(members))
 	counts := map[plait.TaskStatus]int{}
-	for _, t := range members {
-		for !strings.HasPrefix(t.Name, prefix) {
-			prefix = prefix[:len(prefix)-1]
-		}
+	for i, t := range members {
+		names[i] = t.Name
 		st := plait.TaskPending
 		if ti := run.Task(t.Name); ti != nil {
 			st = ti.Status
@@ -202,6 +218,7 @@ func groupBox(members []*plait.TaskSpec, run *plait.Run) [3]string {
 			state = append(state, mark(st)+strconv.Itoa(n))
 		}
 	}
+	prefix := commonPrefix(names)
 	name := fmt.Sprintf("%s* (%d)", prefix, len(members))
 	if prefix == "" {
 		name = fmt.Sprintf("%s and %d more", members[0].Name, len(members)-1)

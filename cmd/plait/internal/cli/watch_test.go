@@ -126,7 +126,7 @@ func TestRunsWatchGroupsAWideLayer(t *testing.T) {
 	wf.Task("audit", "step", nil, plait.AfterCompletion("extract")).Task("load", "step", nil, plait.After(shards...))
 	id := f.finish(t, context.Background(), wf, plait.RunCompleted)
 	out := f.ok(t, "runs", "watch", id, "-once")
-	for _, want := range []string{"| shard-* (12) ", "| [ok]12 ", "| audit ", "| load "} {
+	for _, want := range []string{"| shard-* (12) ", "| [ok]12 ", "| audit ", "| load ", "| <- shard-* (12) "} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("no %q in:\n%s", want, out)
 		}
