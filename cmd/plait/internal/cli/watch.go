@@ -56,7 +56,7 @@ func (w *watcher) watch(once bool) (*plait.Run, error) {
 	ctx, cancel := context.WithCancel(w.e.ctx)
 	defer cancel()
 	// Subscribe before the first read, so no change falls between them.
-	var events <-chan error
+	var events <-chan struct{}
 	if !once {
 		sub, err := w.s.Subscribe(ctx, &plait.SubscribeFilter{RunID: w.id, FromNow: true})
 		switch {
@@ -65,7 +65,7 @@ func (w *watcher) watch(once bool) (*plait.Run, error) {
 		case err != nil:
 			return nil, err
 		default:
-			ch := make(chan error, 1)
+			ch := make(chan struct{}, 1)
 			events = ch
 			go func() {
 				for {
@@ -86,7 +86,7 @@ func (w *watcher) watch(once bool) (*plait.Run, error) {
 						}
 					}
 					select {
-					case ch <- nil: // a change: coalesced while one is pending
+					case ch <- struct{}{}: // a change: coalesced while one is pending
 					default:
 					}
 				}
