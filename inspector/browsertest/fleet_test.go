@@ -91,7 +91,7 @@ func TestDeadLetterReplay(t *testing.T) {
 	waitVisible(t, ctx, row)
 	shoot(t, ctx, "PLAIT_SCREENSHOT_DEAD_LETTERS")
 	click(t, ctx, row+` button[data-action="dead_letter.requeue"]`)
-	confirm(t, ctx, "This acts on 1 item", "the schema is fixed")
+	confirm(t, ctx, "This acts on 1 letter", "the schema is fixed")
 	waitText(t, ctx, "#notice", "Replay: 1 of 1 done")
 	checkMark(t, ctx)
 
@@ -135,7 +135,7 @@ func TestQueuePauseFromPage(t *testing.T) {
 	waitText(t, ctx, q+" td.running", "2")
 	mark(t, ctx)
 	click(t, ctx, q+` button[data-action="queue.pause"]`)
-	confirm(t, ctx, "This acts on 1 item", "")
+	confirm(t, ctx, "This acts on 1 queue", "")
 	waitFor(t, ctx, q+` .badge.state-paused`)
 	pausedAt := time.Now()
 	env.heartbeatsSince(t, pausedAt, 2)
@@ -155,7 +155,7 @@ func TestQueuePauseFromPage(t *testing.T) {
 	}
 
 	click(t, ctx, q+` button[data-action="queue.resume"]`)
-	confirm(t, ctx, "This acts on 1 item", "")
+	confirm(t, ctx, "This acts on 1 queue", "")
 	waitFor(t, ctx, q+` .badge.state-active`)
 	done, err := env.s.RunWait(context.Background(), later.ID)
 	if err != nil {

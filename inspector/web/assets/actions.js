@@ -73,7 +73,7 @@ export async function confirmAction({ name, target, what, note, fields, query })
   const inputs = (fields || []).map((f) => h("label", null, f.label, h("input", { type: f.type || "text", name: f.name, required: true })));
   const errEl = h("p", { class: "err small", hidden: true });
   const ok = h("button", { type: "button", class: "confirm" + (DANGER.has(name) ? " danger" : ""), disabled: true }, LABELS[name] || name);
-  const cancel = h("button", { type: "button", class: "dismiss" }, "Close");
+  const cancel = h("button", { type: "button", class: "dismiss" }, "Back");
   const dlg = h("dialog", { class: "act-dialog", "data-action": name },
     h("h2", null, (LABELS[name] || name) + (what ? ": " + what : "")),
     note ? h("p", { class: "small muted act-note" }, note) : null,
@@ -104,13 +104,16 @@ export async function confirmAction({ name, target, what, note, fields, query })
       }
       const c = await post("actions/" + name, body);
       count = c.count;
-      const items = num(c.count) + " item" + (c.count === 1 ? "" : "s");
-      const pace = c.count > 1 && cfg.actionRate ? ", at " + num(cfg.actionRate) + " a second (about " + dur(1000 * c.count / cfg.actionRate) + ")" : "";
+      const items = count1(name, c.count);
+      // The pace is worth saying when it takes a while.
+      const took = cfg.actionRate ? 1000 * c.count / cfg.actionRate : 0;
+      const pace = took >= 2000 ? ", at " + num(cfg.actionRate) + " a second (about " + dur(took) + ")" : "";
       countEl.textContent = c.count === 0 ? "Nothing to act on now." :
         "This acts on " + (c.capped ? "at least " : "") + items + pace + "." +
         (c.skipped ? " " + num(c.skipped) + " selected left out (gone, or in a state it does not apply to)." : "");
       errEl.hidden = true;
       ok.disabled = c.count === 0;
+      ok.textContent = verb(name, c.count);
     } catch (err) {
       countEl.textContent = "";
       fail(err);
@@ -148,6 +151,20 @@ export async function confirmAction({ name, target, what, note, fields, query })
   });
 }
 
+// NOUNS are what each kind of action acts on.
+const NOUNS = { run: "run", dead_letter: "letter", task: "task", queue: "queue", node: "node", schedule: "schedule" };
+
+// count1 says how many of what an action acts on: "2 runs".
+function count1(name, n) {
+  const noun = NOUNS[name.split(".")[0]] || "item";
+  return n === 1 ? "1 " + noun : num(n) + " " + noun + "s";
+}
+
+// verb is the confirm button's text: the action and what it acts on.
+function verb(name, n) {
+  return (name === "run.note" ? "Note" : LABELS[name] || name) + " " + count1(name, n);
+}
+
 // summary says in one sentence what an action did.
 export function summary(name, r) {
   let s = (LABELS[name] || name) + ": " + num(r.done) + " of " + num(r.total) + " done";
@@ -156,6 +173,8 @@ export function summary(name, r) {
     s += ", " + num(r.failed) + " failed" + (first ? " (" + first.error.message + ")" : "");
   }
   if ((r.skipped || []).length) s += ", " + num(r.skipped.length) + " left out";
+  const started = (r.items || []).flatMap((i) => i.runs || []);
+  if (started.length) s += "; started run" + (started.length === 1 ? " " : "s ") + started.slice(0, 5).join(", ") + (started.length > 5 ? "…" : "");
   if (r.noted) s += "; the reason is in " + num(r.noted) + " run" + (r.noted === 1 ? "'s" : "s'") + " history";
   return s + ".";
 }

@@ -66,13 +66,22 @@ export async function render(main) {
   window.addEventListener("pagehide", () => es.close());
 }
 
+// clock is the time of day of an event, to the millisecond: events come
+// many in a second.
+function clock(v) {
+  const t = new Date(v);
+  if (!v || Number.isNaN(t.getTime())) return "";
+  return t.toLocaleTimeString(undefined, { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
+}
+
 function row(ev) {
   const st = ev.taskStatus || ev.runStatus || "";
   let detail = ev.error || ev.note || ev.waitingFor || "";
   if (ev.progress) detail = "progress " + ev.progress.value + (ev.progress.note ? " " + ev.progress.note : "");
   return h("tr", { "data-type": ev.type },
-    h("td", { class: "nowrap small", title: time(ev.at) }, ev.at ? new Date(ev.at).toLocaleTimeString() : ""),
-    h("td", { class: "nowrap" }, st ? badge(st) : h("span", { class: "small" }, ev.type.replace(/_/g, " ")),
+    h("td", { class: "nowrap small", title: time(ev.at) }, clock(ev.at)),
+    h("td", { class: "nowrap" }, ev.task ? null : h("span", { class: "small muted" }, "run "),
+      st ? badge(st) : h("span", { class: "small" }, ev.type.replace(/_/g, " ")),
       ev.attempt > 1 ? h("span", { class: "small muted" }, " #" + ev.attempt) : null),
     h("td", null, h("a", { class: "mono small", href: runHref(ev.runId) }, ev.runId), ev.generation ? h("span", { class: "small muted" }, " · gen " + ev.generation) : null),
     h("td", null, ev.task ? h("a", { href: taskHref(ev.runId, ev.task) }, ev.task) : ""),

@@ -49,7 +49,7 @@ function view(cfg, q, reload) {
       h("td", { class: "num" }, num(it.limited)), h("td", { class: "num" }, num(it.setAside)),
       h("td", { class: "num" }, it.limit ? num(it.limit) : h("span", { class: "muted" }, "none")),
       h("td", { class: "nowrap" }, it.oldestReadyAgeMs ? dur(it.oldestReadyAgeMs) : ""),
-      h("td", { class: "small" }, (it.nodes || []).length ? it.nodes.join(", ") : h("span", { class: it.unserved ? "err" : "muted" }, it.unserved ? "none live" : "none")),
+      h("td", { class: "small" }, (it.nodes || []).length ? it.nodes.map((n, i) => [i ? ", " : "", h("a", { href: "nodes", class: "mono" }, n)]) : h("span", { class: it.unserved ? "err" : "muted" }, it.unserved ? "none live" : "none")),
       h("td", { class: "nowrap" }, it.paused
         ? button(cfg, "queue.resume", { what: "queue " + (it.queue || it.name), target: { ids: [it.queue || it.name] }, done: reload })
         : button(cfg, "queue.pause", { what: "queue " + (it.queue || it.name), note: "Its ready tasks wait until it is resumed; running ones finish.", target: { ids: [it.queue || it.name] }, done: reload })))))));

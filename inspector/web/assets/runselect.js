@@ -21,7 +21,7 @@ export function selection(cfg, f, reload) {
     h("span", { class: "act-group" }, h("span", { class: "muted" }, "Every run the filter matches:"),
       offered.map((a) => button(cfg, a, {
         label: labelOf(a) + " all matching",
-        what: Object.keys(f).length ? "every run the filter matches" : "every run",
+        what: described(f),
         query: true, target: { runs: f }, done: reload,
       }))));
   const ids = () => ({ ids: Array.from(chosen) });
@@ -59,6 +59,13 @@ export function selection(cfg, f, reload) {
     all.checked = rows.length > 0 && rows.every((r) => chosen.has(r.dataset.run));
   };
   return { bar, enhance };
+}
+
+// described says which runs a filter matches: "every run with status
+// failed, tenant acme".
+function described(f) {
+  const parts = Object.entries(f).map(([k, v]) => k + " " + (Array.isArray(v) ? v.join(" or ") : v));
+  return parts.length ? "every run with " + parts.join(", ") : "every run";
 }
 
 function labelOf(a) {
