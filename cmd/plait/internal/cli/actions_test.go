@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/plaitdag/plait"
 )
 
 func TestRunActions(t *testing.T) {
@@ -78,6 +82,21 @@ func TestTaskActions(t *testing.T) {
 		t.Fatalf("after tasks skip and cancel: %+v", run.Tasks)
 	}
 	f.exit(t, ExitRefused, "tasks", "run-now", f.live, "extract") // it has finished
+
+	// A task waiting out a delay of an hour runs now.
+	ctx := context.Background()
+	later, err := f.worker.Submit(ctx, plait.NewWorkflow("later").Task("tick", "step", nil, plait.Delay(time.Hour)))
+	must(t, err)
+	decode(t, f.ok(t, "tasks", "run-now", later.ID, "tick", "-reason", "now", "-o", "json"), &rep)
+	if rep.Action != "task.run_now" || rep.Done != 1 {
+		t.Fatalf("tasks run-now: %+v", rep)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	end, err := f.worker.RunWait(wctx, later.ID)
+	if err != nil || end.Status != plait.RunCompleted {
+		t.Fatalf("the run after run-now: %v %v", end, err)
+	}
 	f.exit(t, ExitNotFound, "tasks", "cancel", f.live, "no-such-task")
 }
 
