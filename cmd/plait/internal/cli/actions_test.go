@@ -50,9 +50,11 @@ func TestRunActions(t *testing.T) {
 
 	// -max refuses a larger target and acts on nothing.
 	f.exit(t, ExitRefused, "runs", "replay", f.failed, f.live, "-max", "1")
-	decode(t, f.ok(t, "runs", "replay", f.failed, "-reason", "gateway fixed", "-o", "json"), &rep)
+	f.exit(t, ExitUsage, "runs", "replay", f.failed, f.done, "-tasks", "charge")
+	f.exit(t, ExitNotFound, "runs", "replay", f.failed, "-tasks", "receipt,nope") // no such task of the run
+	decode(t, f.ok(t, "runs", "replay", f.failed, "-tasks", "charge", "-reason", "gateway fixed", "-o", "json"), &rep)
 	if rep.Done != 1 {
-		t.Fatalf("runs replay: %+v", rep)
+		t.Fatalf("runs replay -tasks: %+v", rep)
 	}
 	decode(t, f.ok(t, "runs", "note", f.failed, "-reason", "looked at it", "-o", "json"), &rep)
 	if rep.Action != "run.note" || rep.Done != 1 || rep.Noted != 1 {

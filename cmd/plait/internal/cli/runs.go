@@ -133,12 +133,25 @@ func runAction(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
 	return func(fs *flag.FlagSet) func(*env, []string) error {
 		filter := runFilterFlags(fs, time.Now)
 		opts := actionFlags(fs)
+		var tasks *string
+		if a == action.RunReplay {
+			tasks = fs.String("tasks", "", "with one run named, replay these of its tasks, comma-separated (default: every failed, dead, cancelled or skipped one)")
+		}
 		return func(e *env, args []string) error {
 			f, err := filter()
 			if err != nil {
 				return err
 			}
 			var t action.Target
+			if tasks != nil && *tasks != "" {
+				if len(args) != 1 {
+					return usagef("-tasks needs exactly one run named")
+				}
+				for _, task := range splitList(*tasks) {
+					t.Refs = append(t.Refs, action.Ref{RunID: args[0], Task: task})
+				}
+				return e.act(a, t, opts)
+			}
 			switch {
 			case len(args) > 0 && queryFlagsSet(fs, runQueryFlags):
 				return usagef("name runs or give a query, not both")
