@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -72,6 +73,10 @@ func TestRunPageTaskControls(t *testing.T) {
 		t.Fatalf("a succeeded task offers %d controls (%v)", n, err)
 	}
 	mark(t, ctx)
+	if err := chromedp.Do(ctx, chromedp.ScrollIntoView(`#task-filter`)); err != nil {
+		t.Fatal(err)
+	}
+	shoot(t, ctx, "PLAIT_SCREENSHOT_TASK_CONTROLS")
 	click(t, ctx, `tr[data-task="parse"] button[data-action="task.cancel"]`)
 	confirm(t, ctx, "This acts on 1 task", "stuck on a lock")
 	waitFor(t, ctx, `tr[data-task="parse"] .badge.state-cancelled`)
@@ -125,5 +130,32 @@ func TestFleetPages(t *testing.T) {
 	run := env.submit(t)
 	waitFor(t, ctx, `table.events tr[data-type="task_running"] a[href="runs/`+run.ID+`"]`)
 	shoot(t, ctx, "PLAIT_SCREENSHOT_EVENTS")
+	env.checkNoErrors(t)
+}
+
+// TestRunPageRunNowAndSkip starts a task held by an hour's delay now, and
+// skips another, from their rows: the first runs and succeeds, the second
+// is skipped, and the run completes.
+func TestRunPageRunNowAndSkip(t *testing.T) {
+	env := start(t, nil, inspector.WithReadOnly(false))
+	run, err := env.s.Submit(context.Background(), plait.NewWorkflow("delayed").
+		Task("later", "quick", nil, plait.Delay(time.Hour)).
+		Task("never", "quick", nil, plait.Delay(time.Hour)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := browser(t)
+	env.watch(ctx)
+	open(t, ctx, env.pageURL(run.ID))
+	mark(t, ctx)
+	click(t, ctx, `tr[data-task="later"] button[data-action="task.run_now"]`)
+	confirm(t, ctx, "This acts on 1 task", "")
+	waitFor(t, ctx, `tr[data-task="later"] .badge.state-succeeded`)
+	click(t, ctx, `tr[data-task="never"] button[data-action="task.skip"]`)
+	confirm(t, ctx, "This acts on 1 task", "not needed today")
+	waitFor(t, ctx, `tr[data-task="never"] .badge.state-skipped`)
+	waitFor(t, ctx, `#run-status .badge.state-completed`)
+	checkMark(t, ctx)
+	status(t, env, run.ID, plait.RunCompleted)
 	env.checkNoErrors(t)
 }

@@ -373,7 +373,7 @@ class RunPage {
 
   fillRow(row, t) {
     fillRow(row, t, this.id);
-    if (this.controls()) row.append(controlsCell(this.cfg, this.id, t, () => this.refresh()));
+    if (this.controls()) row.append(controlsCell(this.cfg, this.id, t, this.tasks, () => this.refresh()));
   }
 }
 

@@ -4,10 +4,11 @@
 // handler lets this user act, and only in the states the action applies to.
 import { h, replace } from "./dom.js";
 import { button, can } from "./actions.js";
+import { isTerminalTask } from "./tasks.js";
 
-// APPLIES are the task states each control is offered in (the store has
-// the last word: a pending task still waiting for its parents cannot run
-// now, and the dialog's count says so).
+// APPLIES are the task states each control is offered in; run now is
+// offered for a pending task only once its parents are done (it then waits
+// for its run-at time: one still waiting for its parents cannot run now).
 const APPLIES = {
   "task.run_now": ["pending", "retrying"],
   "task.skip": ["pending", "ready", "retrying"],
@@ -19,11 +20,13 @@ export function offered(cfg) {
   return Object.keys(APPLIES).some((a) => can(cfg, a));
 }
 
-// fillControls writes a task's controls into its cell; done is called
-// after an action.
-export function fillControls(cell, cfg, runID, t, done) {
+// fillControls writes a task's controls into its cell; tasks are the
+// run's by name (for the parents' states); done is called after an action.
+export function fillControls(cell, cfg, runID, t, tasks, done) {
   const ref = { refs: [{ runId: runID, task: t.name }] };
+  const parentsDone = (t.deps || []).every((d) => { const p = tasks.get(d.task); return !p || isTerminalTask(p.status); });
   replace(cell, Object.keys(APPLIES).filter((a) => APPLIES[a].includes(t.status))
+    .filter((a) => a !== "task.run_now" || t.status !== "pending" || parentsDone)
     .map((a) => button(cfg, a, { what: "task " + t.name, target: ref, done, title: title(a) })));
 }
 
@@ -36,8 +39,8 @@ function title(a) {
 }
 
 // controlsCell answers a new cell of a task's controls.
-export function controlsCell(cfg, runID, t, done) {
+export function controlsCell(cfg, runID, t, tasks, done) {
   const cell = h("td", { class: "nowrap task-controls" });
-  fillControls(cell, cfg, runID, t, done);
+  fillControls(cell, cfg, runID, t, tasks, done);
   return cell;
 }
