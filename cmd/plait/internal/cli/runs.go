@@ -19,7 +19,7 @@ func runCommands() []command {
 		{path: "runs cancel", args: "[RUN...]", short: "cancel runs, named or by a query", flags: runAction(action.RunCancel)},
 		{path: "runs replay", args: "[RUN...]", short: "replay the failed tasks of finished runs, named or by a query", flags: runAction(action.RunReplay)},
 		{path: "runs delete", args: "[RUN...]", short: "delete finished runs, named or by a query", flags: runAction(action.RunDelete)},
-		{path: "runs note", args: "[RUN...]", short: "add --reason as a note to runs' history, named or by a query", flags: runAction(action.RunNote)},
+		{path: "runs note", args: "[RUN...]", short: "add -reason as a note to runs' history, named or by a query", flags: runAction(action.RunNote)},
 	}
 }
 
