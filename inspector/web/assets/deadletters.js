@@ -84,7 +84,7 @@ function group(cfg, gr, f, reload, acts) {
       acts ? h("span", { class: "actions" },
         groupButton(cfg, "dead_letter.requeue", gr, f, reload),
         groupButton(cfg, "dead_letter.purge", gr, f, reload)) : null),
-    h("p", { class: "small" }, "For example ", h("a", { href: taskHref(s.runId, s.task) }, s.task), " of ",
+    h("p", { class: "small example" }, "For example ", h("a", { href: taskHref(s.runId, s.task) }, s.task), " of ",
       h("a", { class: "mono", href: runHref(s.runId) }, s.runId), s.workflow ? " (" + s.workflow + ")" : "", ": ",
       h("span", { class: "err" }, s.error || "")),
     lettersEl);
@@ -128,7 +128,7 @@ function letterTable(cfg, list, reload) {
   if (!list.length) return h("p", { class: "muted small" }, "These letters are gone.");
   return h("table", { class: "letters" },
     h("thead", null, h("tr", null, h("th", null, "Task"), h("th", null, "Run"), h("th", null, "Status"), h("th", null, "Queue"),
-      h("th", null, "Error"), h("th", null, "Dead since"), h("th", null, ""))),
+      h("th", null, "Error"), h("th", null, "Since"), h("th", null, ""))),
     h("tbody", null, list.slice(0, 200).map((l) => h("tr", { "data-run": l.runId, "data-task": l.task },
       h("td", null, h("a", { href: taskHref(l.runId, l.task) }, l.task)),
       h("td", null, h("a", { class: "mono", href: runHref(l.runId) }, l.runId), l.workflow ? h("div", { class: "small muted" }, l.workflow) : null),
