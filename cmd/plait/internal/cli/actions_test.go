@@ -158,7 +158,9 @@ func TestQueueNodeScheduleActions(t *testing.T) {
 		t.Fatalf("queues ls after resume: %+v", queues.Items)
 	}
 
-	f.ok(t, "schedules", "pause", "heartbeat")
+	if _, errs := f.exit(t, ExitOK, "schedules", "pause", "heartbeat"); !strings.Contains(errs, "overwrites a pause") {
+		t.Fatalf("schedules pause says nothing of ScheduleSave: %s", errs)
+	}
 	var list page[scheduleJSON]
 	decode(t, f.ok(t, "schedules", "ls", "-o", "json"), &list)
 	if !list.Items[0].Paused {

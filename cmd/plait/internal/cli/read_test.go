@@ -179,7 +179,7 @@ func TestExport(t *testing.T) {
 func TestServe(t *testing.T) {
 	f := newFixture(t)
 	url, stop := f.serve(t, "serve", "-addr", "127.0.0.1:0")
-	resp, err := http.Get(url + "api/v1/runs/" + f.done)
+	resp, err := noKeepAlive().Get(url + "api/v1/runs/" + f.done)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,6 +249,12 @@ func (f *fixture) serve(t *testing.T, args ...string) (string, func()) {
 	}
 }
 
+// noKeepAlive answers an HTTP client that keeps no connection open past
+// its request, so none outlives the server (and the leak check).
+func noKeepAlive() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
 // postAction posts action on the ids ["default"] to the view and answers
 // the status.
 func postAction(t *testing.T, url, action string) int {
@@ -260,7 +266,7 @@ func postAction(t *testing.T, url, action string) int {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Sec-Fetch-Site", "same-origin")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := noKeepAlive().Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 func scheduleCommands() []command {
 	return []command{
 		{path: "schedules ls", short: "list schedules: spec, next and last fire, paused", flags: schedulesList},
-		{path: "schedules pause", args: "SCHEDULE...", short: "stop schedules firing", flags: namedAction(action.SchedulePause, "schedule names")},
-		{path: "schedules resume", args: "SCHEDULE...", short: "let schedules fire again", flags: namedAction(action.ScheduleResume, "schedule names")},
+		{path: "schedules pause", args: "SCHEDULE...", short: "stop schedules firing", flags: scheduleEdit(action.SchedulePause)},
+		{path: "schedules resume", args: "SCHEDULE...", short: "let schedules fire again", flags: scheduleEdit(action.ScheduleResume)},
 		{path: "schedules trigger", args: "SCHEDULE...", short: "fire schedules once now", flags: namedAction(action.ScheduleTrigger, "schedule names")},
 		{path: "schedules backfill", args: "SCHEDULE...", short: "fire schedules at each instant of -from to -to they missed", flags: schedulesBackfill},
 	}
@@ -83,5 +83,24 @@ func schedulesBackfill(fs *flag.FlagSet) func(*env, []string) error {
 			t.To = now
 		}
 		return e.act(action.ScheduleBackfill, t, opts)
+	}
+}
+
+// scheduleNote is what a pause or a resume is worth: the code that saves a
+// schedule decides its state when it starts.
+const scheduleNote = "note: a process that saves a schedule at start-up (ScheduleSave) overwrites a pause or a resume made here when it starts again"
+
+// scheduleEdit is schedules pause or resume: the action, then the note on
+// stderr, where a script reading stdout does not meet it.
+func scheduleEdit(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
+	return func(fs *flag.FlagSet) func(*env, []string) error {
+		run := namedAction(a, "schedule names")(fs)
+		return func(e *env, args []string) error {
+			err := run(e, args)
+			if err == nil {
+				io.WriteString(e.stderr, scheduleNote+"\n")
+			}
+			return err
+		}
 	}
 }
