@@ -73,7 +73,7 @@ func shoot(t *testing.T, ctx context.Context, envVar string) {
 // TestDeadLetterReplay replays a failed run's letter from the dead-letter
 // page: the letters of two failed runs make one group by their error; the
 // replay of one (its dry run counting one) runs that run again, as its
-// next generation, which its page shows.
+// next generation, which its page shows. The group is then purged whole.
 func TestDeadLetterReplay(t *testing.T) {
 	env := start(t, nil, inspector.WithReadOnly(false))
 	env.release("parse")
@@ -107,6 +107,15 @@ func TestDeadLetterReplay(t *testing.T) {
 	if got, err := env.s.RunGet(context.Background(), first.ID); err != nil || got.Generation != 0 {
 		t.Fatalf("the other run of the group: %v, %+v; want it untouched", err, got)
 	}
+	// Its lint failed again: the group holds both letters again; purged
+	// as a group (a query by its key, so a reason is asked), none is left.
+	open(t, ctx, env.srv.URL+prefix+"/dead-letters")
+	waitText(t, ctx, group+" .group-count", "2")
+	click(t, ctx, group+` summary button[data-action="dead_letter.purge"]`)
+	confirm(t, ctx, "This acts on 2 letters", "the schema checks moved to CI")
+	waitText(t, ctx, "#notice", "Purge: 2 of 2 done")
+	waitText(t, ctx, "main", "No dead letter")
+
 	open(t, ctx, env.pageURL(second.ID))
 	waitText(t, ctx, "dl.facts", "Generation")
 	waitFor(t, ctx, `g.task[data-task="lint"].state-failed`)

@@ -9,15 +9,6 @@ import { clearError, button, can } from "./actions.js";
 const LETTERS_MAX = 2000;
 const FILTERS = [["workflow", "Workflow"], ["queue", "Queue"], ["task", "Task"], ["tenant", "Tenant"], ["error", "Error starts with"]];
 
-// errorKey is the store's group key of an error (store.DeadLetterErrorKey):
-// the first line, trimmed, each word holding a digit replaced by "#", cut
-// to 200 bytes.
-export function errorKey(err) {
-  const line = String(err || "").split("\n")[0].trim();
-  const key = line.replace(/[A-Za-z0-9_-]+/g, (w) => (/[0-9]/.test(w) ? "#" : w));
-  return new TextDecoder().decode(new TextEncoder().encode(key).slice(0, 200)).replace(/\uFFFD$/, "");
-}
-
 // literal is the start of a key that every error of its group begins with.
 function literal(key) {
   const i = key.indexOf("#");
@@ -73,7 +64,7 @@ function group(cfg, gr, f, reload, acts) {
   let refs = null; // the group's letters, read when opened or acted on
   const read = async () => {
     if (refs) return refs;
-    refs = await letters(f, gr.key);
+    refs = await letters(f, gr.key, (gr.sample || {}).error || "");
     return refs;
   };
   const det = h("details", { class: "group", "data-key": gr.key },
@@ -110,15 +101,18 @@ function groupButton(cfg, name, gr, f, reload) {
 }
 
 // letters reads the letters of one group: those the filter matches whose
-// error starts with the key's literal start, kept when their key is the
-// group's.
-async function letters(f, key) {
+// error's key is the group's (errorKey), the store narrowed to the errors
+// that start as the key does.
+async function letters(f, key, sample) {
+  // The key's start is the errors' own start, unless the error began with
+  // spaces the key trimmed: then only the key itself narrows.
+  const lit = sample.startsWith(literal(key)) ? literal(key) : "";
   const out = [];
   let cursor = "";
   do {
-    const prefix = f.error && f.error.length > literal(key).length ? f.error : literal(key);
+    const prefix = f.error && f.error.length > lit.length ? f.error : lit;
     const page = await get("dead-letters", Object.assign({}, f, { error: prefix, errorKey: key, cursor, limit: 1000 }));
-    for (const l of page.letters || []) if (errorKey(l.error) === key) out.push(l);
+    out.push(...(page.letters || []));
     cursor = page.nextCursor || "";
   } while (cursor && out.length < LETTERS_MAX);
   return out.slice(0, LETTERS_MAX);

@@ -75,7 +75,7 @@ function view(o) {
         chart(series, "runsCompleted", "runsFailed", "completed", "failed"))));
   }
 
-  out.push(h("h2", null, "Queues"));
+  out.push(h("h2", null, h("a", { href: "queues" }, "Queues")));
   const qi = q.items || [];
   out.push(qi.length === 0 ? h("p", { class: "muted" }, "No queue has work.") : h("table", null,
     h("thead", null, h("tr", null, h("th", null, "Queue"), h("th", null, "Requires"), h("th", { class: "num" }, "Ready"),
@@ -89,7 +89,7 @@ function view(o) {
       h("td", null, x.paused ? h("span", { class: "badge state-retrying" }, "paused") : null,
         x.unserved ? h("span", { class: "badge state-failed", title: "no live node serves this queue" }, "not served") : null))))));
 
-  out.push(h("h2", null, "Nodes"));
+  out.push(h("h2", null, h("a", { href: "nodes" }, "Nodes")));
   const ni = nodes.items || [];
   out.push(ni.length === 0 ? h("p", { class: "muted" }, "No live node.") : h("table", null,
     h("thead", null, h("tr", null, h("th", null, "Node"), h("th", null, "Host"), h("th", { class: "num" }, "Load"),
@@ -100,7 +100,7 @@ function view(o) {
       h("td", null, time(n.startedAt)), h("td", null, ago(n.heartbeatAt)),
       h("td", null, n.draining ? h("span", { class: "badge state-retrying" }, "draining") : ""))))));
 
-  out.push(h("h2", null, "Dead letters by error"));
+  out.push(h("h2", null, h("a", { href: "dead-letters" }, "Dead letters by error")));
   const groups = dl.groups || [];
   out.push(groups.length === 0 ? h("p", { class: "muted" }, "No dead letter.") : h("table", null,
     h("thead", null, h("tr", null, h("th", null, "Error"), h("th", { class: "num" }, "Letters"), h("th", null, "Oldest"), h("th", null, "Newest"))),
