@@ -2,6 +2,8 @@ package browsertest
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"testing"
 	"time"
 
@@ -158,4 +160,45 @@ func TestRunPageRunNowAndSkip(t *testing.T) {
 	checkMark(t, ctx)
 	status(t, env, run.ID, plait.RunCompleted)
 	env.checkNoErrors(t)
+}
+
+// TestFleetPagesWithoutActions opens every page that acts on a handler
+// that is read-only, and on one whose authorizer refuses every action:
+// none shows a control.
+func TestFleetPagesWithoutActions(t *testing.T) {
+	ctx := browser(t)
+	readsOnly := inspector.WithAuthorizer(func(r *http.Request, action, resource string) error {
+		if action != inspector.ActionRead {
+			return errors.New("readers only")
+		}
+		return nil
+	})
+	for name, opts := range map[string][]inspector.Option{
+		"read-only":  nil,
+		"authorizer": {inspector.WithReadOnly(false), readsOnly},
+	} {
+		env := start(t, nil, opts...)
+		env.watch(ctx)
+		env.release("parse")
+		env.release("validate")
+		run := env.failedRun(t)
+		for _, page := range []struct{ path, ready string }{
+			{"/dead-letters", "details.group"},
+			{"/queues", "table.queues"},
+			{"/nodes", "table.nodes"},
+			{"/runs", "table.runs"},
+			{"/runs/" + run.ID, `tr[data-task="lint"]`},
+		} {
+			open(t, ctx, env.srv.URL+prefix+page.path)
+			waitFor(t, ctx, page.ready)
+			n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll("button.act, .act-bar, input.pick").length`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n != 0 {
+				t.Errorf("%s: %s shows %d controls", name, page.path, n)
+			}
+		}
+		env.checkNoErrors(t)
+	}
 }
