@@ -122,6 +122,22 @@ func TestFleetPages(t *testing.T) {
 	click(t, ctx, row+` button[data-action="schedule.trigger"]`)
 	confirm(t, ctx, "This acts on 1 schedule", "")
 	waitText(t, ctx, "#notice", "Trigger: 1 of 1 done")
+	// A backfill of the last three days: the dialog counts once both
+	// times are given; the schedule fired at 02:00 Paris time each day.
+	click(t, ctx, row+` button[data-action="schedule.backfill"]`)
+	waitText(t, ctx, `dialog.act-dialog .act-count`, "Fill in the fields")
+	if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`(() => {
+		const local = (ms) => new Date(ms - new Date(ms).getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+		for (const [name, ms] of [["from", Date.now() - 3 * 86400000], ["to", Date.now()]]) {
+			const input = document.querySelector('dialog.act-dialog input[name="' + name + '"]');
+			input.value = local(ms);
+			input.dispatchEvent(new Event("change"));
+		}
+	})()`)); err != nil {
+		t.Fatal(err)
+	}
+	confirm(t, ctx, "This acts on 1 schedule", "")
+	waitText(t, ctx, "#notice", "Backfill: 1 of 1 done; started runs ")
 	click(t, ctx, row+` button[data-action="schedule.pause"]`)
 	confirm(t, ctx, "This acts on 1 schedule", "")
 	waitFor(t, ctx, row+` .badge.state-paused`)

@@ -61,7 +61,7 @@ function view(cfg, s, reload) {
           button(cfg, "schedule.backfill", {
             what, target: one, done: reload,
             note: "Starts one run per instant the schedule would have fired at, from the first time (included) to the second (excluded). " + (s.note || ""),
-            fields: [{ name: "from", label: "From", type: "datetime-local" }, { name: "to", label: "To", type: "datetime-local" }],
+            fields: [{ name: "from", label: "From (your local time)", type: "datetime-local" }, { name: "to", label: "To (your local time)", type: "datetime-local" }],
           })));
     }))));
   return out;
