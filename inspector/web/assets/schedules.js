@@ -60,7 +60,7 @@ function view(cfg, s, reload) {
           button(cfg, "schedule.trigger", { what, note: "Starts one run now, as the schedule would.", target: one, done: reload }),
           button(cfg, "schedule.backfill", {
             what, target: one, done: reload,
-            note: "Starts one run per instant the schedule would have fired at, from the first time (included) to the second (excluded). " + (s.note || ""),
+            note: "Starts one run per instant the schedule would have fired at, from the first time to the second, both included (an instant fires once however often it is backfilled). " + (s.note || ""),
             fields: [{ name: "from", label: "From (your local time)", type: "datetime-local" }, { name: "to", label: "To (your local time)", type: "datetime-local" }],
           })));
     }))));
