@@ -18,17 +18,18 @@ import (
 //   - runs (runs.js): the filters live in the URL's query, pages follow
 //     nextCursor, the count says "at least" when capped; the first page
 //     rereads itself every max(refresh floor, 5 s);
-//   - run (run.js, waterfall.js): the DAG SVG inlined (parsed as XML, any
-//     script or event attribute dropped) so the stylesheet's state-<status>
-//     classes colour it, a timeline of task times (each attempt and the
-//     backoff between attempts), the task table. It follows the run from
-//     the answer's eventCursor over EventSource, setting a box's class as
-//     each event comes; a task inside a collapsed group reloads the SVG,
-//     and the rest of the page is reread, throttled to the refresh floor
-//     (or ten times what a reread costs, on a large run). A stream the
-//     server refuses (501 on a store without events) or that fails three
-//     times before it opens gives way to polling at the refresh floor. A
-//     finished run is not followed;
+//   - run (run.js, svg.js, waterfall.js, tasks.js): the DAG SVG inlined
+//     (parsed as XML, any script or event attribute dropped) so the
+//     stylesheet's state-<status> classes colour it, a timeline of task
+//     times (each attempt and the backoff between attempts), the task
+//     table. It follows the run from the answer's eventCursor over
+//     EventSource, setting a box's class as each event comes; a task inside
+//     a collapsed group, or one that ends, redraws the SVG, and the rest of
+//     the page is reread, throttled to the refresh floor (or ten times what
+//     a reread costs, on a large run). A stream the server refuses (501 on
+//     a store without events) or that fails three times before it opens
+//     gives way to polling at the refresh floor. A finished run is not
+//     followed;
 //   - task (task.js): attempts, the latest attempt's log lines, progress,
 //     payload and result, reread at the refresh floor until the task ends.
 //

@@ -21,6 +21,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/plaitdag/plait"
@@ -33,7 +34,7 @@ func main() {
 	runFor := flag.Duration("for", 0, "stop after this long (0: until interrupted)")
 	write := flag.Bool("write", false, "allow the view's cancel and replay actions (read-only by default)")
 	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *runFor > 0 {
 		var cancel context.CancelFunc

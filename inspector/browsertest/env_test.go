@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -43,7 +44,9 @@ func start(t *testing.T, wrap func(http.Handler) http.Handler, opts ...inspector
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := plait.New(st, plait.WithConcurrency(8), plait.WithLogger(quiet))
+	// A short lease: progress reports are stored every third of it, so the
+	// page sees one within two seconds.
+	s, err := plait.New(st, plait.WithConcurrency(8), plait.WithLogger(quiet), plait.WithLeaseDuration(6*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

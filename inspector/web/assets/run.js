@@ -2,10 +2,12 @@
 // inlined so the stylesheet colours it), a waterfall of task times and the
 // task table, all kept up to date from the run's event stream, or by polling
 // at the handler's refresh floor when the store keeps no events.
-import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle, facts as factList } from "./dom.js";
+import { h, replace, notice, inlineNotice, badge, cls, taskHref, dur, num, time, parseTime, throttle, facts as factList, s as svgEl } from "./dom.js";
 import { get, text, post, config, describe, refreshMs, url, ApiError } from "./api.js";
 import { tasksSummary } from "./runs.js";
 import { waterfall } from "./waterfall.js";
+import { fillRow, isTerminalTask } from "./tasks.js";
+import { safeSVG } from "./svg.js";
 
 const TASK_STATES = ["pending", "ready", "running", "retrying", "succeeded", "failed", "skipped", "cancelled", "dead"];
 const RUN_STATES = ["pending", "running", "completed", "failed", "cancelled"];
@@ -366,75 +368,13 @@ class RunPage {
   }
 }
 
-function fillRow(row, t, runID) {
-  let d = "";
-  if (isTerminalTask(t.status) && parseTime(t.startedAt)) d = dur(t.durationMs || 0);
-  else if (t.status === "running" && parseTime(t.startedAt)) d = dur(Date.now() - parseTime(t.startedAt)) + "…";
-  else if (t.durationMs) d = dur(t.durationMs);
-  replace(row,
-    h("td", { class: "nowrap" }, h("a", { href: taskHref(runID, t.name) }, t.name), t.handler && t.handler !== t.name ? h("span", { class: "small muted" }, " · " + t.handler) : null),
-    h("td", null, badge(t.status)),
-    h("td", { class: "num" }, t.attempt ? String(t.attempt) : ""),
-    h("td", { class: "num nowrap" }, d),
-    h("td", { class: "nowrap" }, progress(t.progress)),
-    h("td", { class: "small" }, deps(t.deps)),
-    h("td", { class: "small" }, t.queue || ""),
-    h("td", { class: t.error ? "err small" : "small muted" }, t.error || t.waitingFor || ""));
-}
-
-// deps lists a task's parents, the condition named when it is not success;
-// a long list shows its first few.
-function deps(list) {
-  const all = list || [];
-  const shown = all.slice(0, 4).map((x, i) => [i ? ", " : "", x.task, x.on && x.on !== "success" ? " (" + x.on + ")" : ""]);
-  if (all.length > 4) {
-    shown.push(h("span", { class: "muted", title: all.map((x) => x.task).join(", ") }, " and " + (all.length - 4) + " more"));
-  }
-  return shown;
-}
-
-// progress shows a report: a bar when the value reads as a fraction or a
-// percentage, the number otherwise, and the note.
-export function progress(p) {
-  if (!p) return "";
-  const v = Number(p.value);
-  let frac = null;
-  if (v >= 0 && v <= 1) frac = v;
-  else if (v > 1 && v <= 100) frac = v / 100;
-  return h("span", { class: "progress", title: "reported " + time(p.at) },
-    frac !== null ? h("span", { class: "meter" }, sized(h("span"), frac)) : null,
-    h("span", { class: "small" }, frac !== null ? Math.round(frac * 100) + " %" : String(p.value)),
-    p.note ? h("span", { class: "small muted" }, p.note) : null);
-}
-
-// sized sets a width through the CSSOM, which a style-src policy allows,
-// rather than a style attribute.
-function sized(el, frac) {
-  el.style.width = (frac * 100).toFixed(1) + "%";
-  return el;
-}
-
+// legend names the state colours and draws the three kinds of edge with
+// the graph's own classes.
 function legend() {
-  return h("div", { class: "legend" }, TASK_STATES.map((s) => badge(s)),
-    h("span", { class: "small muted" }, "edges: solid after success, dashed blue after completion, dotted red after failure"));
+  const edge = (cond, text) => h("span", { class: "legend-edge small muted" },
+    svgEl("svg", { class: "dag", width: 26, height: 8, "aria-hidden": "true" }, svgEl("path", { class: "edge cond-" + cond, d: "M1 4 H25" })), text);
+  return h("div", { class: "legend" }, TASK_STATES.map((st) => badge(st)),
+    edge("success", "after success"), edge("completion", "after completion"), edge("failure", "after failure"));
 }
 
 function isTerminalRun(st) { return st === "completed" || st === "failed" || st === "cancelled"; }
-function isTerminalTask(st) { return ["succeeded", "failed", "skipped", "cancelled", "dead"].includes(st); }
-
-// safeSVG parses the server's SVG as XML and drops what could run code
-// (scripts, foreign content, event attributes, javascript: links) before it
-// enters the page: the server escapes names, this is a second guard.
-function safeSVG(src) {
-  const doc = new DOMParser().parseFromString(src, "image/svg+xml");
-  const root = doc.documentElement;
-  if (!root || root.nodeName !== "svg" || doc.getElementsByTagName("parsererror").length) return null;
-  for (const bad of Array.from(root.querySelectorAll("script, foreignObject, iframe, object, embed"))) bad.remove();
-  for (const el of [root, ...root.querySelectorAll("*")]) {
-    for (const attr of Array.from(el.attributes)) {
-      const n = attr.name.toLowerCase();
-      if (n.startsWith("on") || ((n === "href" || n === "xlink:href") && !attr.value.startsWith("#"))) el.removeAttribute(attr.name);
-    }
-  }
-  return document.importNode(root, true);
-}

@@ -4,7 +4,7 @@
 // floor while the task is not finished.
 import { h, replace, notice, inlineNotice, badge, runHref, dur, num, time, parseTime, facts as factList } from "./dom.js";
 import { get, describe, refreshMs } from "./api.js";
-import { progress } from "./run.js";
+import { progress } from "./tasks.js";
 
 const TERMINAL = ["succeeded", "failed", "skipped", "cancelled", "dead"];
 
