@@ -50,13 +50,18 @@ func (s *Scheduler) workerConfig() *worker.Config {
 	return wc
 }
 
-// attemptHandler finds the handler registered as name and runs its chain
-// for an attempt, as the Task a handler sees.
+// attemptHandler finds the engine's form of the handler registered as
+// name (see runner).
 func (s *Scheduler) attemptHandler(name string) (worker.Handler, bool) {
-	fn, ok := s.handler(name)
-	if !ok {
-		return nil, false
-	}
+	s.mu.RLock()
+	run, ok := s.runners[name]
+	s.mu.RUnlock()
+	return run, ok
+}
+
+// runner runs the handler chain fn for an attempt, as the Task a handler
+// sees.
+func (s *Scheduler) runner(fn HandlerFunc) worker.Handler {
 	return func(ctx context.Context, a *worker.Attempt) (any, error) {
 		ct := a.Claimed()
 		t := &Task{
@@ -73,7 +78,7 @@ func (s *Scheduler) attemptHandler(name string) (worker.Handler, bool) {
 			exec:    a,
 		}
 		return call(ctx, fn, t)
-	}, true
+	}
 }
 
 // emitEngine hands an engine event to the observers as an Event.

@@ -156,6 +156,7 @@ func (s *Scheduler) HandleWith(name string, fn HandlerFunc, mw ...Middleware) er
 		return fmt.Errorf("%w %s: a handler of that name is already registered", ErrDuplicateHandler, quote(name))
 	}
 	s.handlers[name] = wrapped
+	s.runners[name] = s.runner(wrapped)
 	names := make([]string, 0, len(s.handlers))
 	for n := range s.handlers {
 		names = append(names, n)

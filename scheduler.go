@@ -20,6 +20,9 @@ type Scheduler struct {
 
 	mu       sync.RWMutex
 	handlers map[string]HandlerFunc
+	// runners holds, by handler name, the engine's form of each handler
+	// (attemptHandler), built once at registration rather than per task.
+	runners map[string]worker.Handler
 	// handlerNames lists the registered handler names, sorted, for claims
 	// to a store that routes by handler; replaced whole on each Handle.
 	handlerNames atomic.Pointer[[]string]
@@ -70,7 +73,7 @@ func New(st store.Store, opts ...Option) (*Scheduler, error) {
 	if err := cfg.err(); err != nil {
 		return nil, err
 	}
-	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, nodeID: newNodeID(cfg.workerID),
+	s := &Scheduler{store: st, cfg: cfg, handlers: map[string]HandlerFunc{}, runners: map[string]worker.Handler{}, nodeID: newNodeID(cfg.workerID),
 		counts: newCountCache(cfg.count)}
 	s.fleet.sem = make(chan struct{}, 1)
 	if cfg.handlerCheck {

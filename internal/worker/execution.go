@@ -104,10 +104,15 @@ func (p *pool) startAll(ctx context.Context, res *store.TaskClaimResult, sent ti
 	// keeper's round before the margin: its attempts get their lease
 	// timers now (see watchLease).
 	slow := now.Sub(sent) >= p.cfg.LeaseDuration/2
+	// One allocation for the claim's attempts rather than one each; an
+	// attempt still running keeps only its claim's block alive.
+	attempts := make([]Attempt, len(res.Tasks))
 	p.startMu.Lock()
-	for _, ct := range res.Tasks {
+	for i, ct := range res.Tasks {
 		ectx, cancel := context.WithCancelCause(p.base)
-		e := &Attempt{ct: ct, pool: p, claimedAt: res.Now, heldSince: now, ctx: ectx, cancel: cancel, deadline: sent.Add(p.cfg.LeaseDuration)}
+		e := &attempts[i]
+		e.ct, e.pool, e.claimedAt, e.heldSince = ct, p, res.Now, now
+		e.ctx, e.cancel, e.deadline = ectx, cancel, sent.Add(p.cfg.LeaseDuration)
 		p.track(e)
 		if slow {
 			p.watchLease(e, now)

@@ -160,16 +160,18 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 func (s *Store) claimedLocked(t *task, until time.Time, inline int) *store.ClaimedTask {
 	r := t.run
 	spec := t.spec()
-	ct := &store.ClaimedTask{
+	ct := s.answers.task()
+	*ct = store.ClaimedTask{
 		Lease:          store.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},
 		LeaseUntil:     until,
-		Spec:           copySpec(spec),
+		Spec:           *spec,
 		Attempt:        t.inst.Attempt,
 		FirstStartedAt: t.inst.StartedAt,
 		Workflow:       r.rec.Workflow,
 		Tenant:         r.rec.Tenant,
 		Service:        r.rec.Service,
 	}
+	s.answers.copySpecSlices(&ct.Spec, spec)
 	if r.rec.Metadata != nil {
 		ct.Metadata = make(map[string]string, len(r.rec.Metadata))
 		for k, v := range r.rec.Metadata {

@@ -149,7 +149,7 @@ func recordOutcome(o *store.TaskOutcome) string {
 // stores keep.
 func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Duration) {
 	dur := time.Duration(now.UnixMilli()-t.claimedAt.UnixMilli()) * time.Millisecond
-	t.inst.Attempts = append(t.inst.Attempts, store.Attempt{
+	rec := store.Attempt{
 		Attempt:    t.inst.Attempt,
 		Epoch:      t.epoch,
 		Generation: t.run.rec.Generation,
@@ -163,7 +163,15 @@ func (t *task) record(now time.Time, outcome, errText string, retryDelay time.Du
 		Error:      errText,
 		RetryDelay: retryDelay,
 		Progress:   t.attemptProgress(),
-	})
+	}
+	if t.inst.Attempts == nil {
+		// Most tasks end on their first attempt: its record lives in
+		// the task, not in an allocation of its own.
+		t.firstAttempt[0] = rec
+		t.inst.Attempts = t.firstAttempt[:1:1]
+		return
+	}
+	t.inst.Attempts = append(t.inst.Attempts, rec)
 }
 
 // failLocked ends t as failed or dead, dead-letters it and applies the

@@ -69,7 +69,8 @@ func (s *Store) keepHistoryLocked(r *run) {
 	k := &keptHistory{id: r.rec.ID, until: until, tasks: make([]store.TaskHistory, len(r.tasks))}
 	for i := range r.tasks {
 		t := &r.tasks[i]
-		k.tasks[i] = store.TaskHistory{Task: t.inst.Name, Attempts: t.inst.Attempts}
+		// A copy: the task's first record lives in the freed run.
+		k.tasks[i] = store.TaskHistory{Task: t.inst.Name, Attempts: append([]store.Attempt(nil), t.inst.Attempts...)}
 	}
 	s.kept[k.id] = k
 	s.keptOrder = append(s.keptOrder, k)

@@ -34,6 +34,8 @@ type Store struct {
 	seq    uint64
 	runs   map[string]*run
 	keys   map[string]*run
+	// answers supplies the claim answers (claim_answer.go).
+	answers answers
 
 	// queues holds the ready FIFOs and the delayed heap of each queue.
 	queues map[string]*queue

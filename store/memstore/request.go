@@ -70,7 +70,8 @@ func (s *Store) rememberLocked(id string, until time.Time, claimed *store.TaskCl
 		return
 	}
 	m := &memo{id: id, until: until, finished: finished}
-	if claimed != nil {
+	if claimed != nil && len(claimed.Tasks) > 0 {
+		m.leases = make([]store.Lease, 0, len(claimed.Tasks))
 		for _, ct := range claimed.Tasks {
 			m.leases = append(m.leases, ct.Lease)
 		}

@@ -82,6 +82,11 @@ type task struct {
 	progress *store.TaskProgress
 
 	resolved, satisfied int
+
+	// firstAttempt holds the record of the first attempt, which
+	// inst.Attempts points into until a second attempt moves them out
+	// (record).
+	firstAttempt [1]store.Attempt
 }
 
 func (t *task) spec() *store.TaskSpec { return &t.run.spec.Tasks[t.idx] }
