@@ -25,6 +25,16 @@ local function create_found(rk, kk, id, none)
   return nil
 end
 
+-- The tables create_run works in, kept between its runs and, in a
+-- function library, between calls: a table made costs Redis about as much
+-- as a command, and create_run would make several per run. c_roots holds
+-- one record per root (its name, the places of its d: and s: fields in
+-- c_args, its move, state, queue, priority, due time, delayed zset),
+-- c_rootd the record of each root's field name for this run only (emptied
+-- as the run ends), c_args the run's HSET arguments, of which the first
+-- c_n count, c_h the definition header handed to task_to.
+local c_roots, c_rootd, c_args, c_h = {}, {}, {}, {queue = false}
+
 -- create_run writes a new run (hash rk, key index kk or nil) from A[o..]:
 -- its id, strategy letter, number of tasks, 0, number of field pairs f,
 -- of roots nr, of payloads np, then nr root names, f field/value pairs,
@@ -39,6 +49,7 @@ end
 -- Returns nil when the run is written; the caller then owes
 -- push_created, flush_events and wake.
 local function create_run(ctx, rk, kk, A, o, lists, order)
+  local code = nil
   local id = A[o]
   local base, now = ctx.base, ctx.now
   local nf = tonumber(A[o + 4])
@@ -47,18 +58,24 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
   local first = o + 7 + nroots
   local last = first + 2 * nf - 1
   if not run_can('', 'P') then return ILLEGAL end
-  local rootd, roots = {}, {}
-  for a = o + 7, first - 1 do
-    local root = {name = A[a]}
-    roots[#roots + 1] = root
-    rootd['d:' .. root.name] = root
-    rootd['s:' .. root.name] = root
+  local roots, rootd, args = c_roots, c_rootd, c_args
+  for n = 1, nroots do
+    local root = roots[n]
+    if not root then
+      root = {name = false, d = false, s = false, to = false, t = false, queue = false, prio = false, due = false,
+        zk = false, tt = false}
+      roots[n] = root
+    end
+    local name = A[o + 6 + n]
+    root.name, root.d, root.s, root.zk = name, false, false, false
+    rootd['d:' .. name] = root
+    rootd['s:' .. name] = root
   end
-  local args = {'m', false}
+  args[1], args[2] = 'm', false
+  local i = 2
   ctx.q = nil
   for a = first, last, 2 do
     local f = A[a]
-    local i = #args
     args[i + 1] = f
     args[i + 2] = A[a + 1]
     if f == 'q' then ctx.q = A[a + 1] end
@@ -66,22 +83,45 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
     if root then
       if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
     end
+    i = i + 2
   end
   -- the checks: every root's definition and state readable, its move
   -- allowed.
-  for _, root in ipairs(roots) do
-    local queue, prio, runat, delay = string.match(args[root.d] or '', '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
-    if not queue then return CORRUPT end
-    local t = root.s and state_scan(args[root.s], {})
-    if not t then return CORRUPT end
-    local due = now
-    runat, delay = tonumber(runat), tonumber(delay)
-    if runat > 0 and runat > due then due = runat end
-    if delay > 0 and now + delay > due then due = now + delay end
-    root.to = due > now and 'W' or 'R'
-    if not task_can(t.st, root.to) then return ILLEGAL end
-    root.t, root.queue, root.prio, root.due = t, queue, prio, due
+  for n = 1, nroots do
+    local root = roots[n]
+    rootd['d:' .. root.name], rootd['s:' .. root.name] = nil, nil
+    local queue, prio, runat, delay
+    if root.d then
+      queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
+    end
+    -- the first root scans into scan_t (lib_codec.lua), the others into
+    -- tables of their own: each is moved after every root is checked
+    local t = nil
+    if queue and root.s then
+      local into = scan_t
+      if n > 1 then
+        into = root.tt
+        if not into then
+          into = {st = false, gen = false, attempt = false, epoch = false, mid = false, first = false, claim = false,
+            ended = false, worker = false}
+          root.tt = into
+        end
+      end
+      t = state_scan(args[root.s], into)
+    end
+    if not t then
+      code = code or CORRUPT
+    else
+      local due = now
+      runat, delay = tonumber(runat), tonumber(delay)
+      if runat > 0 and runat > due then due = runat end
+      if delay > 0 and now + delay > due then due = now + delay end
+      root.to = due > now and 'W' or 'R'
+      if not task_can(t.st, root.to) then code = code or ILLEGAL end
+      root.t, root.queue, root.prio, root.due = t, queue, prio, due
+    end
   end
+  if code then return code end
   -- the run's record in the scanned form (see meta_scan), digit strings
   -- where they are at hand: they go into the packed meta as they are.
   local r = scan_r
@@ -89,13 +129,16 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
     ctx.nows, nil, nil, A[o + 1]
   ctx.index_later = true
   args[2] = run_to(ctx, rk, id, r, 'P', true)
-  for _, root in ipairs(roots) do
+  local h = c_h
+  for n = 1, nroots do
+    local root = roots[n]
     local to = root.to
-    args[root.s] = task_to(ctx, rk, id, r, root.name, root.t, to, {queue = root.queue}, true)
+    h.queue = root.queue
+    args[root.s] = task_to(ctx, rk, id, r, root.name, root.t, to, h, true)
     -- its queued time (set_queued): now, the run's creation, or its due
-    local n = #args
-    args[n + 1] = 'w:' .. root.name
-    args[n + 2] = to == 'R' and '0' or int(root.due - now)
+    args[i + 1] = 'w:' .. root.name
+    args[i + 2] = to == 'R' and '0' or int(root.due - now)
+    i = i + 2
     if to == 'R' then
       buffer(lists, order, base .. 'q:' .. root.queue .. ':' .. root.prio, entry(id, root.name))
     else
@@ -104,9 +147,13 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
     owe(ctx, root.queue, 1)
   end
   -- first write: the fields, in chunks that stay under Lua's unpack limit.
-  for i = 1, #args, 1000 do
-    redis.call('HSET', rk, unpack(args, i, math.min(i + 999, #args)))
+  for j = 1, i, 1000 do
+    redis.call('HSET', rk, unpack(args, j, math.min(j + 999, i)))
   end
+  -- A library's tables live on between calls: the list of a large run is
+  -- let go of, so that no more than the values of a few small tasks stay
+  -- held until the next create.
+  if i > 64 then c_args = {} end
   local moved = ctx.index_later
   ctx.index_later = nil
   run_index(ctx, rk, id, r, moved[1], moved[2])
@@ -114,7 +161,8 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
   for a = last + 1, last + 2 * np, 2 do
     redis.call('SET', base .. 'p:' .. id .. ':' .. A[a], A[a + 1])
   end
-  for _, root in ipairs(roots) do
+  for n = 1, nroots do
+    local root = roots[n]
     if root.zk and redis.call('ZADD', root.zk, root.due, entry(id, root.name)) == 1 and redis.call('ZCARD', root.zk) == 1 then
       register_queue(base, root.queue)
     end
