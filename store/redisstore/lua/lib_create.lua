@@ -31,8 +31,9 @@ end
 -- one record per root (its name, the places of its d: and s: fields in
 -- c_args, its move, state, queue, priority, due time, delayed zset),
 -- c_rootd the record of each root's field name for this run only (emptied
--- as the run ends), c_args the run's HSET arguments, of which the first
--- c_n count, c_h the definition header handed to task_to.
+-- as the run ends), c_args the run's HSET arguments (create_run counts
+-- its own: entries past them are an earlier run's, never sent), c_h the
+-- definition header handed to task_to.
 local c_roots, c_rootd, c_args, c_h = {}, {}, {}, {queue = false}
 
 -- create_run writes a new run (hash rk, key index kk or nil) from A[o..]:
