@@ -66,6 +66,8 @@ func TestRoundTripsOnTheHotPath(t *testing.T) {
 	// loads it.
 	create("")
 	create("warm")
+	_, err = s.RunCreateMany(ctx, []*store.RunCreateParams{{Workflow: wf}})
+	require.NoError(t, err)
 	res, err := s.TaskClaim(ctx, claim)
 	require.NoError(t, err)
 	_, err = s.TaskFinishClaim(ctx, &store.TaskFinishClaimParams{

@@ -38,6 +38,7 @@ import (
 //	lib_query.lua    the checks of a run filter made run by run, and the
 //	                 skip past a cursor (list, count)
 //	lib_run.lua      a task made due, a run's end
+//	lib_create.lua   a run sent whole written (run_create, run_create_many)
 //	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children
 //	lib_claim.lua    the claim step
@@ -64,7 +65,9 @@ import (
 //	                 run_create_part.lua per chunk and run_create.lua in one
 //	                 pipeline (still 1 round trip; 2 when keyed: the key
 //	                 index is looked up first)
-//	RunCreateMany    1 pipeline per createManyChunk runs of run_create.lua
+//	RunCreateMany    1 pipeline per createManyChunk runs: one
+//	                 run_create_many.lua call per shard per createManyRuns
+//	                 runs (or createManyBytes of arguments)
 //	RunGet           1: HGETALL of the run hash
 //	RunCancel        1: run_cancel.lua answers with the run's fields
 //	RunReplay        1: run_replay.lua answers with the reset tasks and the
@@ -136,7 +139,7 @@ var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease
 // runs them at maxmemory and on replicas.
 var readOnly = map[string]bool{"run_list": true, "run_count": true}
 
-var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_finish", "task_finish_claim",
+var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "task_claim", "task_finish", "task_finish_claim",
 	"lease_extend", "lease_sweep", "run_cancel", "run_replay",
 	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
@@ -146,7 +149,7 @@ var scriptNames = []string{"run_create", "run_create_part", "task_claim", "task_
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
 var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
-	"lib_delete", "lib_query", "lib_run", "lib_cancel", "lib_finish", "lib_claim"}
+	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
@@ -155,7 +158,8 @@ var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLi
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{
-	"run_create":        {"lib_run"},
+	"run_create":        {"lib_run", "lib_create"},
+	"run_create_many":   {"lib_create"},
 	"run_create_part":   nil,
 	"task_claim":        {"lib_claim"},
 	"task_finish":       {"lib_run", "lib_cancel", "lib_finish"},
@@ -197,6 +201,7 @@ var scriptLibs = map[string][]string{
 
 var (
 	scriptRunCreate          = newScript("run_create")
+	scriptRunCreateMany      = newScript("run_create_many")
 	scriptRunCreatePart      = newScript("run_create_part")
 	scriptTaskClaim          = newScript("task_claim")
 	scriptTaskFinish         = newScript("task_finish")

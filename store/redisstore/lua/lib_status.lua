@@ -284,6 +284,27 @@ local function expiry_member(ctx, id, st, q)
   return ctx.nows .. ':' .. id .. ':' .. st .. ':' .. q
 end
 
+-- index_add adds run id to the creation index zset k at score created:
+-- at once, or, in a call that creates many runs (ctx.zadds, set by
+-- run_create_many.lua), buffered for one ZADD per index for the whole
+-- call (index_flush, lib_create.lua).
+local function index_add(ctx, k, created, id)
+  local zb = ctx.zadds
+  if not zb then
+    redis.call('ZADD', k, created, id)
+    return
+  end
+  local l = zb[k]
+  if not l then
+    l = {}
+    zb[k] = l
+    zb[#zb + 1] = k
+  end
+  local n = #l
+  l[n + 1] = created
+  l[n + 2] = id
+end
+
 -- run_index keeps run id's index entries as its status moves from from
 -- ('' for a new run) to to. Every index is a zset of the shard scored by
 -- the run's creation (ms), member the run id, but the end index. At
@@ -310,13 +331,13 @@ local function run_index(ctx, rk, id, r, from, to)
     local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
     if not wf then return end
     if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
-    redis.call('ZADD', key(b, 'ia'), created, id)
-    if wf ~= '' then redis.call('ZADD', key(b, 'iw', wf), created, id) end
+    index_add(ctx, key(b, 'ia'), created, id)
+    if wf ~= '' then index_add(ctx, key(b, 'iw', wf), created, id) end
     if svc ~= '' then
-      redis.call('ZADD', key(b, 'is', svc), created, id)
-      if tenant ~= '' then redis.call('ZADD', key(b, 'iu', svc, tenant), created, id) end
+      index_add(ctx, key(b, 'is', svc), created, id)
+      if tenant ~= '' then index_add(ctx, key(b, 'iu', svc, tenant), created, id) end
     end
-    if tenant ~= '' then redis.call('ZADD', key(b, 'iv', tenant), created, id) end
+    if tenant ~= '' then index_add(ctx, key(b, 'iv', tenant), created, id) end
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then

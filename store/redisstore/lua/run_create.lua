@@ -72,97 +72,16 @@ local id = ARGV[3]
 local prior = tonumber(ARGV[6])
 
 -- The common case, an unkeyed run sent whole that does not exist yet, is
--- written straight from ARGV: the moves of the run and of its root tasks are
--- made packed, into the field list, before its one HSET (the first write),
--- so no field is written twice or read back.
+-- written by create_run (lib_create.lua), the run_create_many.lua path too.
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   local ctx = new_ctx(ARGV[2], ARGV[1])
-  ctx.index_later = true
-  local base, now = ctx.base, ctx.now
-  local nroots = tonumber(ARGV[8])
-  local nf = tonumber(ARGV[7])
-  local np = tonumber(ARGV[9])
-  local first = 10 + nroots
-  local last = first + 2 * nf - 1
-  local rootd, roots = {}, {}
-  for a = 10, first - 1 do
-    local root = {name = ARGV[a]}
-    roots[#roots + 1] = root
-    rootd['d:' .. root.name] = root
-    rootd['s:' .. root.name] = root
-  end
-  -- the run's record in the scanned form (see meta_scan), digit strings
-  -- where they are at hand: they go into the packed meta as they are.
-  local r = scan_r
-  r.st, r.gen, r.total, r.succ, r.mid, r.created, r.started, r.ended, r.strat = '', '', ARGV[5], '0', '0,0,0',
-    ctx.nows, nil, nil, ARGV[4]
-  local m = run_to(ctx, rk, id, r, 'P', true)
-  if not m then return {ILLEGAL, ''} end
-  local args = {'m', m}
-  for a = first, last, 2 do
-    local f = ARGV[a]
-    local i = #args
-    args[i + 1] = f
-    args[i + 2] = ARGV[a + 1]
-    if f == 'q' then ctx.q = ARGV[a + 1] end
-    local root = rootd[f]
-    if root then
-      if string.byte(f, 1) == 100 then root.d = i + 2 else root.s = i + 2 end
-    end
-  end
   local lists, order = {}, {}
-  for _, root in ipairs(roots) do
-    local queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
-    local due = now
-    runat, delay = tonumber(runat), tonumber(delay)
-    if runat > 0 and runat > due then due = runat end
-    if delay > 0 and now + delay > due then due = now + delay end
-    local t = state_scan(args[root.s], scan_t)
-    if not t then return {CORRUPT, ''} end
-    local e = entry(id, root.name)
-    local to = 'R'
-    if due > now then to = 'W' end
-    local s = task_to(ctx, rk, id, r, root.name, t, to, {queue = queue}, true)
-    if not s then return {ILLEGAL, ''} end
-    args[root.s] = s
-    -- its queued time (set_queued): now, the run's creation, or its due
-    local n = #args
-    args[n + 1] = 'w:' .. root.name
-    args[n + 2] = to == 'R' and '0' or int(due - now)
-    if to == 'R' then
-      buffer(lists, order, base .. 'q:' .. queue .. ':' .. prio, e)
-    else
-      root.zk, root.due, root.e = base .. 'z:' .. queue, due, e
-    end
-    owe(ctx, queue, 1)
-  end
-  -- first write: the fields, in chunks that stay under Lua's unpack limit.
-  for i = 1, #args, 1000 do
-    redis.call('HSET', rk, unpack(args, i, math.min(i + 999, #args)))
-  end
-  local moved = ctx.index_later
-  ctx.index_later = nil
-  run_index(ctx, rk, id, r, moved[1], moved[2])
-  for a = last + 1, last + 2 * np, 2 do
-    redis.call('SET', base .. 'p:' .. id .. ':' .. ARGV[a], ARGV[a + 1])
-  end
-  for _, root in ipairs(roots) do
-    if root.zk and redis.call('ZADD', root.zk, root.due, root.e) == 1 and redis.call('ZCARD', root.zk) == 1 then
-      register_queue(base, string.sub(root.zk, #base + 3))
-    end
-  end
-  for _, lk in ipairs(order) do
-    local es = lists[lk]
-    for i = 1, #es, 1000 do
-      local j = math.min(i + 999, #es)
-      -- a reply equal to the entries pushed: the list was empty
-      -- lk is <base>q:<queue>:<p>, p one digit
-      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then register_queue(base, string.sub(lk, #base + 3, -3)) end
-    end
-  end
+  local code = create_run(ctx, rk, nil, ARGV, 3, lists, order)
+  if code then return {code, ''} end
+  push_created(ctx.base, lists, order)
   flush_events()
   wake(ctx)
-  return {OK, now}
+  return {OK, ctx.now}
 end
 if KEYS[2] then
   local old = redis.call('GET', KEYS[2])
