@@ -100,6 +100,12 @@ local function handler_set(arg)
   return hs
 end
 
+-- no_due stands for the due entries of a queue none of whose delayed
+-- tasks is due, and z_heads holds the heads read for next_due, each
+-- 1 .. nq set by every claim: tables kept across calls rather than made
+-- per call. Nothing writes no_due.
+local no_due, z_heads = {}, {}
+
 -- claim_tasks moves due delayed tasks to ready, then claims up to limit
 -- ready tasks, highest priority first, FIFO within one (queue, priority),
 -- queue order as given across queues of one priority. qkeys holds, per
@@ -139,13 +145,14 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- 1. promote due delayed tasks. The head of the delayed set is read
   -- first: when it is not due (or the set is empty, the usual case) that
   -- read is all, and next_due starts from it.
-  ctx.z_first = {}
+  ctx.z_first = z_heads
   for qi = 1, nq do
     local b = 6 * (qi - 1)
     local head = redis.call('ZRANGE', qkeys[b + 1], '0', '0', 'WITHSCORES')
-    local due = {}
+    local due = no_due
     if head[2] and tonumber(head[2]) <= ctx.now then
       due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', '0', itoa(bound))
+      ctx.z_first[qi] = nil
     else
       ctx.z_first[qi] = head
     end
@@ -181,7 +188,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
   local got = out
   local leased = {'+inf', skiplist_pin}
-  local payload_at, payload_keys = {}, {}
+  local payload_at, payload_keys -- made by the first payload kept apart
   local n = 0
   local stale = 0
   local base = ctx.base
@@ -264,6 +271,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     got[g + 5] = d
     got[g + 6] = ps or ''
     if apart == '1' then
+      if not payload_at then payload_at, payload_keys = {}, {} end
       payload_at[#payload_at + 1] = g + 7
       payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
     end
@@ -333,7 +341,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   for i = 1, #leased > 2 and #leased or 0, 1000 do
     redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
   end
-  for i = 1, #payload_keys, 1000 do
+  for i = 1, payload_keys and #payload_keys or 0, 1000 do
     local j = math.min(i + 999, #payload_keys)
     local vs = redis.call('MGET', unpack(payload_keys, i, j))
     for k = i, j do got[payload_at[k]] = vs[k - i + 1] or '' end
