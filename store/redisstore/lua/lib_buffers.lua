@@ -78,17 +78,25 @@ local function hget(rk, f)
 end
 
 -- hmget loads the fields in fs that are not cached yet, in one HMGET.
+-- The fields to read go into want, kept across calls and counted in nw:
+-- what follows nw is left from an earlier read and never sent.
+local want = {}
+
 local function hmget(rk, fs)
   local c = hfields(rk)
-  local want = {}
+  local nw = 0
   for _, f in ipairs(fs) do
-    if c[f] == nil then want[#want + 1] = f end
+    if c[f] == nil then
+      nw = nw + 1
+      want[nw] = f
+    end
   end
-  for i = 1, #want, 1000 do
-    local j = math.min(i + 999, #want)
+  for i = 1, nw, 1000 do
+    local j = math.min(i + 999, nw)
     local vs = redis.call('HMGET', rk, unpack(want, i, j))
     for k = i, j do c[want[k]] = vs[k - i + 1] or false end
   end
+  if nw > 1000 then want = {} end
 end
 
 local function hset(rk, f, v)
@@ -405,8 +413,10 @@ end
 
 -- wake leaves, per queue, min(LLEN + owed, 64) tokens in the queue's wake
 -- list n:<queue>: it pushes only what the list lacks (the tokens are all
--- alike), so a full list, the usual state while nobody waits, costs one
--- LLEN.
+-- alike, the first n of tokens, made by the first push), so a full list,
+-- the usual state while nobody waits, costs one LLEN.
+local tokens
+
 local function wake(ctx)
   for q, n in pairs(ctx.wake) do
     if n > 0 then
@@ -414,9 +424,11 @@ local function wake(ctx)
       local room = 64 - redis.call('LLEN', wk)
       if n > room then n = room end
       if n > 0 then
-        local tokens = {}
-        for i = 1, n do tokens[i] = '1' end
-        redis.call('RPUSH', wk, unpack(tokens))
+        if not tokens then
+          tokens = {}
+          for i = 1, 64 do tokens[i] = '1' end
+        end
+        redis.call('RPUSH', wk, unpack(tokens, 1, n))
       end
     end
   end
