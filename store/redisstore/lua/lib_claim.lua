@@ -321,8 +321,12 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- 2b. the ready lists: priority digit p (3 urgent .. 0 low) over the
   -- queues in order, until n reaches upto. With shares (weighted mode),
   -- each level first takes its share, urgent first, then the strict pass
-  -- fills what is left of limit.
-  local function pop_level(p, upto)
+  -- fills what is left of limit. Passes 1 to 4 are the shares' (made only
+  -- with shares), 5 to 8 the strict pass: one loop, where a function
+  -- would be a closure made anew by every call.
+  for pass = shares and 1 or 5, 8 do
+    local p, upto = 8 - pass, limit
+    if pass <= 4 then p, upto = 4 - pass, math.min(limit, n + shares[pass]) end
     for qi = 1, nq do
       local b = 6 * (qi - 1)
       local lk = qkeys[b + 2 + (3 - p)]
@@ -334,10 +338,6 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       end
     end
   end
-  if shares then
-    for i = 1, 4 do pop_level(4 - i, math.min(limit, n + shares[i])) end
-  end
-  for p = 3, 0, -1 do pop_level(p, limit) end
   for i = 1, #leased > 2 and #leased or 0, 1000 do
     redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
   end
