@@ -79,24 +79,30 @@ end
 
 -- hmget loads the fields in fs that are not cached yet, in one HMGET.
 -- The fields to read go into want, kept across calls and counted in nw:
--- what follows nw is left from an earlier read and never sent.
-local want = {}
+-- what follows nw is left from an earlier read and never sent. want is
+-- local to a block, as the state kept by new_ctx, wake and handler_set
+-- (lib_claim.lua) is: the function library is one Lua chunk, which holds
+-- at most 200 locals.
+local hmget
+do
+  local want = {}
 
-local function hmget(rk, fs)
-  local c = hfields(rk)
-  local nw = 0
-  for _, f in ipairs(fs) do
-    if c[f] == nil then
-      nw = nw + 1
-      want[nw] = f
+  hmget = function(rk, fs)
+    local c = hfields(rk)
+    local nw = 0
+    for _, f in ipairs(fs) do
+      if c[f] == nil then
+        nw = nw + 1
+        want[nw] = f
+      end
     end
+    for i = 1, nw, 1000 do
+      local j = math.min(i + 999, nw)
+      local vs = redis.call('HMGET', rk, unpack(want, i, j))
+      for k = i, j do c[want[k]] = vs[k - i + 1] or false end
+    end
+    if nw > 1000 then want = {} end
   end
-  for i = 1, nw, 1000 do
-    local j = math.min(i + 999, nw)
-    local vs = redis.call('HMGET', rk, unpack(want, i, j))
-    for k = i, j do c[want[k]] = vs[k - i + 1] or false end
-  end
-  if nw > 1000 then want = {} end
 end
 
 local function hset(rk, f, v)
@@ -363,21 +369,24 @@ end
 -- while it stays empty, as the buffers are (reset); readied is made anew,
 -- as a claim empties it by clearing its entries and a table so emptied
 -- keeps its slots for next() to walk.
-local wake_t = {}
+local new_ctx
+do
+  local wake_t = {}
 
-local function new_ctx(base, step, retention)
-  local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
-  if not now then now, cap, win, inline = step, '100000', '0', '' end
-  local ms = now_ms(now)
-  local ret, rets, hist = 0, '0', 0
-  if retention then
-    local r, h = string.match(retention, '^(%d+):?(%d*)$')
-    ret, hist = tonumber(r) or 0, tonumber(h) or 0
-    if r then rets = r end
+  new_ctx = function(base, step, retention)
+    local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
+    if not now then now, cap, win, inline = step, '100000', '0', '' end
+    local ms = now_ms(now)
+    local ret, rets, hist = 0, '0', 0
+    if retention then
+      local r, h = string.match(retention, '^(%d+):?(%d*)$')
+      ret, hist = tonumber(r) or 0, tonumber(h) or 0
+      if r then rets = r end
+    end
+    if next(wake_t) ~= nil then wake_t = {} end
+    return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
+      wake = wake_t, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
   end
-  if next(wake_t) ~= nil then wake_t = {} end
-  return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
-    wake = wake_t, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 
 local function owe(ctx, queue, n)
@@ -415,20 +424,23 @@ end
 -- list n:<queue>: it pushes only what the list lacks (the tokens are all
 -- alike, the first n of tokens, made by the first push), so a full list,
 -- the usual state while nobody waits, costs one LLEN.
-local tokens
+local wake
+do
+  local tokens
 
-local function wake(ctx)
-  for q, n in pairs(ctx.wake) do
-    if n > 0 then
-      local wk = key(ctx.base, 'n', q)
-      local room = 64 - redis.call('LLEN', wk)
-      if n > room then n = room end
+  wake = function(ctx)
+    for q, n in pairs(ctx.wake) do
       if n > 0 then
-        if not tokens then
-          tokens = {}
-          for i = 1, 64 do tokens[i] = '1' end
+        local wk = key(ctx.base, 'n', q)
+        local room = 64 - redis.call('LLEN', wk)
+        if n > room then n = room end
+        if n > 0 then
+          if not tokens then
+            tokens = {}
+            for i = 1, 64 do tokens[i] = '1' end
+          end
+          redis.call('RPUSH', wk, unpack(tokens, 1, n))
         end
-        redis.call('RPUSH', wk, unpack(tokens, 1, n))
       end
     end
   end

@@ -92,12 +92,21 @@ local function share_list(arg)
 end
 
 -- handler_set parses the claim's handlers argument: nil for '*' (any
--- handler), else a table with each space-separated name set to true.
-local function handler_set(arg)
-  if arg == '*' then return nil end
-  local hs = {}
-  for h in string.gmatch(arg, '%S+') do hs[h] = true end
-  return hs
+-- handler), else a table with each space-separated name set to true. A
+-- worker sends the same argument on every claim: the set of the last one
+-- is kept across calls (hs_arg, hs_last), and nothing writes to a set.
+local handler_set
+do
+  local hs_arg, hs_last
+
+  handler_set = function(arg)
+    if arg == '*' then return nil end
+    if arg == hs_arg then return hs_last end
+    local hs = {}
+    for h in string.gmatch(arg, '%S+') do hs[h] = true end
+    hs_arg, hs_last = arg, hs
+    return hs
+  end
 end
 
 -- no_due stands for the due entries of a queue none of whose delayed
