@@ -35,12 +35,27 @@ local st_durs = {}
 local st_min = {}
 
 -- reset empties the buffers above; a function library keeps its locals
--- between calls, so every function call starts with it.
+-- between calls, so every function call starts with it, which also drops
+-- what a call that failed midway left buffered. A buffer left empty is
+-- kept (flush and flush_events leave theirs so): a table made per call
+-- costs its allocation and the collector's work to free it, and an empty
+-- table holds no slot a later call could find an entry of this one in.
 local function reset()
-  hcache, hdirty, pushes, push_order, dels, unleased, unleased_key = {}, {}, {}, {}, {}, {}, nil
-  fronts, front_order, kept = {}, {}, {}
+  if next(hcache) ~= nil then hcache = {} end
+  if next(hdirty) ~= nil then hdirty = {} end
+  if next(pushes) ~= nil then pushes, push_order = {}, {} end
+  if next(fronts) ~= nil then fronts, front_order = {}, {} end
+  if next(dels) ~= nil then dels = {} end
+  if next(unleased) ~= nil then unleased = {} end
+  unleased_key = nil
+  if next(kept) ~= nil then kept = {} end
   wrote = false
-  evs, ev_n, ev_errs, ev_base, st_incr, st_durs, st_min = {}, 0, {}, nil, {}, {}, {}
+  if ev_n > 0 then evs, ev_n = {}, 0 end
+  if next(ev_errs) ~= nil then ev_errs = {} end
+  ev_base = nil
+  if next(st_incr) ~= nil then st_incr = {} end
+  if next(st_durs) ~= nil then st_durs = {} end
+  if next(st_min) ~= nil then st_min = {} end
 end
 
 local function hfields(rk)
@@ -63,16 +78,30 @@ local function hget(rk, f)
 end
 
 -- hmget loads the fields in fs that are not cached yet, in one HMGET.
-local function hmget(rk, fs)
-  local c = hfields(rk)
+-- The fields to read go into want, kept across calls and counted in nw:
+-- what follows nw is left from an earlier read and never sent. want is
+-- local to a block, as the state kept by new_ctx, wake and handler_set
+-- (lib_claim.lua) is: the function library is one Lua chunk, which holds
+-- at most 200 locals.
+local hmget
+do
   local want = {}
-  for _, f in ipairs(fs) do
-    if c[f] == nil then want[#want + 1] = f end
-  end
-  for i = 1, #want, 1000 do
-    local j = math.min(i + 999, #want)
-    local vs = redis.call('HMGET', rk, unpack(want, i, j))
-    for k = i, j do c[want[k]] = vs[k - i + 1] or false end
+
+  hmget = function(rk, fs)
+    local c = hfields(rk)
+    local nw = 0
+    for _, f in ipairs(fs) do
+      if c[f] == nil then
+        nw = nw + 1
+        want[nw] = f
+      end
+    end
+    for i = 1, nw, 1000 do
+      local j = math.min(i + 999, nw)
+      local vs = redis.call('HMGET', rk, unpack(want, i, j))
+      for k = i, j do c[want[k]] = vs[k - i + 1] or false end
+    end
+    if nw > 1000 then want = {} end
   end
 end
 
@@ -203,24 +232,24 @@ local function flush_events()
     if err == nil then err = redis.call('HGET', e[1], e[2]) end
     if err then evs[i] = evs[i] .. '\n' .. err end
   end
-  ev_errs = {}
+  if next(ev_errs) ~= nil then ev_errs = {} end
   local sk = base .. 'e'
   for i = 1, ev_n, 4000 do
     redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
   end
   redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1')
-  evs, ev_n = {}, 0
+  if ev_n > 0 then evs, ev_n = {}, 0 end
   if win == 0 then return end
   local sk = base .. 'st'
   for f, n in pairs(st_incr) do
     if n ~= 0 then redis.call('HINCRBY', sk, f, itoa(n)) end
   end
-  st_incr = {}
+  if next(st_incr) ~= nil then st_incr = {} end
   for name, ds in pairs(st_durs) do
     local lk = base .. 'sd:' .. name
     if redis.call('LPUSH', lk, unpack(ds)) > win then redis.call('LTRIM', lk, '0', itoa(win - 1)) end
   end
-  st_durs = {}
+  if next(st_durs) ~= nil then st_durs = {} end
   flush_series(base)
 end
 
@@ -263,48 +292,66 @@ end
 -- counters stay buffered for the step's last flush, so a call writes one
 -- stream entry and one PUBLISH however many steps it makes.
 local function flush(later_events)
-  for i = 1, #unleased, 1000 do
-    redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, #unleased)))
+  local nu = #unleased
+  if nu > 0 then
+    for i = 1, nu, 1000 do
+      redis.call('ZREM', unleased_key, unpack(unleased, i, math.min(i + 999, nu)))
+    end
+    unleased = {}
   end
-  unleased = {}
-  for rk, d in pairs(hdirty) do
-    local c = hcache[rk]
+  if next(hdirty) ~= nil then
+    -- one argument list for every HSET, its entries counted in na: what
+    -- follows na is left from an earlier HSET and never sent
     local args = {}
-    for f in pairs(d) do
-      args[#args + 1] = f
-      args[#args + 1] = c[f]
-      if #args >= 1000 then
-        redis.call('HSET', rk, unpack(args))
-        args = {}
+    for rk, d in pairs(hdirty) do
+      local c = hcache[rk]
+      local na = 0
+      for f in pairs(d) do
+        args[na + 1] = f
+        args[na + 2] = c[f]
+        na = na + 2
+        if na >= 1000 then
+          redis.call('HSET', rk, unpack(args, 1, na))
+          na = 0
+        end
       end
+      if na > 0 then redis.call('HSET', rk, unpack(args, 1, na)) end
     end
-    if #args > 0 then redis.call('HSET', rk, unpack(args)) end
+    hdirty = {}
   end
-  hdirty = {}
   if #kept > 0 then copy_kept() end
-  for _, lk in ipairs(push_order) do
-    local es = pushes[lk]
-    for i = 1, #es, 1000 do
-      local j = math.min(i + 999, #es)
-      -- a reply equal to the entries pushed: the list was empty
-      if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then
-        -- lk is <base>q:<queue>:<p>, p one digit
-        register_queue(push_base, string.sub(lk, #push_base + 3, -3))
+  local np = #push_order
+  if np > 0 then
+    for x = 1, np do
+      local lk = push_order[x]
+      local es = pushes[lk]
+      for i = 1, #es, 1000 do
+        local j = math.min(i + 999, #es)
+        -- a reply equal to the entries pushed: the list was empty
+        if redis.call('RPUSH', lk, unpack(es, i, j)) == j - i + 1 then
+          -- lk is <base>q:<queue>:<p>, p one digit
+          register_queue(push_base, string.sub(lk, #push_base + 3, -3))
+        end
       end
     end
+    pushes, push_order = {}, {}
   end
-  pushes = {}
-  push_order = {}
-  for _, lk in ipairs(front_order) do
-    local es = fronts[lk]
-    for i = #es, 1, -1 do redis.call('LPUSH', lk, es[i]) end
+  local nf = #front_order
+  if nf > 0 then
+    for x = 1, nf do
+      local lk = front_order[x]
+      local es = fronts[lk]
+      for i = #es, 1, -1 do redis.call('LPUSH', lk, es[i]) end
+    end
+    fronts, front_order = {}, {}
   end
-  fronts = {}
-  front_order = {}
-  for i = 1, #dels, 1000 do
-    redis.call('DEL', unpack(dels, i, math.min(i + 999, #dels)))
+  local nd = #dels
+  if nd > 0 then
+    for i = 1, nd, 1000 do
+      redis.call('DEL', unpack(dels, i, math.min(i + 999, nd)))
+    end
+    dels = {}
   end
-  dels = {}
   if not later_events then flush_events() end
 end
 
@@ -318,19 +365,28 @@ end
 -- retention is the retention argument of a script that may end a run,
 -- "<ms>" or "<ms>:<history ms>" (retentionArg in redisstore.go), or 0:
 -- ctx.retention (and ctx.rets, the same as sent), and ctx.hist, how long a finished run's attempt records
--- are kept (keep_history; 0: with the run).
-local function new_ctx(base, step, retention)
-  local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
-  if not now then now, cap, win, inline = step, '100000', '0', '' end
-  local ms = now_ms(now)
-  local ret, rets, hist = 0, '0', 0
-  if retention then
-    local r, h = string.match(retention, '^(%d+):?(%d*)$')
-    ret, hist = tonumber(r) or 0, tonumber(h) or 0
-    if r then rets = r end
+-- are kept (keep_history; 0: with the run). Its wake is kept across calls
+-- while it stays empty, as the buffers are (reset); readied is made anew,
+-- as a claim empties it by clearing its entries and a table so emptied
+-- keeps its slots for next() to walk.
+local new_ctx
+do
+  local wake_t = {}
+
+  new_ctx = function(base, step, retention)
+    local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
+    if not now then now, cap, win, inline = step, '100000', '0', '' end
+    local ms = now_ms(now)
+    local ret, rets, hist = 0, '0', 0
+    if retention then
+      local r, h = string.match(retention, '^(%d+):?(%d*)$')
+      ret, hist = tonumber(r) or 0, tonumber(h) or 0
+      if r then rets = r end
+    end
+    if next(wake_t) ~= nil then wake_t = {} end
+    return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
+      wake = wake_t, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
   end
-  return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
-    wake = {}, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
 end
 
 local function owe(ctx, queue, n)
@@ -366,18 +422,25 @@ end
 
 -- wake leaves, per queue, min(LLEN + owed, 64) tokens in the queue's wake
 -- list n:<queue>: it pushes only what the list lacks (the tokens are all
--- alike), so a full list, the usual state while nobody waits, costs one
--- LLEN.
-local function wake(ctx)
-  for q, n in pairs(ctx.wake) do
-    if n > 0 then
-      local wk = key(ctx.base, 'n', q)
-      local room = 64 - redis.call('LLEN', wk)
-      if n > room then n = room end
+-- alike, the first n of tokens, made by the first push), so a full list,
+-- the usual state while nobody waits, costs one LLEN.
+local wake
+do
+  local tokens
+
+  wake = function(ctx)
+    for q, n in pairs(ctx.wake) do
       if n > 0 then
-        local tokens = {}
-        for i = 1, n do tokens[i] = '1' end
-        redis.call('RPUSH', wk, unpack(tokens))
+        local wk = key(ctx.base, 'n', q)
+        local room = 64 - redis.call('LLEN', wk)
+        if n > room then n = room end
+        if n > 0 then
+          if not tokens then
+            tokens = {}
+            for i = 1, 64 do tokens[i] = '1' end
+          end
+          redis.call('RPUSH', wk, unpack(tokens, 1, n))
+        end
       end
     end
   end

@@ -92,13 +92,28 @@ local function share_list(arg)
 end
 
 -- handler_set parses the claim's handlers argument: nil for '*' (any
--- handler), else a table with each space-separated name set to true.
-local function handler_set(arg)
-  if arg == '*' then return nil end
-  local hs = {}
-  for h in string.gmatch(arg, '%S+') do hs[h] = true end
-  return hs
+-- handler), else a table with each space-separated name set to true. A
+-- worker sends the same argument on every claim: the set of the last one
+-- is kept across calls (hs_arg, hs_last), and nothing writes to a set.
+local handler_set
+do
+  local hs_arg, hs_last
+
+  handler_set = function(arg)
+    if arg == '*' then return nil end
+    if arg == hs_arg then return hs_last end
+    local hs = {}
+    for h in string.gmatch(arg, '%S+') do hs[h] = true end
+    hs_arg, hs_last = arg, hs
+    return hs
+  end
 end
+
+-- no_due stands for the due entries of a queue none of whose delayed
+-- tasks is due, and z_heads holds the heads read for next_due, each
+-- 1 .. nq set by every claim: tables kept across calls rather than made
+-- per call. Nothing writes no_due.
+local no_due, z_heads = {}, {}
 
 -- claim_tasks moves due delayed tasks to ready, then claims up to limit
 -- ready tasks, highest priority first, FIFO within one (queue, priority),
@@ -139,13 +154,14 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- 1. promote due delayed tasks. The head of the delayed set is read
   -- first: when it is not due (or the set is empty, the usual case) that
   -- read is all, and next_due starts from it.
-  ctx.z_first = {}
+  ctx.z_first = z_heads
   for qi = 1, nq do
     local b = 6 * (qi - 1)
     local head = redis.call('ZRANGE', qkeys[b + 1], '0', '0', 'WITHSCORES')
-    local due = {}
+    local due = no_due
     if head[2] and tonumber(head[2]) <= ctx.now then
       due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', '0', itoa(bound))
+      ctx.z_first[qi] = nil
     else
       ctx.z_first[qi] = head
     end
@@ -181,7 +197,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
   local got = out
   local leased = {'+inf', skiplist_pin}
-  local payload_at, payload_keys = {}, {}
+  local payload_at, payload_keys -- made by the first payload kept apart
   local n = 0
   local stale = 0
   local base = ctx.base
@@ -264,6 +280,7 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     got[g + 5] = d
     got[g + 6] = ps or ''
     if apart == '1' then
+      if not payload_at then payload_at, payload_keys = {}, {} end
       payload_at[#payload_at + 1] = g + 7
       payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
     end
@@ -313,8 +330,12 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
   -- 2b. the ready lists: priority digit p (3 urgent .. 0 low) over the
   -- queues in order, until n reaches upto. With shares (weighted mode),
   -- each level first takes its share, urgent first, then the strict pass
-  -- fills what is left of limit.
-  local function pop_level(p, upto)
+  -- fills what is left of limit. Passes 1 to 4 are the shares' (made only
+  -- with shares), 5 to 8 the strict pass: one loop, where a function
+  -- would be a closure made anew by every call.
+  for pass = shares and 1 or 5, 8 do
+    local p, upto = 8 - pass, limit
+    if pass <= 4 then p, upto = 4 - pass, math.min(limit, n + shares[pass]) end
     for qi = 1, nq do
       local b = 6 * (qi - 1)
       local lk = qkeys[b + 2 + (3 - p)]
@@ -326,14 +347,10 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
       end
     end
   end
-  if shares then
-    for i = 1, 4 do pop_level(4 - i, math.min(limit, n + shares[i])) end
-  end
-  for p = 3, 0, -1 do pop_level(p, limit) end
   for i = 1, #leased > 2 and #leased or 0, 1000 do
     redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
   end
-  for i = 1, #payload_keys, 1000 do
+  for i = 1, payload_keys and #payload_keys or 0, 1000 do
     local j = math.min(i + 999, #payload_keys)
     local vs = redis.call('MGET', unpack(payload_keys, i, j))
     for k = i, j do got[payload_at[k]] = vs[k - i + 1] or '' end

@@ -123,9 +123,10 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
     -- the same counters for the queue and for the run's workflow (its
     -- name from field q; a run without one counts for its queue only)
     local wf = run_query(ctx, rk, false)
-    local ps = {q}
-    if wf and wf ~= '' then ps[2] = 'w:' .. wf .. ':' end
-    for _, p in ipairs(ps) do
+    local p, p2 = q, nil
+    if wf and wf ~= '' then p2 = 'w:' .. wf .. ':' end
+    -- the queue's prefix p, then the workflow's p2: no list made per task
+    while p do
       if to == 'R' then
         if from == 'U' and ctx.crash then count(p .. 'crash', 1) end
       elseif to == 'U' then count(p .. 'run', 1)
@@ -137,6 +138,7 @@ local function note_task(ctx, rk, id, r, name, t, from, to, h, s)
         if from == 'U' and ctx.crash then count(p .. 'crash', 1) end
       end
       if from == 'U' then count(p .. 'run', -1) end
+      p, p2 = p2, nil
     end
   end
   if from == 'U' then
