@@ -310,15 +310,3 @@ func TestEventTail(t *testing.T) {
 		t.Fatalf("a type with a control character: %d", rec.Code)
 	}
 }
-
-// UnmarshalJSON reads a stamp back, so that the tests decode answers into
-// the handler's own types.
-func (t *stamp) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	at, err := time.Parse(time.RFC3339Nano, s)
-	*t = stamp(at)
-	return err
-}

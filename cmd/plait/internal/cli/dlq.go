@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -23,16 +24,16 @@ func dlqCommands() []command {
 }
 
 type letterJSON struct {
-	RunID    string `json:"runId"`
-	Task     string `json:"task"`
-	Workflow string `json:"workflow"`
-	Tenant   string `json:"tenant,omitempty"`
-	Service  string `json:"service,omitempty"`
-	Queue    string `json:"queue,omitempty"`
-	Handler  string `json:"handler,omitempty"`
-	Status   string `json:"status"`
-	Error    string `json:"error,omitempty"`
-	At       stamp  `json:"at,omitzero"`
+	RunID    string        `json:"runId"`
+	Task     string        `json:"task"`
+	Workflow string        `json:"workflow"`
+	Tenant   string        `json:"tenant,omitempty"`
+	Service  string        `json:"service,omitempty"`
+	Queue    string        `json:"queue,omitempty"`
+	Handler  string        `json:"handler,omitempty"`
+	Status   string        `json:"status"`
+	Error    string        `json:"error,omitempty"`
+	At       apijson.Stamp `json:"at,omitzero"`
 }
 
 // letterFilterFlags declares the flags of a dead-letter query.
@@ -102,7 +103,7 @@ func dlqList(fs *flag.FlagSet) func(*env, []string) error {
 		out := page[letterJSON]{Items: make([]letterJSON, 0, len(res.Letters)), NextCursor: res.NextCursor}
 		for _, l := range res.Letters {
 			out.Items = append(out.Items, letterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant,
-				Service: l.Service, Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)})
+				Service: l.Service, Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: apijson.Stamp(l.At)})
 		}
 		return e.emit(out, func(w io.Writer) {
 			row(w, "RUN", "TASK", "WORKFLOW", "STATUS", "AT", "ERROR")
@@ -184,11 +185,11 @@ func dlqAction(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
 }
 
 type groupJSON struct {
-	Key    string     `json:"key"`
-	Count  int        `json:"count"`
-	Oldest stamp      `json:"oldest,omitzero"`
-	Newest stamp      `json:"newest,omitzero"`
-	Sample letterJSON `json:"sample"`
+	Key    string        `json:"key"`
+	Count  int           `json:"count"`
+	Oldest apijson.Stamp `json:"oldest,omitzero"`
+	Newest apijson.Stamp `json:"newest,omitzero"`
+	Sample letterJSON    `json:"sample"`
 }
 
 type groupsJSON struct {
@@ -227,9 +228,9 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 		out := groupsJSON{Groups: make([]groupJSON, 0, len(res.Groups)), Letters: res.Letters, Truncated: res.Truncated, NextCursor: res.NextCursor}
 		for _, g := range res.Groups {
 			l := g.Sample
-			out.Groups = append(out.Groups, groupJSON{Key: g.Key, Count: g.Count, Oldest: stamp(g.Oldest), Newest: stamp(g.Newest),
+			out.Groups = append(out.Groups, groupJSON{Key: g.Key, Count: g.Count, Oldest: apijson.Stamp(g.Oldest), Newest: apijson.Stamp(g.Newest),
 				Sample: letterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant, Service: l.Service,
-					Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)}})
+					Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: apijson.Stamp(l.At)}})
 		}
 		return e.emit(out, func(w io.Writer) {
 			row(w, "COUNT", "NEWEST", "SAMPLE", "ERROR KEY")

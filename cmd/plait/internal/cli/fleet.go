@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -89,22 +90,22 @@ func queuesList(fs *flag.FlagSet) func(*env, []string) error {
 }
 
 type nodeJSON struct {
-	ID             string   `json:"id"`
-	Name           string   `json:"name,omitempty"`
-	Host           string   `json:"host,omitempty"`
-	PID            int      `json:"pid,omitempty"`
-	Version        string   `json:"version,omitempty"`
-	Capabilities   []string `json:"capabilities,omitempty"`
-	Queues         []string `json:"queues,omitempty"`
-	Capacity       int      `json:"capacity"`
-	Load           int      `json:"load"`
-	Completed      int64    `json:"completed"`
-	Failed         int64    `json:"failed"`
-	Held           []string `json:"held"`
-	Draining       bool     `json:"draining"`
-	HeartbeatAt    stamp    `json:"heartbeatAt,omitzero"`
-	HeartbeatAgeMs int64    `json:"heartbeatAgeMs"`
-	StartedAt      stamp    `json:"startedAt,omitzero"`
+	ID             string        `json:"id"`
+	Name           string        `json:"name,omitempty"`
+	Host           string        `json:"host,omitempty"`
+	PID            int           `json:"pid,omitempty"`
+	Version        string        `json:"version,omitempty"`
+	Capabilities   []string      `json:"capabilities,omitempty"`
+	Queues         []string      `json:"queues,omitempty"`
+	Capacity       int           `json:"capacity"`
+	Load           int           `json:"load"`
+	Completed      int64         `json:"completed"`
+	Failed         int64         `json:"failed"`
+	Held           []string      `json:"held"`
+	Draining       bool          `json:"draining"`
+	HeartbeatAt    apijson.Stamp `json:"heartbeatAt,omitzero"`
+	HeartbeatAgeMs int64         `json:"heartbeatAgeMs"`
+	StartedAt      apijson.Stamp `json:"startedAt,omitzero"`
 }
 
 func nodesList(fs *flag.FlagSet) func(*env, []string) error {
@@ -125,8 +126,8 @@ func nodesList(fs *flag.FlagSet) func(*env, []string) error {
 		for _, n := range nodes {
 			j := nodeJSON{ID: n.ID, Name: n.Name, Host: n.Host, PID: n.PID, Version: n.Version, Capabilities: n.Capabilities,
 				Queues: n.Queues, Capacity: n.Capacity, Load: n.Load, Completed: n.Completed, Failed: n.Failed,
-				Held: []string{}, Draining: n.Draining || n.DrainRequested, HeartbeatAt: stamp(n.HeartbeatAt),
-				HeartbeatAgeMs: max(0, now.Sub(n.HeartbeatAt).Milliseconds()), StartedAt: stamp(n.StartedAt)}
+				Held: []string{}, Draining: n.Draining || n.DrainRequested, HeartbeatAt: apijson.Stamp(n.HeartbeatAt),
+				HeartbeatAgeMs: max(0, now.Sub(n.HeartbeatAt).Milliseconds()), StartedAt: apijson.Stamp(n.StartedAt)}
 			for _, t := range n.Tasks {
 				j.Held = append(j.Held, t.RunID+"/"+t.Task)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 func scheduleCommands() []command {
@@ -20,17 +21,17 @@ func scheduleCommands() []command {
 }
 
 type scheduleJSON struct {
-	Name          string `json:"name"`
-	Spec          string `json:"spec"`
-	TimeZone      string `json:"timeZone,omitempty"`
-	Paused        bool   `json:"paused"`
-	Tenant        string `json:"tenant,omitempty"`
-	Service       string `json:"service,omitempty"`
-	NextFire      stamp  `json:"nextFire,omitzero"`
-	LastFire      stamp  `json:"lastFire,omitzero"`
-	LastRunID     string `json:"lastRunId,omitempty"`
-	LastRunStatus string `json:"lastRunStatus,omitempty"`
-	Version       int64  `json:"version"`
+	Name          string        `json:"name"`
+	Spec          string        `json:"spec"`
+	TimeZone      string        `json:"timeZone,omitempty"`
+	Paused        bool          `json:"paused"`
+	Tenant        string        `json:"tenant,omitempty"`
+	Service       string        `json:"service,omitempty"`
+	NextFire      apijson.Stamp `json:"nextFire,omitzero"`
+	LastFire      apijson.Stamp `json:"lastFire,omitzero"`
+	LastRunID     string        `json:"lastRunId,omitempty"`
+	LastRunStatus string        `json:"lastRunStatus,omitempty"`
+	Version       int64         `json:"version"`
 }
 
 func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
@@ -50,7 +51,7 @@ func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
 		out := make([]scheduleJSON, 0, len(list))
 		for _, sc := range list {
 			out = append(out, scheduleJSON{Name: sc.Name, Spec: sc.Spec, TimeZone: sc.TimeZone, Paused: sc.Paused, Tenant: sc.Tenant,
-				Service: sc.Service, NextFire: stamp(sc.NextFire), LastFire: stamp(sc.LastFire), LastRunID: sc.LastRunID,
+				Service: sc.Service, NextFire: apijson.Stamp(sc.NextFire), LastFire: apijson.Stamp(sc.LastFire), LastRunID: sc.LastRunID,
 				LastRunStatus: string(sc.LastRunStatus), Version: sc.Version})
 		}
 		return e.emit(page[scheduleJSON]{Items: out}, func(w io.Writer) {
