@@ -75,27 +75,12 @@ var letterQueryFlags = []string{"run", "workflow", "task", "tenant", "service", 
 
 func dlqList(fs *flag.FlagSet) func(*env, []string) error {
 	filter := letterFilterFlags(fs, false)
-	limit := limitFlag(fs, 50, store.DeadLetterPageMax)
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		f, err := filter()
-		if err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	pg := pagingFlags(fs, 50, store.DeadLetterPageMax)
+	var f action.DeadLetterFilter
+	return listed(func(e *env, s *plait.Scheduler) error {
 		res, err := s.DeadLetterList(e.ctx, plait.DeadLetterListParams{
 			RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service, Queue: f.Queue,
-			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: *cursor, Limit: n,
+			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: pg.cursor, Limit: pg.limit,
 		})
 		if err != nil {
 			return err
@@ -110,11 +95,9 @@ func dlqList(fs *flag.FlagSet) func(*env, []string) error {
 			for _, l := range res.Letters {
 				row(w, l.RunID, l.Task, l.Workflow, l.Status, when(l.At), clip(l.Error, 60))
 			}
-			if res.NextCursor != "" {
-				fmt.Fprintf(w, "(more: -cursor %s)\n", res.NextCursor)
-			}
+			more(w, res.NextCursor)
 		})
-	}
+	}, into(&f, filter), pg.check)
 }
 
 func dlqShow(fs *flag.FlagSet) func(*env, []string) error {
@@ -203,21 +186,14 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 	filter := letterFilterFlags(fs, false)
 	window := fs.Int("window", 1000, fmt.Sprintf("the newest letters grouped (1..%d)", store.DeadLetterGroupsWindowMax))
 	cursor := fs.String("cursor", "", "the nextCursor of the previous window")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		f, err := filter()
-		if err != nil {
-			return err
-		}
+	var f action.DeadLetterFilter
+	checkWindow := func() error {
 		if *window < 1 || *window > store.DeadLetterGroupsWindowMax {
 			return usagef("-window %d: want 1..%d", *window, store.DeadLetterGroupsWindowMax)
 		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+		return nil
+	}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		res, err := s.DeadLetterGroups(e.ctx, plait.DeadLetterGroupsParams{
 			RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service, Queue: f.Queue,
 			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: *cursor, Window: *window,
@@ -241,5 +217,5 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 				fmt.Fprintf(w, "(%d letters grouped; more: -cursor %s)\n", res.Letters, res.NextCursor)
 			}
 		})
-	}
+	}, into(&f, filter), checkWindow)
 }

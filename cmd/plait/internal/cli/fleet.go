@@ -46,21 +46,9 @@ type queueJSON struct {
 }
 
 func queuesList(fs *flag.FlagSet) func(*env, []string) error {
-	limit := limitFlag(fs, 100, store.QueueListPageMax)
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
-		res, err := s.QueueList(e.ctx, plait.QueueListParams{Cursor: *cursor, Limit: n})
+	pg := pagingFlags(fs, 100, store.QueueListPageMax)
+	return listed(func(e *env, s *plait.Scheduler) error {
+		res, err := s.QueueList(e.ctx, plait.QueueListParams{Cursor: pg.cursor, Limit: pg.limit})
 		if err != nil {
 			return err
 		}
@@ -86,7 +74,7 @@ func queuesList(fs *flag.FlagSet) func(*env, []string) error {
 				row(w, q.Name, q.Ready, fmt.Sprintf("%d/%d/%d/%d", q.Urgent, q.High, q.Normal, q.Low), q.Delayed, q.Running, yesNo(q.Paused), clip(nodes, 50))
 			}
 		})
-	}
+	}, pg.check)
 }
 
 type nodeJSON struct {
@@ -109,14 +97,7 @@ type nodeJSON struct {
 }
 
 func nodesList(fs *flag.FlagSet) func(*env, []string) error {
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		nodes, err := s.NodeList(e.ctx)
 		if err != nil {
 			return err
@@ -140,7 +121,7 @@ func nodesList(fs *flag.FlagSet) func(*env, []string) error {
 					dur(time.Duration(n.HeartbeatAgeMs)*time.Millisecond)+" ago", yesNo(n.Draining), clip(strings.Join(n.Held, ","), 50))
 			}
 		})
-	}
+	})
 }
 
 // namedAction is an action on items named on the command line: queues,

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
 	"github.com/plaitdag/plait/internal/apijson"
 )
@@ -35,14 +36,7 @@ type scheduleJSON struct {
 }
 
 func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		list, err := s.ScheduleList(e.ctx)
 		if err != nil {
 			return err
@@ -60,7 +54,7 @@ func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
 				row(w, sc.Name, sc.Spec, yesNo(sc.Paused), when(sc.NextFire), when(sc.LastFire), sc.LastRunID, sc.LastRunStatus)
 			}
 		})
-	}
+	})
 }
 
 func schedulesBackfill(fs *flag.FlagSet) func(*env, []string) error {
