@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
@@ -193,7 +194,7 @@ func TestNodeRoutes(t *testing.T) {
 func TestScheduleRoutes(t *testing.T) {
 	fl := newFleet(t)
 	var ss struct {
-		Items []scheduleJSON
+		Items []apijson.Schedule
 		Note  string
 	}
 	getJSON(t, fl.h, "/api/v1/schedules", &ss)

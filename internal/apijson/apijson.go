@@ -172,3 +172,31 @@ func TaskOf(t *plait.TaskInstance, spec *plait.TaskSpec) Task {
 	}
 	return out
 }
+
+// Schedule is a saved schedule. CatchUp, CatchUpWindowMs, Overlap, JitterMs
+// and UpdatedAt are printed by the inspector's API only.
+type Schedule struct {
+	Name            string `json:"name"`
+	Spec            string `json:"spec"`
+	TimeZone        string `json:"timeZone,omitempty"`
+	Paused          bool   `json:"paused"`
+	CatchUp         string `json:"catchUp,omitempty"`
+	CatchUpWindowMs int64  `json:"catchUpWindowMs,omitempty"`
+	Overlap         string `json:"overlap,omitempty"`
+	JitterMs        int64  `json:"jitterMs,omitempty"`
+	Tenant          string `json:"tenant,omitempty"`
+	Service         string `json:"service,omitempty"`
+	NextFire        Stamp  `json:"nextFire,omitzero"`
+	LastFire        Stamp  `json:"lastFire,omitzero"`
+	LastRunID       string `json:"lastRunId,omitempty"`
+	LastRunStatus   string `json:"lastRunStatus,omitempty"`
+	Version         int64  `json:"version"`
+	UpdatedAt       Stamp  `json:"updatedAt,omitzero"`
+}
+
+// ScheduleOf converts s without the fields only the inspector's API prints.
+func ScheduleOf(s *plait.ScheduleInfo) Schedule {
+	return Schedule{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, Paused: s.Paused, Tenant: s.Tenant, Service: s.Service,
+		NextFire: Stamp(s.NextFire), LastFire: Stamp(s.LastFire), LastRunID: s.LastRunID,
+		LastRunStatus: string(s.LastRunStatus), Version: s.Version}
+}

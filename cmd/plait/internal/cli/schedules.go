@@ -21,20 +21,6 @@ func scheduleCommands() []command {
 	}
 }
 
-type scheduleJSON struct {
-	Name          string        `json:"name"`
-	Spec          string        `json:"spec"`
-	TimeZone      string        `json:"timeZone,omitempty"`
-	Paused        bool          `json:"paused"`
-	Tenant        string        `json:"tenant,omitempty"`
-	Service       string        `json:"service,omitempty"`
-	NextFire      apijson.Stamp `json:"nextFire,omitzero"`
-	LastFire      apijson.Stamp `json:"lastFire,omitzero"`
-	LastRunID     string        `json:"lastRunId,omitempty"`
-	LastRunStatus string        `json:"lastRunStatus,omitempty"`
-	Version       int64         `json:"version"`
-}
-
 func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
 	return listed(func(e *env, s *plait.Scheduler) error {
 		list, err := s.ScheduleList(e.ctx)
@@ -42,13 +28,11 @@ func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
 			return err
 		}
 		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-		out := make([]scheduleJSON, 0, len(list))
+		out := make([]apijson.Schedule, 0, len(list))
 		for _, sc := range list {
-			out = append(out, scheduleJSON{Name: sc.Name, Spec: sc.Spec, TimeZone: sc.TimeZone, Paused: sc.Paused, Tenant: sc.Tenant,
-				Service: sc.Service, NextFire: apijson.Stamp(sc.NextFire), LastFire: apijson.Stamp(sc.LastFire), LastRunID: sc.LastRunID,
-				LastRunStatus: string(sc.LastRunStatus), Version: sc.Version})
+			out = append(out, apijson.ScheduleOf(sc))
 		}
-		return e.emit(page[scheduleJSON]{Items: out}, func(w io.Writer) {
+		return e.emit(page[apijson.Schedule]{Items: out}, func(w io.Writer) {
 			row(w, "SCHEDULE", "SPEC", "PAUSED", "NEXT", "LAST", "LAST RUN", "STATUS")
 			for _, sc := range list {
 				row(w, sc.Name, sc.Spec, yesNo(sc.Paused), when(sc.NextFire), when(sc.LastFire), sc.LastRunID, sc.LastRunStatus)
