@@ -13,6 +13,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // bodyMax is the largest request body a mutating route reads.
@@ -375,6 +376,6 @@ func (h *handler) answerRun(w http.ResponseWriter, r *http.Request, id string, e
 		return
 	}
 	writeJSON(w, r, http.StatusOK, struct {
-		Run runJSON `json:"run"`
+		Run apijson.Run `json:"run"`
 	}{runOf(run, false)})
 }

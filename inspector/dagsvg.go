@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/inspector/internal/dag"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // graphOf builds the graph the run page draws: one node per task of the
@@ -43,7 +44,7 @@ func detailOf(t *plait.TaskInstance) string {
 		b = append(b, "attempt "...)
 		b = strconv.AppendInt(b, int64(t.Attempt), 10)
 	}
-	if ms := span(t.StartedAt, t.EndedAt); ms > 0 {
+	if ms := apijson.Span(t.StartedAt, t.EndedAt); ms > 0 {
 		if len(b) > 0 {
 			b = append(b, " · "...)
 		}

@@ -6,26 +6,27 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
 // deadLetterJSON is a dead letter as the API answers it.
 type deadLetterJSON struct {
-	RunID    string `json:"runId"`
-	Task     string `json:"task"`
-	Workflow string `json:"workflow,omitempty"`
-	Tenant   string `json:"tenant,omitempty"`
-	Service  string `json:"service,omitempty"`
-	Queue    string `json:"queue,omitempty"`
-	Handler  string `json:"handler,omitempty"`
-	Status   string `json:"status"`
-	Error    string `json:"error,omitempty"`
-	At       stamp  `json:"at,omitzero"`
+	RunID    string        `json:"runId"`
+	Task     string        `json:"task"`
+	Workflow string        `json:"workflow,omitempty"`
+	Tenant   string        `json:"tenant,omitempty"`
+	Service  string        `json:"service,omitempty"`
+	Queue    string        `json:"queue,omitempty"`
+	Handler  string        `json:"handler,omitempty"`
+	Status   string        `json:"status"`
+	Error    string        `json:"error,omitempty"`
+	At       apijson.Stamp `json:"at,omitzero"`
 }
 
 func letterOf(l *plait.DeadLetter) deadLetterJSON {
 	return deadLetterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant, Service: l.Service,
-		Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)}
+		Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: apijson.Stamp(l.At)}
 }
 
 // letterFilter is the dead-letter filter of the query parameters.
@@ -126,7 +127,7 @@ func (h *handler) serveDeadLetterGroups(w http.ResponseWriter, r *http.Request, 
 		NextCursor string  `json:"nextCursor,omitempty"`
 	}{Groups: make([]group, len(res.Groups)), Letters: res.Letters, Truncated: res.Truncated, NextCursor: res.NextCursor}
 	for i, g := range res.Groups {
-		out.Groups[i] = group{groupJSON{Key: g.Key, Count: g.Count, Oldest: stamp(g.Oldest), Newest: stamp(g.Newest)}, letterOf(&g.Sample)}
+		out.Groups[i] = group{groupJSON{Key: g.Key, Count: g.Count, Oldest: apijson.Stamp(g.Oldest), Newest: apijson.Stamp(g.Newest)}, letterOf(&g.Sample)}
 	}
 	writeJSON(w, r, http.StatusOK, out)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // eventCursorMax is the longest event cursor a client may resume from.
@@ -18,30 +19,30 @@ const eventCursorMax = 256
 
 // eventJSON is a store event as the stream's data carries it.
 type eventJSON struct {
-	Cursor     string        `json:"cursor"`
-	Type       string        `json:"type"`
-	RunID      string        `json:"runId"`
-	Task       string        `json:"task,omitempty"`
-	TaskStatus string        `json:"taskStatus,omitempty"`
-	RunStatus  string        `json:"runStatus,omitempty"`
-	Attempt    int           `json:"attempt,omitempty"`
-	Generation int64         `json:"generation"`
-	At         stamp         `json:"at,omitzero"`
-	DurationMs int64         `json:"durationMs,omitempty"`
-	Error      string        `json:"error,omitempty"`
-	WaitingFor string        `json:"waitingFor,omitempty"`
-	Worker     string        `json:"worker,omitempty"`
-	Node       string        `json:"node,omitempty"`
-	Progress   *progressJSON `json:"progress,omitempty"`
-	Note       string        `json:"note,omitempty"`
+	Cursor     string            `json:"cursor"`
+	Type       string            `json:"type"`
+	RunID      string            `json:"runId"`
+	Task       string            `json:"task,omitempty"`
+	TaskStatus string            `json:"taskStatus,omitempty"`
+	RunStatus  string            `json:"runStatus,omitempty"`
+	Attempt    int               `json:"attempt,omitempty"`
+	Generation int64             `json:"generation"`
+	At         apijson.Stamp     `json:"at,omitzero"`
+	DurationMs int64             `json:"durationMs,omitempty"`
+	Error      string            `json:"error,omitempty"`
+	WaitingFor string            `json:"waitingFor,omitempty"`
+	Worker     string            `json:"worker,omitempty"`
+	Node       string            `json:"node,omitempty"`
+	Progress   *apijson.Progress `json:"progress,omitempty"`
+	Note       string            `json:"note,omitempty"`
 }
 
 func eventOf(ev *plait.StoreEvent) eventJSON {
 	return eventJSON{
 		Cursor: string(ev.Cursor), Type: string(ev.Type), RunID: ev.RunID, Task: ev.Task,
-		TaskStatus: string(ev.TaskStatus), RunStatus: string(ev.RunStatus), Attempt: ev.Attempt, Generation: ev.Generation, At: stamp(ev.At),
-		DurationMs: millis(ev.Duration), Error: ev.Error, WaitingFor: ev.WaitingFor, Worker: ev.Worker, Node: ev.Node,
-		Progress: progressOf(ev.Progress), Note: ev.Note,
+		TaskStatus: string(ev.TaskStatus), RunStatus: string(ev.RunStatus), Attempt: ev.Attempt, Generation: ev.Generation, At: apijson.Stamp(ev.At),
+		DurationMs: apijson.Millis(ev.Duration), Error: ev.Error, WaitingFor: ev.WaitingFor, Worker: ev.Worker, Node: ev.Node,
+		Progress: apijson.ProgressOf(ev.Progress), Note: ev.Note,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -56,7 +57,7 @@ func (h *handler) serveQueues(w http.ResponseWriter, r *http.Request, _ params) 
 		j := fleetQueueJSON{
 			queueJSON: queueJSON{Name: qi.Name, Queue: qi.Queue, Requires: qi.Requires, Ready: qi.Ready, Delayed: qi.Delayed,
 				Running: qi.Running, SetAside: qi.SetAside, Limited: qi.Limited, Paused: qi.Paused, Unserved: qi.Unserved,
-				OldestReadyAt: stamp(qi.OldestReadyAt), OldestReadyAgeMs: span(qi.OldestReadyAt, now)},
+				OldestReadyAt: apijson.Stamp(qi.OldestReadyAt), OldestReadyAgeMs: apijson.Span(qi.OldestReadyAt, now)},
 			Urgent: qi.Urgent, High: qi.High, Normal: qi.Normal, Low: qi.Low, Limit: qi.Limit, Nodes: qi.Nodes,
 		}
 		if j.Nodes == nil {
@@ -71,25 +72,25 @@ func (h *handler) serveQueues(w http.ResponseWriter, r *http.Request, _ params) 
 }
 
 type heldJSON struct {
-	RunID     string `json:"runId"`
-	Task      string `json:"task"`
-	Attempt   int    `json:"attempt"`
-	StartedAt stamp  `json:"startedAt,omitzero"`
+	RunID     string        `json:"runId"`
+	Task      string        `json:"task"`
+	Attempt   int           `json:"attempt"`
+	StartedAt apijson.Stamp `json:"startedAt,omitzero"`
 }
 
 type fleetNodeJSON struct {
 	nodeJSON
-	PID            int        `json:"pid,omitempty"`
-	Version        string     `json:"version,omitempty"`
-	Capabilities   []string   `json:"capabilities"`
-	Queues         []string   `json:"queues"`
-	Handlers       []string   `json:"handlers"`
-	Completed      int64      `json:"completed"`
-	Failed         int64      `json:"failed"`
-	DrainRequested bool       `json:"drainRequested"`
-	HeartbeatAgeMs int64      `json:"heartbeatAgeMs"`
-	ExpiresAt      stamp      `json:"expiresAt,omitzero"`
-	Held           []heldJSON `json:"held"`
+	PID            int           `json:"pid,omitempty"`
+	Version        string        `json:"version,omitempty"`
+	Capabilities   []string      `json:"capabilities"`
+	Queues         []string      `json:"queues"`
+	Handlers       []string      `json:"handlers"`
+	Completed      int64         `json:"completed"`
+	Failed         int64         `json:"failed"`
+	DrainRequested bool          `json:"drainRequested"`
+	HeartbeatAgeMs int64         `json:"heartbeatAgeMs"`
+	ExpiresAt      apijson.Stamp `json:"expiresAt,omitzero"`
+	Held           []heldJSON    `json:"held"`
 }
 
 func orEmpty(s []string) []string {
@@ -121,13 +122,13 @@ func (h *handler) serveNodes(w http.ResponseWriter, r *http.Request, _ params) {
 	for _, n := range list {
 		j := fleetNodeJSON{
 			nodeJSON: nodeJSON{ID: n.ID, Name: n.Name, Host: n.Host, Capacity: n.Capacity, Load: n.Load,
-				Draining: n.Draining, StartedAt: stamp(n.StartedAt), HeartbeatAt: stamp(n.HeartbeatAt)},
+				Draining: n.Draining, StartedAt: apijson.Stamp(n.StartedAt), HeartbeatAt: apijson.Stamp(n.HeartbeatAt)},
 			PID: n.PID, Version: n.Version, Capabilities: orEmpty(n.Capabilities), Queues: orEmpty(n.Queues),
 			Handlers: orEmpty(n.Handlers), Completed: n.Completed, Failed: n.Failed, DrainRequested: n.DrainRequested,
-			HeartbeatAgeMs: span(n.HeartbeatAt, now), ExpiresAt: stamp(n.ExpiresAt), Held: []heldJSON{},
+			HeartbeatAgeMs: apijson.Span(n.HeartbeatAt, now), ExpiresAt: apijson.Stamp(n.ExpiresAt), Held: []heldJSON{},
 		}
 		for _, t := range n.Tasks {
-			j.Held = append(j.Held, heldJSON{RunID: t.RunID, Task: t.Task, Attempt: t.Attempt, StartedAt: stamp(t.StartedAt)})
+			j.Held = append(j.Held, heldJSON{RunID: t.RunID, Task: t.Task, Attempt: t.Attempt, StartedAt: apijson.Stamp(t.StartedAt)})
 		}
 		out.Items = append(out.Items, j)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/memstore"
 )
@@ -193,7 +194,7 @@ func TestNodeRoutes(t *testing.T) {
 func TestScheduleRoutes(t *testing.T) {
 	fl := newFleet(t)
 	var ss struct {
-		Items []scheduleJSON
+		Items []apijson.Schedule
 		Note  string
 	}
 	getJSON(t, fl.h, "/api/v1/schedules", &ss)
@@ -309,16 +310,4 @@ func TestEventTail(t *testing.T) {
 	if rec := do(fl.h, "GET", "/api/v1/events?types=a%01b", nil); rec.Code != http.StatusBadRequest {
 		t.Fatalf("a type with a control character: %d", rec.Code)
 	}
-}
-
-// UnmarshalJSON reads a stamp back, so that the tests decode answers into
-// the handler's own types.
-func (t *stamp) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return err
-	}
-	at, err := time.Parse(time.RFC3339Nano, s)
-	*t = stamp(at)
-	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -50,27 +51,27 @@ func (h *handler) serveConfig(w http.ResponseWriter, r *http.Request, _ params) 
 }
 
 type pointJSON struct {
-	At             stamp `json:"at"`
-	TasksSucceeded int64 `json:"tasksSucceeded"`
-	TasksFailed    int64 `json:"tasksFailed"`
-	TasksRetried   int64 `json:"tasksRetried"`
-	RunsCompleted  int64 `json:"runsCompleted"`
-	RunsFailed     int64 `json:"runsFailed"`
+	At             apijson.Stamp `json:"at"`
+	TasksSucceeded int64         `json:"tasksSucceeded"`
+	TasksFailed    int64         `json:"tasksFailed"`
+	TasksRetried   int64         `json:"tasksRetried"`
+	RunsCompleted  int64         `json:"runsCompleted"`
+	RunsFailed     int64         `json:"runsFailed"`
 }
 
 type queueJSON struct {
-	Name             string   `json:"name"`
-	Queue            string   `json:"queue"`
-	Requires         []string `json:"requires,omitempty"`
-	Ready            int      `json:"ready"`
-	Delayed          int      `json:"delayed"`
-	Running          int      `json:"running"`
-	SetAside         int      `json:"setAside"`
-	Limited          int      `json:"limited"`
-	Paused           bool     `json:"paused"`
-	Unserved         bool     `json:"unserved"`
-	OldestReadyAt    stamp    `json:"oldestReadyAt,omitzero"`
-	OldestReadyAgeMs int64    `json:"oldestReadyAgeMs,omitempty"`
+	Name             string        `json:"name"`
+	Queue            string        `json:"queue"`
+	Requires         []string      `json:"requires,omitempty"`
+	Ready            int           `json:"ready"`
+	Delayed          int           `json:"delayed"`
+	Running          int           `json:"running"`
+	SetAside         int           `json:"setAside"`
+	Limited          int           `json:"limited"`
+	Paused           bool          `json:"paused"`
+	Unserved         bool          `json:"unserved"`
+	OldestReadyAt    apijson.Stamp `json:"oldestReadyAt,omitzero"`
+	OldestReadyAgeMs int64         `json:"oldestReadyAgeMs,omitempty"`
 }
 
 type queuesJSON struct {
@@ -82,14 +83,14 @@ type queuesJSON struct {
 }
 
 type nodeJSON struct {
-	ID          string `json:"id"`
-	Name        string `json:"name,omitempty"`
-	Host        string `json:"host,omitempty"`
-	Capacity    int    `json:"capacity"`
-	Load        int    `json:"load"`
-	Draining    bool   `json:"draining"`
-	StartedAt   stamp  `json:"startedAt,omitzero"`
-	HeartbeatAt stamp  `json:"heartbeatAt,omitzero"`
+	ID          string        `json:"id"`
+	Name        string        `json:"name,omitempty"`
+	Host        string        `json:"host,omitempty"`
+	Capacity    int           `json:"capacity"`
+	Load        int           `json:"load"`
+	Draining    bool          `json:"draining"`
+	StartedAt   apijson.Stamp `json:"startedAt,omitzero"`
+	HeartbeatAt apijson.Stamp `json:"heartbeatAt,omitzero"`
 }
 
 type nodesJSON struct {
@@ -98,10 +99,10 @@ type nodesJSON struct {
 }
 
 type groupJSON struct {
-	Key    string `json:"key"`
-	Count  int    `json:"count"`
-	Oldest stamp  `json:"oldest,omitzero"`
-	Newest stamp  `json:"newest,omitzero"`
+	Key    string        `json:"key"`
+	Count  int           `json:"count"`
+	Oldest apijson.Stamp `json:"oldest,omitzero"`
+	Newest apijson.Stamp `json:"newest,omitzero"`
 }
 
 type deadLettersJSON struct {
@@ -117,7 +118,7 @@ type healthJSON struct {
 
 // overview is the answer of GET /api/v1/overview.
 type overview struct {
-	Now         stamp            `json:"now"`
+	Now         apijson.Stamp    `json:"now"`
 	Hours       int              `json:"hours"`
 	Series      []pointJSON      `json:"series"`
 	Queues      *queuesJSON      `json:"queues"`
@@ -136,7 +137,7 @@ func (h *handler) serveOverview(w http.ResponseWriter, r *http.Request, _ params
 		return
 	}
 	now := h.now()
-	out := overview{Now: stamp(now), Hours: hours, Notices: []notice{}, Health: healthJSON{Warnings: []string{}}}
+	out := overview{Now: apijson.Stamp(now), Hours: hours, Notices: []notice{}, Health: healthJSON{Warnings: []string{}}}
 	parts := []struct {
 		section string
 		read    func() error
@@ -181,7 +182,7 @@ func (h *handler) series(r *http.Request, now time.Time, hours int) ([]pointJSON
 			return nil, err
 		}
 		for _, p := range res.Points {
-			out = append(out, pointJSON{stamp(p.At), p.TasksSucceeded, p.TasksFailed, p.TasksRetried, p.RunsCompleted, p.RunsFailed})
+			out = append(out, pointJSON{apijson.Stamp(p.At), p.TasksSucceeded, p.TasksFailed, p.TasksRetried, p.RunsCompleted, p.RunsFailed})
 		}
 		if res.NextCursor == "" {
 			return out, nil
@@ -200,7 +201,7 @@ func (h *handler) queues(r *http.Request, now time.Time) (*queuesJSON, error) {
 	for _, q := range res.Queues {
 		j := queueJSON{Name: q.Name, Queue: q.Queue, Requires: q.Requires, Ready: q.Ready, Delayed: q.Delayed,
 			Running: q.Running, SetAside: q.SetAside, Limited: q.Limited, Paused: q.Paused, Unserved: q.Unserved,
-			OldestReadyAt: stamp(q.OldestReadyAt), OldestReadyAgeMs: span(q.OldestReadyAt, now)}
+			OldestReadyAt: apijson.Stamp(q.OldestReadyAt), OldestReadyAgeMs: apijson.Span(q.OldestReadyAt, now)}
 		out.Items = append(out.Items, j)
 		out.Ready += q.Ready
 		out.Running += q.Running
@@ -218,7 +219,7 @@ func (h *handler) nodes(r *http.Request) (*nodesJSON, error) {
 	out := &nodesJSON{Live: len(list), Items: make([]nodeJSON, 0, len(list))}
 	for _, n := range list {
 		out.Items = append(out.Items, nodeJSON{ID: n.ID, Name: n.Name, Host: n.Host, Capacity: n.Capacity, Load: n.Load,
-			Draining: n.Draining || n.DrainRequested, StartedAt: stamp(n.StartedAt), HeartbeatAt: stamp(n.HeartbeatAt)})
+			Draining: n.Draining || n.DrainRequested, StartedAt: apijson.Stamp(n.StartedAt), HeartbeatAt: apijson.Stamp(n.HeartbeatAt)})
 	}
 	return out, nil
 }
@@ -242,7 +243,7 @@ func (h *handler) deadLetters(r *http.Request, now time.Time) (*deadLettersJSON,
 	out := &deadLettersJSON{Total: all.Letters, LastHour: hour.Letters, Truncated: all.Truncated || all.NextCursor != "",
 		Groups: make([]groupJSON, len(groups))}
 	for i, g := range groups {
-		out.Groups[i] = groupJSON{Key: g.Key, Count: g.Count, Oldest: stamp(g.Oldest), Newest: stamp(g.Newest)}
+		out.Groups[i] = groupJSON{Key: g.Key, Count: g.Count, Oldest: apijson.Stamp(g.Oldest), Newest: apijson.Stamp(g.Newest)}
 	}
 	return out, nil
 }

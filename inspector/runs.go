@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // runsLimitDefault is the page size of the runs list when none is asked.
@@ -83,9 +84,9 @@ func (h *handler) serveRuns(w http.ResponseWriter, r *http.Request, _ params) {
 		return
 	}
 	out := struct {
-		Runs       []runJSON `json:"runs"`
-		NextCursor string    `json:"nextCursor,omitempty"`
-	}{Runs: make([]runJSON, 0, len(res.Runs)), NextCursor: res.NextCursor}
+		Runs       []apijson.Run `json:"runs"`
+		NextCursor string        `json:"nextCursor,omitempty"`
+	}{Runs: make([]apijson.Run, 0, len(res.Runs)), NextCursor: res.NextCursor}
 	for _, run := range res.Runs {
 		if run != nil {
 			out.Runs = append(out.Runs, runOf(run, false))
@@ -126,9 +127,9 @@ func (h *handler) serveRunCount(w http.ResponseWriter, r *http.Request, _ params
 
 // runDetail is the answer of GET /api/v1/runs/{id}.
 type runDetail struct {
-	Run             runJSON    `json:"run"`
-	Tasks           []taskJSON `json:"tasks"`
-	PayloadsDropped []string   `json:"payloadsDropped,omitempty"`
+	Run             apijson.Run `json:"run"`
+	Tasks           []taskJSON  `json:"tasks"`
+	PayloadsDropped []string    `json:"payloadsDropped,omitempty"`
 	// EventCursor is the end of the run's event stream read before the
 	// run: the events stream resumed after it misses no change since.
 	EventCursor string   `json:"eventCursor,omitempty"`

@@ -4,35 +4,19 @@ import (
 	"net/http"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // scheduleNote is the sentence the schedule page shows by its controls.
 const scheduleNote = "A process that saves a schedule at start-up (ScheduleSave) overwrites a pause or a resume made here when it starts again."
 
-type scheduleJSON struct {
-	Name            string `json:"name"`
-	Spec            string `json:"spec"`
-	TimeZone        string `json:"timeZone,omitempty"`
-	Paused          bool   `json:"paused"`
-	CatchUp         string `json:"catchUp,omitempty"`
-	CatchUpWindowMs int64  `json:"catchUpWindowMs,omitempty"`
-	Overlap         string `json:"overlap,omitempty"`
-	JitterMs        int64  `json:"jitterMs,omitempty"`
-	Tenant          string `json:"tenant,omitempty"`
-	Service         string `json:"service,omitempty"`
-	NextFire        stamp  `json:"nextFire,omitzero"`
-	LastFire        stamp  `json:"lastFire,omitzero"`
-	LastRunID       string `json:"lastRunId,omitempty"`
-	LastRunStatus   string `json:"lastRunStatus,omitempty"`
-	Version         int64  `json:"version"`
-	UpdatedAt       stamp  `json:"updatedAt,omitzero"`
-}
-
-func scheduleOf(s *plait.ScheduleInfo) scheduleJSON {
-	return scheduleJSON{Name: s.Name, Spec: s.Spec, TimeZone: s.TimeZone, Paused: s.Paused, CatchUp: string(s.CatchUp),
-		CatchUpWindowMs: millis(s.CatchUpWindow), Overlap: string(s.Overlap), JitterMs: millis(s.Jitter),
-		Tenant: s.Tenant, Service: s.Service, NextFire: stamp(s.NextFire), LastFire: stamp(s.LastFire),
-		LastRunID: s.LastRunID, LastRunStatus: string(s.LastRunStatus), Version: s.Version, UpdatedAt: stamp(s.UpdatedAt)}
+// scheduleOf converts s with every field the API prints.
+func scheduleOf(s *plait.ScheduleInfo) apijson.Schedule {
+	out := apijson.ScheduleOf(s)
+	out.CatchUp, out.CatchUpWindowMs = string(s.CatchUp), apijson.Millis(s.CatchUpWindow)
+	out.Overlap, out.JitterMs = string(s.Overlap), apijson.Millis(s.Jitter)
+	out.UpdatedAt = apijson.Stamp(s.UpdatedAt)
+	return out
 }
 
 // serveSchedules answers every saved schedule: GET /api/v1/schedules.
@@ -43,9 +27,9 @@ func (h *handler) serveSchedules(w http.ResponseWriter, r *http.Request, _ param
 		return
 	}
 	out := struct {
-		Items []scheduleJSON `json:"items"`
-		Note  string         `json:"note"`
-	}{Items: make([]scheduleJSON, len(list)), Note: scheduleNote}
+		Items []apijson.Schedule `json:"items"`
+		Note  string             `json:"note"`
+	}{Items: make([]apijson.Schedule, len(list)), Note: scheduleNote}
 	for i, s := range list {
 		out.Items[i] = scheduleOf(s)
 	}

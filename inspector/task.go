@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 // ShownBytesMax is the most bytes of a payload or a result the task answer
@@ -57,21 +58,21 @@ type logsJSON struct {
 }
 
 type lineJSON struct {
-	Time    stamp  `json:"time,omitzero"`
-	Level   string `json:"level"`
-	Text    string `json:"text"`
-	Attempt int    `json:"attempt"`
+	Time    apijson.Stamp `json:"time,omitzero"`
+	Level   string        `json:"level"`
+	Text    string        `json:"text"`
+	Attempt int           `json:"attempt"`
 }
 
 // taskDetail is the answer of GET /api/v1/runs/{id}/tasks/{task}.
 type taskDetail struct {
-	RunID    string        `json:"runId"`
-	Task     taskJSON      `json:"task"`
-	Attempts []attemptJSON `json:"attempts"`
-	Logs     *logsJSON     `json:"logs"`
-	Payload  *dataJSON     `json:"payload"`
-	Result   *dataJSON     `json:"result"`
-	Notices  []notice      `json:"notices"`
+	RunID    string            `json:"runId"`
+	Task     taskJSON          `json:"task"`
+	Attempts []apijson.Attempt `json:"attempts"`
+	Logs     *logsJSON         `json:"logs"`
+	Payload  *dataJSON         `json:"payload"`
+	Result   *dataJSON         `json:"result"`
+	Notices  []notice          `json:"notices"`
 }
 
 // serveTask answers one task with its attempts, the log lines of its
@@ -142,7 +143,7 @@ func (h *handler) serveTask(w http.ResponseWriter, r *http.Request, p params) {
 		} else {
 			out.Logs = &logsJSON{Attempt: t.Attempt, Lines: make([]lineJSON, len(logs.Lines)), Dropped: logs.Dropped}
 			for i, l := range logs.Lines {
-				out.Logs.Lines[i] = lineJSON{Time: stamp(l.Time), Level: l.Level.String(), Text: l.Text, Attempt: l.Attempt}
+				out.Logs.Lines[i] = lineJSON{Time: apijson.Stamp(l.Time), Level: l.Level.String(), Text: l.Text, Attempt: l.Attempt}
 			}
 		}
 	}

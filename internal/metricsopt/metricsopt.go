@@ -1,8 +1,10 @@
 // Package metricsopt checks the options the metrics modules
 // (metrics/prometheus, metrics/otel) share: the label caps and the
 // histogram buckets. Each module keeps its own exported Option type, its
-// With functions and their godoc, and embeds a [Config] in the config its
-// options set, so both check and refuse the same way.
+// With functions and their godoc, embeds a [Config] in the config its
+// options set, and makes each shared With function answer the option of
+// the same name here ([QueueCap]...), so both check and refuse the same
+// way.
 package metricsopt
 
 import (
@@ -37,9 +39,9 @@ func (c *Config) Reject(option string, why string) {
 	c.errs = append(c.errs, fmt.Errorf("%w: %s %s", c.invalid, option, why))
 }
 
-// SetCap sets *field to n, the cap of the option named option; below 1 is
+// setCap sets *field to n, the cap of the option named option; below 1 is
 // refused.
-func (c *Config) SetCap(option string, n int, field *int) {
+func (c *Config) setCap(option string, n int, field *int) {
 	if n < 1 {
 		c.Reject(option, fmt.Sprintf("%d: must be at least 1", n))
 		return
@@ -47,11 +49,11 @@ func (c *Config) SetCap(option string, n int, field *int) {
 	*field = n
 }
 
-// SetBuckets sets *field to b, the buckets of the option named option
+// setBuckets sets *field to b, the buckets of the option named option
 // (copied by the caller when the option was made, so a later change to the
 // caller's slice does not reach it); they must be finite, positive and
 // increasing.
-func (c *Config) SetBuckets(option string, b []float64, field *[]float64) {
+func (c *Config) setBuckets(option string, b []float64, field *[]float64) {
 	if len(b) == 0 {
 		c.Reject(option, "needs at least one bucket")
 		return

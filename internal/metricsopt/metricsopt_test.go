@@ -19,14 +19,9 @@ type config struct {
 
 type option func(*config)
 
-func withQueueCap(n int) option {
-	return func(c *config) { c.SetCap("withQueueCap", n, &c.QueueCap) }
-}
+func withQueueCap(n int) option { return metricsopt.QueueCap[option](n) }
 
-func withSubmitBuckets(b ...float64) option {
-	b = slices.Clone(b)
-	return func(c *config) { c.SetBuckets("withSubmitBuckets", b, &c.SubmitBuckets) }
-}
+func withSubmitBuckets(b ...float64) option { return metricsopt.SubmitBuckets[option](b) }
 
 func apply(opts ...option) (*config, error) {
 	c := &config{Config: metricsopt.New(errInvalid, 100, []float64{1, 2}, []float64{3})}
@@ -70,15 +65,15 @@ func TestRefuse(t *testing.T) {
 		opts []option
 		says []string
 	}{
-		"cap 0":              {[]option{withQueueCap(0)}, []string{"withQueueCap 0: must be at least 1"}},
-		"no buckets":         {[]option{withSubmitBuckets()}, []string{"withSubmitBuckets needs at least one bucket"}},
-		"decreasing buckets": {[]option{withSubmitBuckets(1, 0.5)}, []string{"withSubmitBuckets [1 0.5]: buckets must be"}},
+		"cap 0":              {[]option{withQueueCap(0)}, []string{"WithQueueCap 0: must be at least 1"}},
+		"no buckets":         {[]option{withSubmitBuckets()}, []string{"WithSubmitBuckets needs at least one bucket"}},
+		"decreasing buckets": {[]option{withSubmitBuckets(1, 0.5)}, []string{"WithSubmitBuckets [1 0.5]: buckets must be"}},
 		"equal buckets":      {[]option{withSubmitBuckets(1, 1)}, []string{"buckets must be"}},
 		"zero bucket":        {[]option{withSubmitBuckets(0)}, []string{"buckets must be"}},
 		"NaN bucket":         {[]option{withSubmitBuckets(math.NaN())}, []string{"buckets must be"}},
 		"infinite bucket":    {[]option{withSubmitBuckets(1, math.Inf(1))}, []string{"buckets must be"}},
 		"nil":                {[]option{withQueueCap(1), nil}, []string{"option 1 is nil"}},
-		"two, both told":     {[]option{withQueueCap(0), withQueueCap(-1)}, []string{"withQueueCap 0", "withQueueCap -1"}},
+		"two, both told":     {[]option{withQueueCap(0), withQueueCap(-1)}, []string{"WithQueueCap 0", "WithQueueCap -1"}},
 	} {
 		_, err := apply(tc.opts...)
 		if !errors.Is(err, errInvalid) {

@@ -2,7 +2,6 @@ package plaitotel
 
 import (
 	"errors"
-	"slices"
 
 	"github.com/plaitdag/plait/internal/labelcap"
 	"github.com/plaitdag/plait/internal/metricsopt"
@@ -31,36 +30,34 @@ type config struct {
 // WithQueueCap sets how many distinct queues get attributes of their own;
 // defaults to LabelCapDefault. Below 1 is an error.
 func WithQueueCap(n int) Option {
-	return func(c *config) { c.SetCap("WithQueueCap", n, &c.QueueCap) }
+	return metricsopt.QueueCap[Option](n)
 }
 
 // WithWorkflowCap sets how many distinct workflow names get attributes of
 // their own; defaults to LabelCapDefault. Below 1 is an error.
 func WithWorkflowCap(n int) Option {
-	return func(c *config) { c.SetCap("WithWorkflowCap", n, &c.WorkflowCap) }
+	return metricsopt.WorkflowCap[Option](n)
 }
 
 // WithTenantCap sets how many distinct tenants get attributes of their
 // own (a run without a tenant counts as the empty tenant); defaults to
 // LabelCapDefault. Below 1 is an error.
 func WithTenantCap(n int) Option {
-	return func(c *config) { c.SetCap("WithTenantCap", n, &c.TenantCap) }
+	return metricsopt.TenantCap[Option](n)
 }
 
 // WithDurationBuckets sets the bucket boundaries, in seconds, advised for
 // the attempt duration histogram; defaults to DurationBucketsDefault. They
 // must be finite, positive and increasing.
 func WithDurationBuckets(b ...float64) Option {
-	b = slices.Clone(b)
-	return func(c *config) { c.SetBuckets("WithDurationBuckets", b, &c.DurationBuckets) }
+	return metricsopt.DurationBuckets[Option](b)
 }
 
 // WithSubmitBuckets sets the bucket boundaries, in seconds, advised for
 // the submit latency histogram; defaults to SubmitBucketsDefault. They
 // must be finite, positive and increasing.
 func WithSubmitBuckets(b ...float64) Option {
-	b = slices.Clone(b)
-	return func(c *config) { c.SetBuckets("WithSubmitBuckets", b, &c.SubmitBuckets) }
+	return metricsopt.SubmitBuckets[Option](b)
 }
 
 // DurationBucketsDefault are the attempt duration boundaries, in seconds:

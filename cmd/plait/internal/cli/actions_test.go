@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plaitdag/plait"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 func TestRunActions(t *testing.T) {
@@ -161,7 +162,7 @@ func TestQueueNodeScheduleActions(t *testing.T) {
 	if _, errs := f.exit(t, ExitOK, "schedules", "pause", "heartbeat"); !strings.Contains(errs, "overwrites a pause") {
 		t.Fatalf("schedules pause says nothing of ScheduleSave: %s", errs)
 	}
-	var list page[scheduleJSON]
+	var list page[apijson.Schedule]
 	decode(t, f.ok(t, "schedules", "ls", "-o", "json"), &list)
 	if !list.Items[0].Paused {
 		t.Fatalf("schedules ls after pause: %+v", list.Items)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -23,16 +24,16 @@ func dlqCommands() []command {
 }
 
 type letterJSON struct {
-	RunID    string `json:"runId"`
-	Task     string `json:"task"`
-	Workflow string `json:"workflow"`
-	Tenant   string `json:"tenant,omitempty"`
-	Service  string `json:"service,omitempty"`
-	Queue    string `json:"queue,omitempty"`
-	Handler  string `json:"handler,omitempty"`
-	Status   string `json:"status"`
-	Error    string `json:"error,omitempty"`
-	At       stamp  `json:"at,omitzero"`
+	RunID    string        `json:"runId"`
+	Task     string        `json:"task"`
+	Workflow string        `json:"workflow"`
+	Tenant   string        `json:"tenant,omitempty"`
+	Service  string        `json:"service,omitempty"`
+	Queue    string        `json:"queue,omitempty"`
+	Handler  string        `json:"handler,omitempty"`
+	Status   string        `json:"status"`
+	Error    string        `json:"error,omitempty"`
+	At       apijson.Stamp `json:"at,omitzero"`
 }
 
 // letterFilterFlags declares the flags of a dead-letter query.
@@ -74,27 +75,12 @@ var letterQueryFlags = []string{"run", "workflow", "task", "tenant", "service", 
 
 func dlqList(fs *flag.FlagSet) func(*env, []string) error {
 	filter := letterFilterFlags(fs, false)
-	limit := limitFlag(fs, 50, store.DeadLetterPageMax)
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		f, err := filter()
-		if err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	pg := pagingFlags(fs, 50, store.DeadLetterPageMax)
+	var f action.DeadLetterFilter
+	return listed(func(e *env, s *plait.Scheduler) error {
 		res, err := s.DeadLetterList(e.ctx, plait.DeadLetterListParams{
 			RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service, Queue: f.Queue,
-			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: *cursor, Limit: n,
+			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: pg.cursor, Limit: pg.limit,
 		})
 		if err != nil {
 			return err
@@ -102,18 +88,16 @@ func dlqList(fs *flag.FlagSet) func(*env, []string) error {
 		out := page[letterJSON]{Items: make([]letterJSON, 0, len(res.Letters)), NextCursor: res.NextCursor}
 		for _, l := range res.Letters {
 			out.Items = append(out.Items, letterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant,
-				Service: l.Service, Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)})
+				Service: l.Service, Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: apijson.Stamp(l.At)})
 		}
 		return e.emit(out, func(w io.Writer) {
 			row(w, "RUN", "TASK", "WORKFLOW", "STATUS", "AT", "ERROR")
 			for _, l := range res.Letters {
 				row(w, l.RunID, l.Task, l.Workflow, l.Status, when(l.At), clip(l.Error, 60))
 			}
-			if res.NextCursor != "" {
-				fmt.Fprintf(w, "(more: -cursor %s)\n", res.NextCursor)
-			}
+			more(w, res.NextCursor)
 		})
-	}
+	}, into(&f, filter), pg.check)
 }
 
 func dlqShow(fs *flag.FlagSet) func(*env, []string) error {
@@ -184,11 +168,11 @@ func dlqAction(a action.Action) func(*flag.FlagSet) func(*env, []string) error {
 }
 
 type groupJSON struct {
-	Key    string     `json:"key"`
-	Count  int        `json:"count"`
-	Oldest stamp      `json:"oldest,omitzero"`
-	Newest stamp      `json:"newest,omitzero"`
-	Sample letterJSON `json:"sample"`
+	Key    string        `json:"key"`
+	Count  int           `json:"count"`
+	Oldest apijson.Stamp `json:"oldest,omitzero"`
+	Newest apijson.Stamp `json:"newest,omitzero"`
+	Sample letterJSON    `json:"sample"`
 }
 
 type groupsJSON struct {
@@ -202,21 +186,14 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 	filter := letterFilterFlags(fs, false)
 	window := fs.Int("window", 1000, fmt.Sprintf("the newest letters grouped (1..%d)", store.DeadLetterGroupsWindowMax))
 	cursor := fs.String("cursor", "", "the nextCursor of the previous window")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		f, err := filter()
-		if err != nil {
-			return err
-		}
+	var f action.DeadLetterFilter
+	checkWindow := func() error {
 		if *window < 1 || *window > store.DeadLetterGroupsWindowMax {
 			return usagef("-window %d: want 1..%d", *window, store.DeadLetterGroupsWindowMax)
 		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+		return nil
+	}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		res, err := s.DeadLetterGroups(e.ctx, plait.DeadLetterGroupsParams{
 			RunID: f.RunID, Workflow: f.Workflow, Task: f.Task, Tenant: f.Tenant, Service: f.Service, Queue: f.Queue,
 			Handler: f.Handler, ErrorPrefix: f.ErrorPrefix, Since: f.Since, Until: f.Until, Cursor: *cursor, Window: *window,
@@ -227,9 +204,9 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 		out := groupsJSON{Groups: make([]groupJSON, 0, len(res.Groups)), Letters: res.Letters, Truncated: res.Truncated, NextCursor: res.NextCursor}
 		for _, g := range res.Groups {
 			l := g.Sample
-			out.Groups = append(out.Groups, groupJSON{Key: g.Key, Count: g.Count, Oldest: stamp(g.Oldest), Newest: stamp(g.Newest),
+			out.Groups = append(out.Groups, groupJSON{Key: g.Key, Count: g.Count, Oldest: apijson.Stamp(g.Oldest), Newest: apijson.Stamp(g.Newest),
 				Sample: letterJSON{RunID: l.RunID, Task: l.Task, Workflow: l.Workflow, Tenant: l.Tenant, Service: l.Service,
-					Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: stamp(l.At)}})
+					Queue: l.Queue, Handler: l.Handler, Status: string(l.Status), Error: l.Error, At: apijson.Stamp(l.At)}})
 		}
 		return e.emit(out, func(w io.Writer) {
 			row(w, "COUNT", "NEWEST", "SAMPLE", "ERROR KEY")
@@ -240,5 +217,5 @@ func dlqGroups(fs *flag.FlagSet) func(*env, []string) error {
 				fmt.Fprintf(w, "(%d letters grouped; more: -cursor %s)\n", res.Letters, res.NextCursor)
 			}
 		})
-	}
+	}, into(&f, filter), checkWindow)
 }

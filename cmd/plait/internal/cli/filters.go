@@ -76,17 +76,6 @@ func splitList(s string) []string {
 	return out
 }
 
-// limitFlag declares -limit with a default and a ceiling.
-func limitFlag(fs *flag.FlagSet, def, most int) func() (int, error) {
-	n := fs.Int("limit", def, fmt.Sprintf("most items to list (1..%d)", most))
-	return func() (int, error) {
-		if *n < 1 || *n > most {
-			return 0, usagef("-limit %d: want 1..%d", *n, most)
-		}
-		return *n, nil
-	}
-}
-
 // wantArgs checks the number of positional arguments.
 func wantArgs(args []string, n int, names string) error {
 	if len(args) != n {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -45,21 +46,9 @@ type queueJSON struct {
 }
 
 func queuesList(fs *flag.FlagSet) func(*env, []string) error {
-	limit := limitFlag(fs, 100, store.QueueListPageMax)
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
-		res, err := s.QueueList(e.ctx, plait.QueueListParams{Cursor: *cursor, Limit: n})
+	pg := pagingFlags(fs, 100, store.QueueListPageMax)
+	return listed(func(e *env, s *plait.Scheduler) error {
+		res, err := s.QueueList(e.ctx, plait.QueueListParams{Cursor: pg.cursor, Limit: pg.limit})
 		if err != nil {
 			return err
 		}
@@ -85,37 +74,30 @@ func queuesList(fs *flag.FlagSet) func(*env, []string) error {
 				row(w, q.Name, q.Ready, fmt.Sprintf("%d/%d/%d/%d", q.Urgent, q.High, q.Normal, q.Low), q.Delayed, q.Running, yesNo(q.Paused), clip(nodes, 50))
 			}
 		})
-	}
+	}, pg.check)
 }
 
 type nodeJSON struct {
-	ID             string   `json:"id"`
-	Name           string   `json:"name,omitempty"`
-	Host           string   `json:"host,omitempty"`
-	PID            int      `json:"pid,omitempty"`
-	Version        string   `json:"version,omitempty"`
-	Capabilities   []string `json:"capabilities,omitempty"`
-	Queues         []string `json:"queues,omitempty"`
-	Capacity       int      `json:"capacity"`
-	Load           int      `json:"load"`
-	Completed      int64    `json:"completed"`
-	Failed         int64    `json:"failed"`
-	Held           []string `json:"held"`
-	Draining       bool     `json:"draining"`
-	HeartbeatAt    stamp    `json:"heartbeatAt,omitzero"`
-	HeartbeatAgeMs int64    `json:"heartbeatAgeMs"`
-	StartedAt      stamp    `json:"startedAt,omitzero"`
+	ID             string        `json:"id"`
+	Name           string        `json:"name,omitempty"`
+	Host           string        `json:"host,omitempty"`
+	PID            int           `json:"pid,omitempty"`
+	Version        string        `json:"version,omitempty"`
+	Capabilities   []string      `json:"capabilities,omitempty"`
+	Queues         []string      `json:"queues,omitempty"`
+	Capacity       int           `json:"capacity"`
+	Load           int           `json:"load"`
+	Completed      int64         `json:"completed"`
+	Failed         int64         `json:"failed"`
+	Held           []string      `json:"held"`
+	Draining       bool          `json:"draining"`
+	HeartbeatAt    apijson.Stamp `json:"heartbeatAt,omitzero"`
+	HeartbeatAgeMs int64         `json:"heartbeatAgeMs"`
+	StartedAt      apijson.Stamp `json:"startedAt,omitzero"`
 }
 
 func nodesList(fs *flag.FlagSet) func(*env, []string) error {
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		nodes, err := s.NodeList(e.ctx)
 		if err != nil {
 			return err
@@ -125,8 +107,8 @@ func nodesList(fs *flag.FlagSet) func(*env, []string) error {
 		for _, n := range nodes {
 			j := nodeJSON{ID: n.ID, Name: n.Name, Host: n.Host, PID: n.PID, Version: n.Version, Capabilities: n.Capabilities,
 				Queues: n.Queues, Capacity: n.Capacity, Load: n.Load, Completed: n.Completed, Failed: n.Failed,
-				Held: []string{}, Draining: n.Draining || n.DrainRequested, HeartbeatAt: stamp(n.HeartbeatAt),
-				HeartbeatAgeMs: max(0, now.Sub(n.HeartbeatAt).Milliseconds()), StartedAt: stamp(n.StartedAt)}
+				Held: []string{}, Draining: n.Draining || n.DrainRequested, HeartbeatAt: apijson.Stamp(n.HeartbeatAt),
+				HeartbeatAgeMs: max(0, now.Sub(n.HeartbeatAt).Milliseconds()), StartedAt: apijson.Stamp(n.StartedAt)}
 			for _, t := range n.Tasks {
 				j.Held = append(j.Held, t.RunID+"/"+t.Task)
 			}
@@ -139,7 +121,7 @@ func nodesList(fs *flag.FlagSet) func(*env, []string) error {
 					dur(time.Duration(n.HeartbeatAgeMs)*time.Millisecond)+" ago", yesNo(n.Draining), clip(strings.Join(n.Held, ","), 50))
 			}
 		})
-	}
+	})
 }
 
 // namedAction is an action on items named on the command line: queues,

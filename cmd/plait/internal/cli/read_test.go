@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 func TestRunsList(t *testing.T) {
@@ -123,7 +125,7 @@ func TestQueuesNodesList(t *testing.T) {
 
 func TestSchedulesList(t *testing.T) {
 	f := newFixture(t)
-	var list page[scheduleJSON]
+	var list page[apijson.Schedule]
 	decode(t, f.ok(t, "schedules", "ls", "-o", "json"), &list)
 	if len(list.Items) != 1 || list.Items[0].Name != "heartbeat" || list.Items[0].Spec != "@every 1h" || list.Items[0].Paused {
 		t.Fatalf("schedules ls: %+v", list.Items)

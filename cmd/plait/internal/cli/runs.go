@@ -25,25 +25,10 @@ func runCommands() []command {
 
 func runsList(fs *flag.FlagSet) func(*env, []string) error {
 	filter := runFilterFlags(fs, time.Now)
-	limit := limitFlag(fs, 50, store.QueryLimitMax)
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		f, err := filter()
-		if err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
-		res, err := s.RunList(e.ctx, plait.RunListParams{Filter: f, Cursor: *cursor, Limit: n})
+	pg := pagingFlags(fs, 50, store.QueryLimitMax)
+	var f plait.RunFilter
+	return listed(func(e *env, s *plait.Scheduler) error {
+		res, err := s.RunList(e.ctx, plait.RunListParams{Filter: f, Cursor: pg.cursor, Limit: pg.limit})
 		if err != nil {
 			return err
 		}
@@ -56,11 +41,9 @@ func runsList(fs *flag.FlagSet) func(*env, []string) error {
 			for _, r := range res.Runs {
 				row(w, r.ID, r.Workflow, r.Status, fmt.Sprintf("%d/%d", r.Succeeded, r.Total), r.Failed, when(r.CreatedAt), took(r.StartedAt, r.EndedAt))
 			}
-			if res.NextCursor != "" {
-				fmt.Fprintf(w, "(more: -cursor %s)\n", res.NextCursor)
-			}
+			more(w, res.NextCursor)
 		})
-	}
+	}, into(&f, filter), pg.check)
 }
 
 func runsShow(fs *flag.FlagSet) func(*env, []string) error {

@@ -6,7 +6,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/internal/action"
+	"github.com/plaitdag/plait/internal/apijson"
 )
 
 func scheduleCommands() []command {
@@ -19,47 +21,24 @@ func scheduleCommands() []command {
 	}
 }
 
-type scheduleJSON struct {
-	Name          string `json:"name"`
-	Spec          string `json:"spec"`
-	TimeZone      string `json:"timeZone,omitempty"`
-	Paused        bool   `json:"paused"`
-	Tenant        string `json:"tenant,omitempty"`
-	Service       string `json:"service,omitempty"`
-	NextFire      stamp  `json:"nextFire,omitzero"`
-	LastFire      stamp  `json:"lastFire,omitzero"`
-	LastRunID     string `json:"lastRunId,omitempty"`
-	LastRunStatus string `json:"lastRunStatus,omitempty"`
-	Version       int64  `json:"version"`
-}
-
 func schedulesList(fs *flag.FlagSet) func(*env, []string) error {
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		list, err := s.ScheduleList(e.ctx)
 		if err != nil {
 			return err
 		}
 		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
-		out := make([]scheduleJSON, 0, len(list))
+		out := make([]apijson.Schedule, 0, len(list))
 		for _, sc := range list {
-			out = append(out, scheduleJSON{Name: sc.Name, Spec: sc.Spec, TimeZone: sc.TimeZone, Paused: sc.Paused, Tenant: sc.Tenant,
-				Service: sc.Service, NextFire: stamp(sc.NextFire), LastFire: stamp(sc.LastFire), LastRunID: sc.LastRunID,
-				LastRunStatus: string(sc.LastRunStatus), Version: sc.Version})
+			out = append(out, apijson.ScheduleOf(sc))
 		}
-		return e.emit(page[scheduleJSON]{Items: out}, func(w io.Writer) {
+		return e.emit(page[apijson.Schedule]{Items: out}, func(w io.Writer) {
 			row(w, "SCHEDULE", "SPEC", "PAUSED", "NEXT", "LAST", "LAST RUN", "STATUS")
 			for _, sc := range list {
 				row(w, sc.Name, sc.Spec, yesNo(sc.Paused), when(sc.NextFire), when(sc.LastFire), sc.LastRunID, sc.LastRunStatus)
 			}
 		})
-	}
+	})
 }
 
 func schedulesBackfill(fs *flag.FlagSet) func(*env, []string) error {

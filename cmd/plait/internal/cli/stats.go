@@ -6,6 +6,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/plaitdag/plait"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -51,14 +52,7 @@ func countersOf(m map[string]store.StatCounters) []countersJSON {
 }
 
 func statsShow(fs *flag.FlagSet) func(*env, []string) error {
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		st, err := s.Stats(e.ctx)
 		if err != nil {
 			return err
@@ -85,7 +79,7 @@ func statsShow(fs *flag.FlagSet) func(*env, []string) error {
 				row(w, d.Task, d.Count, ms(d.P50Ms), ms(d.P95Ms), ms(d.P99Ms))
 			}
 		})
-	}
+	})
 }
 
 func ms(n int64) string {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"flag"
-	"fmt"
 	"io"
 
 	"github.com/plaitdag/plait"
@@ -26,27 +25,19 @@ func tasksList(fs *flag.FlagSet) func(*env, []string) error {
 	node := fs.String("node", "", "the node running them")
 	tenant := fs.String("tenant", "", "the tenant")
 	service := fs.String("service", "", "the service")
-	cursor := fs.String("cursor", "", "the nextCursor of the previous page")
-	limit := limitFlag(fs, 50, store.TaskSearchPageMax)
-	return func(e *env, args []string) error {
-		if err := wantArgs(args, 0, "no argument"); err != nil {
-			return err
-		}
-		n, err := limit()
-		if err != nil {
-			return err
-		}
-		p := plait.TaskSearchParams{Queue: *queue, Handler: *handler, Node: *node, Tenant: *tenant, Service: *service, Cursor: *cursor, Limit: n}
+	pg := pagingFlags(fs, 50, store.TaskSearchPageMax)
+	var p plait.TaskSearchParams
+	params := func() error {
+		p = plait.TaskSearchParams{Queue: *queue, Handler: *handler, Node: *node, Tenant: *tenant, Service: *service, Cursor: pg.cursor, Limit: pg.limit}
 		for _, st := range splitList(*status) {
 			p.Statuses = append(p.Statuses, plait.TaskStatus(st))
 		}
 		if err := p.Validate(); err != nil {
 			return usagef("%v", err)
 		}
-		s, err := e.scheduler()
-		if err != nil {
-			return err
-		}
+		return nil
+	}
+	return listed(func(e *env, s *plait.Scheduler) error {
 		res, err := s.TaskSearch(e.ctx, p)
 		if err != nil {
 			return err
@@ -64,11 +55,9 @@ func tasksList(fs *flag.FlagSet) func(*env, []string) error {
 				h := &res.Tasks[i]
 				row(w, h.RunID, h.Name, h.Workflow, h.Status, h.Queue, h.Attempt, h.Node, when(h.StartedAt))
 			}
-			if res.NextCursor != "" {
-				fmt.Fprintf(w, "(more: -cursor %s)\n", res.NextCursor)
-			}
+			more(w, res.NextCursor)
 		})
-	}
+	}, pg.check, params)
 }
 
 // taskAction is a task action on tasks of one run.
