@@ -365,13 +365,16 @@ end
 -- retention is the retention argument of a script that may end a run,
 -- "<ms>" or "<ms>:<history ms>" (retentionArg in redisstore.go), or 0:
 -- ctx.retention (and ctx.rets, the same as sent), and ctx.hist, how long a finished run's attempt records
--- are kept (keep_history; 0: with the run). Its wake is kept across calls
--- while it stays empty, as the buffers are (reset); readied is made anew,
--- as a claim empties it by clearing its entries and a table so emptied
--- keeps its slots for next() to walk.
+-- are kept (keep_history; 0: with the run). Its wake and readied are
+-- kept across calls while they stay empty, as the buffers are (reset). A
+-- claim empties readied by setting its entries to nil: next() then walks
+-- the slots they left and finds none, and a later call's entries take
+-- those slots again; nothing reads it with # or in order. A table a call
+-- left entries in (it readied a task it did not claim, or failed midway)
+-- is dropped.
 local new_ctx
 do
-  local wake_t = {}
+  local wake_t, readied_t = {}, {}
 
   new_ctx = function(base, step, retention)
     local now, cap, win, inline = string.match(step, '^([^;]*);(%d+);(%d+);?(%d*)$')
@@ -384,8 +387,9 @@ do
       if r then rets = r end
     end
     if next(wake_t) ~= nil then wake_t = {} end
+    if next(readied_t) ~= nil then readied_t = {} end
     return {base = base, now = ms, nows = int(ms), retention = ret, rets = rets, hist = hist,
-      wake = wake_t, readied = {}, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
+      wake = wake_t, readied = readied_t, evcap = cap, win = tonumber(win), inline = tonumber(inline) or 0}
   end
 end
 

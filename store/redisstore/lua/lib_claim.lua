@@ -147,61 +147,18 @@ local no_due, z_heads = {}, {}
 --
 -- shares (share_list), when not nil, makes the claim weighted: each level,
 -- urgent first, takes up to its count before the strict pass.
-local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, out, memo, hs, shares)
-  local until_ms = ctx.now + lease
-  local until_s = int(until_ms)
-
-  -- 1. promote due delayed tasks. The head of the delayed set is read
-  -- first: when it is not due (or the set is empty, the usual case) that
-  -- read is all, and next_due starts from it.
-  ctx.z_first = z_heads
-  for qi = 1, nq do
-    local b = 6 * (qi - 1)
-    local head = redis.call('ZRANGE', qkeys[b + 1], '0', '0', 'WITHSCORES')
-    local due = no_due
-    if head[2] and tonumber(head[2]) <= ctx.now then
-      due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', '0', itoa(bound))
-      ctx.z_first[qi] = nil
-    else
-      ctx.z_first[qi] = head
-    end
-    for _, e in ipairs(due) do
-      redis.call('ZREM', qkeys[b + 1], e)
-      local id, name = parse_entry(e)
-      if id then
-        local rk = key(ctx.base, 'r', id)
-        local t = state_get(rk, name)
-        local h = t and def_get(rk, name)
-        if t and h and (t.st == 'W' or t.st == 'Y') then
-          local p = tonumber(h.prio)
-          if p and p >= 0 and p <= 3 and task_to(ctx, rk, id, nil, name, t, 'R', h) then
-            redis.call('RPUSH', qkeys[b + 2 + (3 - p)], e)
-          end
-        end
-      end
-    end
-  end
-
-  -- 1b. tasks held back by a rate whose window moved on (lib_limit.lua).
-  limit_wake_due(ctx)
-
-  -- 2. pop ready entries, up to the number still wanted per LPOP. The
-  -- buffered writes are sent first, so the records read below come straight
-  -- from Redis and are current; each claimed task's fields are read with one
-  -- HMGET, its moves made packed and written with one HSET. Tasks go
-  -- straight into out after the four head values, filled in at the end.
-  -- The events wait for the flush after the pops: one stream entry for the
-  -- call.
-  flush(true)
-  local head = #out
-  out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
-  local got = out
-  local leased = {'+inf', skiplist_pin}
-  local payload_at, payload_keys -- made by the first payload kept apart
-  local n = 0
-  local stale = 0
-  local base = ctx.base
-  local last_run
+local claim_tasks
+do
+  -- The claim under way, shared by claim_tasks and take: locals of this
+  -- block rather than of claim_tasks, so that take is made once per load
+  -- instead of as a closure over a dozen locals on every claim.
+  -- claim_tasks sets each before its first take and lets go of the tables
+  -- when it ends. leased holds the lease entries' ZADD arguments, kept
+  -- across calls and counted in nl: what follows nl is left from an
+  -- earlier claim and never sent.
+  local ctx, hs, worker, memo, got, base, until_ms, until_s
+  local n, stale, last_run, payload_at, payload_keys
+  local leased, nl = {'+inf', skiplist_pin}, 2
 
   -- take claims entry e; gk is the aside index of the queue it was popped
   -- from when its handler is still to be checked, nil for an entry taken
@@ -269,8 +226,9 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     end
     if c then c[sf] = ns end
     if not gk then redis.call('HDEL', rk, 'g:' .. name) end
-    leased[#leased + 1] = until_s
-    leased[#leased + 1] = e
+    leased[nl + 1] = until_s
+    leased[nl + 2] = e
+    nl = nl + 2
     n = n + 1
     local g = #got
     got[g + 1] = id
@@ -307,66 +265,121 @@ local function claim_tasks(ctx, active, qkeys, nq, worker, limit, lease, bound, 
     if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
   end
 
-  -- 2a. tasks set aside for the handlers this claim runs.
-  for qi = 1, nq do
-    local gk = qkeys[6 * qi]
-    for _, h in ipairs(redis.call('SMEMBERS', gk)) do
-      if n >= limit then break end
-      if not hs or hs[h] then
-        local ak = gk .. ':' .. h
-        while n < limit and stale < 1000 + limit do
-          local es = redis.call('LPOP', ak, itoa(limit - n))
-          if not es then
-            redis.call('SREM', gk, h)
-            redis.call('DEL', ak .. ':n')
-            break
+  claim_tasks = function(cx, active, qkeys, nq, w, limit, lease, bound, out, mem, handlers, shares)
+    ctx, hs, worker, memo = cx, handlers, w, mem
+    until_ms = ctx.now + lease
+    until_s = int(until_ms)
+
+    -- 1. promote due delayed tasks. The head of the delayed set is read
+    -- first: when it is not due (or the set is empty, the usual case) that
+    -- read is all, and next_due starts from it.
+    ctx.z_first = z_heads
+    for qi = 1, nq do
+      local b = 6 * (qi - 1)
+      local head = redis.call('ZRANGE', qkeys[b + 1], '0', '0', 'WITHSCORES')
+      local due = no_due
+      if head[2] and tonumber(head[2]) <= ctx.now then
+        due = redis.call('ZRANGEBYSCORE', qkeys[b + 1], '-inf', ctx.nows, 'LIMIT', '0', itoa(bound))
+        ctx.z_first[qi] = nil
+      else
+        ctx.z_first[qi] = head
+      end
+      for _, e in ipairs(due) do
+        redis.call('ZREM', qkeys[b + 1], e)
+        local id, name = parse_entry(e)
+        if id then
+          local rk = key(ctx.base, 'r', id)
+          local t = state_get(rk, name)
+          local h = t and def_get(rk, name)
+          if t and h and (t.st == 'W' or t.st == 'Y') then
+            local p = tonumber(h.prio)
+            if p and p >= 0 and p <= 3 and task_to(ctx, rk, id, nil, name, t, 'R', h) then
+              redis.call('RPUSH', qkeys[b + 2 + (3 - p)], e)
+            end
           end
-          for _, e in ipairs(es) do take(e, nil) end
         end
       end
     end
-  end
 
-  -- 2b. the ready lists: priority digit p (3 urgent .. 0 low) over the
-  -- queues in order, until n reaches upto. With shares (weighted mode),
-  -- each level first takes its share, urgent first, then the strict pass
-  -- fills what is left of limit. Passes 1 to 4 are the shares' (made only
-  -- with shares), 5 to 8 the strict pass: one loop, where a function
-  -- would be a closure made anew by every call.
-  for pass = shares and 1 or 5, 8 do
-    local p, upto = 8 - pass, limit
-    if pass <= 4 then p, upto = 4 - pass, math.min(limit, n + shares[pass]) end
+    -- 1b. tasks held back by a rate whose window moved on (lib_limit.lua).
+    limit_wake_due(ctx)
+
+    -- 2. pop ready entries, up to the number still wanted per LPOP. The
+    -- buffered writes are sent first, so the records read below come straight
+    -- from Redis and are current; each claimed task's fields are read with one
+    -- HMGET, its moves made packed and written with one HSET. Tasks go
+    -- straight into out after the four head values, filled in at the end.
+    -- The events wait for the flush after the pops: one stream entry for the
+    -- call.
+    flush(true)
+    local head = #out
+    out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
+    got, nl, n, stale, base, last_run = out, 2, 0, 0, ctx.base, nil
+    payload_at, payload_keys = nil, nil -- made by the first payload kept apart
+
+    -- 2a. tasks set aside for the handlers this claim runs.
     for qi = 1, nq do
-      local b = 6 * (qi - 1)
-      local lk = qkeys[b + 2 + (3 - p)]
-      local gk = qkeys[b + 6]
-      while n < upto and stale < 1000 + limit do
-        local es = redis.call('LPOP', lk, itoa(upto - n))
-        if not es then break end
-        for _, e in ipairs(es) do take(e, gk) end
+      local gk = qkeys[6 * qi]
+      for _, h in ipairs(redis.call('SMEMBERS', gk)) do
+        if n >= limit then break end
+        if not hs or hs[h] then
+          local ak = gk .. ':' .. h
+          while n < limit and stale < 1000 + limit do
+            local es = redis.call('LPOP', ak, itoa(limit - n))
+            if not es then
+              redis.call('SREM', gk, h)
+              redis.call('DEL', ak .. ':n')
+              break
+            end
+            for _, e in ipairs(es) do take(e, nil) end
+          end
+        end
       end
     end
-  end
-  for i = 1, #leased > 2 and #leased or 0, 1000 do
-    redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, #leased)))
-  end
-  for i = 1, payload_keys and #payload_keys or 0, 1000 do
-    local j = math.min(i + 999, #payload_keys)
-    local vs = redis.call('MGET', unpack(payload_keys, i, j))
-    for k = i, j do got[payload_at[k]] = vs[k - i + 1] or '' end
-  end
-  flush()
 
-  -- 3. the earliest live delayed due time on these queues, or rate
-  -- wake-up.
-  local next_ms = next_due(ctx, qkeys, nq)
-  local lim_ms = limit_next(ctx)
-  if lim_ms > 0 and (next_ms == 0 or lim_ms < next_ms) then next_ms = lim_ms end
+    -- 2b. the ready lists: priority digit p (3 urgent .. 0 low) over the
+    -- queues in order, until n reaches upto. With shares (weighted mode),
+    -- each level first takes its share, urgent first, then the strict pass
+    -- fills what is left of limit. Passes 1 to 4 are the shares' (made only
+    -- with shares), 5 to 8 the strict pass: one loop, where a function
+    -- would be a closure made anew by every call.
+    for pass = shares and 1 or 5, 8 do
+      local p, upto = 8 - pass, limit
+      if pass <= 4 then p, upto = 4 - pass, math.min(limit, n + shares[pass]) end
+      for qi = 1, nq do
+        local b = 6 * (qi - 1)
+        local lk = qkeys[b + 2 + (3 - p)]
+        local gk = qkeys[b + 6]
+        while n < upto and stale < 1000 + limit do
+          local es = redis.call('LPOP', lk, itoa(upto - n))
+          if not es then break end
+          for _, e in ipairs(es) do take(e, gk) end
+        end
+      end
+    end
+    for i = 1, nl > 2 and nl or 0, 1000 do
+      redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, nl)))
+    end
+    if nl > 2000 then leased = {'+inf', skiplist_pin} end
+    for i = 1, payload_keys and #payload_keys or 0, 1000 do
+      local j = math.min(i + 999, #payload_keys)
+      local vs = redis.call('MGET', unpack(payload_keys, i, j))
+      for k = i, j do got[payload_at[k]] = vs[k - i + 1] or '' end
+    end
+    flush()
 
-  out[head + 1] = ctx.now
-  out[head + 2] = next_ms
-  out[head + 3] = n
-  out[head + 4] = n
+    -- 3. the earliest live delayed due time on these queues, or rate
+    -- wake-up.
+    local next_ms = next_due(ctx, qkeys, nq)
+    local lim_ms = limit_next(ctx)
+    if lim_ms > 0 and (next_ms == 0 or lim_ms < next_ms) then next_ms = lim_ms end
+
+    out[head + 1] = ctx.now
+    out[head + 2] = next_ms
+    out[head + 3] = n
+    out[head + 4] = n
+    ctx, hs, memo, got, payload_at, payload_keys = nil, nil, nil, nil, nil, nil
+  end
 end
 
 -- The claim memory c:<request> (task_claim.lua, task_finish_claim.lua)
