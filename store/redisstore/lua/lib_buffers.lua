@@ -220,37 +220,44 @@ end
 -- run's events are read from its shard's stream (a run lives in one
 -- shard). The cap and the stats window come from the step argument
 -- (new_ctx). An event's error is read last, from the fields the step
--- wrote.
-local function flush_events()
-  if ev_base == nil then return end
-  local base = ev_base
-  ev_base = nil
-  local win = ev_win
-  for i, e in pairs(ev_errs) do
-    local hc = hcache[e[1]]
-    local err = hc and hc[e[2]]
-    if err == nil then err = redis.call('HGET', e[1], e[2]) end
-    if err then evs[i] = evs[i] .. '\n' .. err end
+-- wrote. The channel's name is kept across calls with the shard base it
+-- was made from, and made again only when a call's base differs.
+local flush_events
+do
+  local chan_base, chan
+
+  flush_events = function()
+    if ev_base == nil then return end
+    local base = ev_base
+    ev_base = nil
+    local win = ev_win
+    for i, e in pairs(ev_errs) do
+      local hc = hcache[e[1]]
+      local err = hc and hc[e[2]]
+      if err == nil then err = redis.call('HGET', e[1], e[2]) end
+      if err then evs[i] = evs[i] .. '\n' .. err end
+    end
+    if next(ev_errs) ~= nil then ev_errs = {} end
+    local sk = base .. 'e'
+    for i = 1, ev_n, 4000 do
+      redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
+    end
+    if base ~= chan_base then chan_base, chan = base, string.match(base, '^(.*):{') .. ':ev' end
+    redis.call('PUBLISH', chan, '1')
+    if ev_n > 0 then evs, ev_n = {}, 0 end
+    if win == 0 then return end
+    local sk = base .. 'st'
+    for f, n in pairs(st_incr) do
+      if n ~= 0 then redis.call('HINCRBY', sk, f, itoa(n)) end
+    end
+    if next(st_incr) ~= nil then st_incr = {} end
+    for name, ds in pairs(st_durs) do
+      local lk = base .. 'sd:' .. name
+      if redis.call('LPUSH', lk, unpack(ds)) > win then redis.call('LTRIM', lk, '0', itoa(win - 1)) end
+    end
+    if next(st_durs) ~= nil then st_durs = {} end
+    flush_series(base)
   end
-  if next(ev_errs) ~= nil then ev_errs = {} end
-  local sk = base .. 'e'
-  for i = 1, ev_n, 4000 do
-    redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
-  end
-  redis.call('PUBLISH', string.match(base, '^(.*):{') .. ':ev', '1')
-  if ev_n > 0 then evs, ev_n = {}, 0 end
-  if win == 0 then return end
-  local sk = base .. 'st'
-  for f, n in pairs(st_incr) do
-    if n ~= 0 then redis.call('HINCRBY', sk, f, itoa(n)) end
-  end
-  if next(st_incr) ~= nil then st_incr = {} end
-  for name, ds in pairs(st_durs) do
-    local lk = base .. 'sd:' .. name
-    if redis.call('LPUSH', lk, unpack(ds)) > win then redis.call('LTRIM', lk, '0', itoa(win - 1)) end
-  end
-  if next(st_durs) ~= nil then st_durs = {} end
-  flush_series(base)
 end
 
 -- keep_history asks the next flush to copy what the attempt records of a
