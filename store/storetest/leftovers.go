@@ -120,12 +120,7 @@ func testLeftovers(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				needLeftovers(t, h, true)
 				r := leftRun(t, h, cont, leftTask("a"), leftTask("b", "a"))
-				a := claimOne(t, h, "a", rule)
-				logLine(t, h, a.Lease, rule)
-				succeed(t, h, a.Lease, "ok", rule)
-				succeed(t, h, claimOne(t, h, "b", rule).Lease, "ok", rule)
-				require.Equal(t, store.RunCompleted, getRun(t, h, r.ID).Status, rule)
-				goneAfterRetention(t, h, r.ID, rule)
+				completeLoggedChain(t, h, r.ID, rule)
 			},
 		},
 		{
@@ -232,12 +227,7 @@ func testLeftovers(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				failTask(t, h, claimOne(t, h, "a", rule).Lease, "boom", rule)
 				_, err := rs.RunReplay(bg, &store.RunReplayParams{RunID: r.ID})
 				require.NoError(t, err, rule)
-				a := claimOne(t, h, "a", rule)
-				logLine(t, h, a.Lease, rule)
-				succeed(t, h, a.Lease, "ok", rule)
-				succeed(t, h, claimOne(t, h, "b", rule).Lease, "ok", rule)
-				require.Equal(t, store.RunCompleted, getRun(t, h, r.ID).Status, rule)
-				goneAfterRetention(t, h, r.ID, rule)
+				completeLoggedChain(t, h, r.ID, rule)
 			},
 		},
 		{
@@ -288,4 +278,17 @@ func testLeftovers(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			},
 		},
 	})
+}
+
+// completeLoggedChain runs the chain a -> b of run runID to completion, a
+// logging a line first, and requires the run to leave nothing behind after
+// its retention.
+func completeLoggedChain(t *testing.T, h *Harness, runID, rule string) {
+	t.Helper()
+	a := claimOne(t, h, "a", rule)
+	logLine(t, h, a.Lease, rule)
+	succeed(t, h, a.Lease, "ok", rule)
+	succeed(t, h, claimOne(t, h, "b", rule).Lease, "ok", rule)
+	require.Equal(t, store.RunCompleted, getRun(t, h, runID).Status, rule)
+	goneAfterRetention(t, h, runID, rule)
 }

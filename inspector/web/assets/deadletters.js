@@ -1,8 +1,9 @@
 // The dead-letter page: the newest letters grouped by their error (numbers
 // and ids taken out, as the store groups them), each group with its letters
 // and the replay and purge of the whole group or of one letter.
-import { h, replace, notice, inlineNotice, badge, runHref, taskHref, num, time, ago } from "./dom.js";
+import { h, replace, inlineNotice, badge, runHref, taskHref, num, time, ago } from "./dom.js";
 import { get, describe, config, refreshMs } from "./api.js";
+import { showFailure, rereadWhileIdle } from "./fleetpage.js";
 import { clearError, button, can } from "./actions.js";
 
 // LETTERS_MAX is the most letters an open group reads.
@@ -41,13 +42,12 @@ export async function render(main) {
       ] : []);
       replace(body, ...groups(cfg, g, f, load));
     } catch (err) {
-      if (err.unsupported) replace(body, inlineNotice(describe(err)));
-      else notice(describe(err), "error");
+      showFailure(body, err);
     }
   };
   await load();
   const every = Math.max(await refreshMs(), 10000);
-  setInterval(() => { if (!document.hidden && !document.querySelector("dialog[open]") && !document.querySelector("details.group[open]")) load(); }, every);
+  rereadWhileIdle(load, every, "dialog[open], details.group[open]");
 }
 
 function groups(cfg, g, f, reload) {

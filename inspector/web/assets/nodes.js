@@ -2,8 +2,9 @@
 // load, the age of its heartbeat, the tasks it holds, its drain, and a
 // warning for a queue (with the capabilities it requires) no live node
 // serves.
-import { h, replace, notice, inlineNotice, badge, taskHref, num, dur, time, ago } from "./dom.js";
-import { get, describe, config, refreshMs } from "./api.js";
+import { h, replace, inlineNotice, badge, taskHref, num, dur, time, ago } from "./dom.js";
+import { get, config, refreshMs } from "./api.js";
+import { showFailure, rereadWhileIdle } from "./fleetpage.js";
 import { clearError, button } from "./actions.js";
 
 // HELD_SHOWN is how many held tasks a node's row lists.
@@ -23,13 +24,12 @@ export async function render(main) {
       head.textContent = num(n.live) + " live node" + (n.live === 1 ? "" : "s");
       replace(body, ...view(cfg, n, load));
     } catch (err) {
-      if (err.unsupported) replace(body, inlineNotice(describe(err)));
-      else notice(describe(err), "error");
+      showFailure(body, err);
     }
   };
   await load();
   const every = await refreshMs();
-  setInterval(() => { if (!document.hidden && !document.querySelector("dialog[open]")) load(); }, every);
+  rereadWhileIdle(load, every);
 }
 
 function view(cfg, n, reload) {

@@ -1,8 +1,9 @@
 // The queues page: each queue's depth per priority and per state, the
 // limit in force, the nodes serving it, a warning for a queue no live node
 // serves, and its pause and resume.
-import { h, replace, notice, inlineNotice, badge, num, dur } from "./dom.js";
-import { get, describe, config, refreshMs } from "./api.js";
+import { h, replace, inlineNotice, badge, num, dur } from "./dom.js";
+import { get, config, refreshMs } from "./api.js";
+import { showFailure, rereadWhileIdle } from "./fleetpage.js";
 import { clearError, button } from "./actions.js";
 
 export async function render(main) {
@@ -20,13 +21,12 @@ export async function render(main) {
       head.textContent = num(items.length) + " queue" + (items.length === 1 ? "" : "s") + (q.nextCursor ? " (the first page)" : "");
       replace(body, ...view(cfg, q, load));
     } catch (err) {
-      if (err.unsupported) replace(body, inlineNotice(describe(err)));
-      else notice(describe(err), "error");
+      showFailure(body, err);
     }
   };
   await load();
   const every = await refreshMs();
-  setInterval(() => { if (!document.hidden && !document.querySelector("dialog[open]")) load(); }, every);
+  rereadWhileIdle(load, every);
 }
 
 function view(cfg, q, reload) {

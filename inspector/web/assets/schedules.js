@@ -1,8 +1,9 @@
 // The schedules page: each saved schedule's next and last fire and its
 // last run, with pause, resume, trigger and backfill, and the note that a
 // process saving the schedule at start-up overwrites a change made here.
-import { h, replace, notice, inlineNotice, badge, runHref, time, ago, dur } from "./dom.js";
-import { get, describe, config, refreshMs } from "./api.js";
+import { h, replace, badge, runHref, time, ago, dur } from "./dom.js";
+import { get, config, refreshMs } from "./api.js";
+import { showFailure, rereadWhileIdle } from "./fleetpage.js";
 import { clearError, button, can } from "./actions.js";
 
 export async function render(main) {
@@ -17,13 +18,12 @@ export async function render(main) {
       clearError();
       replace(body, ...view(cfg, s, load));
     } catch (err) {
-      if (err.unsupported) replace(body, inlineNotice(describe(err)));
-      else notice(describe(err), "error");
+      showFailure(body, err);
     }
   };
   await load();
   const every = Math.max(await refreshMs(), 5000);
-  setInterval(() => { if (!document.hidden && !document.querySelector("dialog[open]")) load(); }, every);
+  rereadWhileIdle(load, every);
 }
 
 function until(v) {
