@@ -44,7 +44,7 @@ func (s *Scheduler) TaskSkip(ctx context.Context, runID, task, reason string) (*
 // parent meets no condition, so they are skipped. reason becomes the
 // task's error and the event's. Errors as for [Scheduler.TaskRunNow].
 func (s *Scheduler) TaskCancel(ctx context.Context, runID, task, reason string) (*Run, error) {
-	return s.taskControl(ctx, runID, task, store.TaskCancelOne, reason)
+	return s.taskControl(ctx, runID, task, store.TaskCancel, reason)
 }
 
 func (s *Scheduler) taskControl(ctx context.Context, runID, task string, action store.TaskControlAction, reason string) (*Run, error) {

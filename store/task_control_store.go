@@ -11,7 +11,7 @@ import (
 // attempt number kept); [TaskSkip] skips a task that has not started its
 // attempt (pending, ready or retrying), its children released by their
 // conditions as for any skipped parent, the run ending if it was its last
-// open task; [TaskCancelOne] cancels a task that has not finished, a
+// open task; [TaskCancel] cancels a task that has not finished, a
 // running one too: the running attempt loses its lease (its epoch moves
 // on, so its finish answers [ErrStaleEpoch]) and its children are settled
 // as for a cancelled parent. Each action is one atomic step that goes
@@ -42,9 +42,9 @@ const (
 	TaskRunNow TaskControlAction = "run_now"
 	// TaskSkip moves a pending, ready or retrying task to skipped.
 	TaskSkip TaskControlAction = "skip"
-	// TaskCancelOne moves a task that has not finished to cancelled,
+	// TaskCancel moves a task that has not finished to cancelled,
 	// fencing off a running attempt.
-	TaskCancelOne TaskControlAction = "cancel"
+	TaskCancel TaskControlAction = "cancel"
 )
 
 // TaskControlReasonMax is the longest [TaskControlParams].Reason accepted,
@@ -55,7 +55,7 @@ const TaskControlReasonMax = 1024
 type TaskControlParams struct {
 	RunID string
 	Task  string
-	// Action is one of [TaskRunNow], [TaskSkip], [TaskCancelOne].
+	// Action is one of [TaskRunNow], [TaskSkip], [TaskCancel].
 	Action TaskControlAction
 	// Reason, at most [TaskControlReasonMax] bytes, is kept as the task's
 	// error (for a skip or a cancel) and as the Error of the event the
@@ -76,7 +76,7 @@ func (p *TaskControlParams) Validate() error {
 		return fmt.Errorf("%w: task control reason of %d bytes, want at most %d", ErrInvalidArgument, len(p.Reason), TaskControlReasonMax)
 	}
 	switch p.Action {
-	case TaskRunNow, TaskSkip, TaskCancelOne:
+	case TaskRunNow, TaskSkip, TaskCancel:
 		return nil
 	}
 	return fmt.Errorf("%w: task control action %s, want run_now, skip or cancel", ErrInvalidArgument, quote(string(p.Action)))

@@ -53,7 +53,7 @@ func controllable(t *task, action store.TaskControlAction) bool {
 		return t.status == store.TaskRetrying || (t.status == store.TaskPending && t.scheduled)
 	case store.TaskSkip:
 		return t.status == store.TaskPending || t.status == store.TaskReady || t.status == store.TaskRetrying
-	case store.TaskCancelOne:
+	case store.TaskCancel:
 		return !t.status.Terminal()
 	}
 	return false
@@ -72,7 +72,7 @@ func (s *Store) controlLocked(t *task, action store.TaskControlAction, reason st
 		return nil
 	}
 	to := store.TaskSkipped
-	if action == store.TaskCancelOne {
+	if action == store.TaskCancel {
 		to = store.TaskCancelled
 	}
 	queued := t.status == store.TaskReady || t.status == store.TaskRetrying || (t.status == store.TaskPending && t.scheduled)

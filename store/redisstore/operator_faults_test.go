@@ -36,7 +36,7 @@ func TestOperatorWritesWhenRedisIsFull(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, keys, after, "the refused note wrote no key")
 
-	res, err := e.store.TaskControl(ctx, &store.TaskControlParams{RunID: running.Lease.RunID, Task: running.Lease.Task, Action: store.TaskCancelOne, Reason: "stop"})
+	res, err := e.store.TaskControl(ctx, &store.TaskControlParams{RunID: running.Lease.RunID, Task: running.Lease.Task, Action: store.TaskCancel, Reason: "stop"})
 	require.NoError(t, err, "a task control runs when Redis is full")
 	require.Equal(t, store.TaskCancelled, res.Run.Task(running.Lease.Task).Status)
 	require.Empty(t, e.activeLeases(t, 1), "the cancelled attempt's lease is gone")
@@ -65,7 +65,7 @@ func TestLostTaskControlReply(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, claimed.Tasks, 1)
 
-	p := &store.TaskControlParams{RunID: ids[0], Task: "t", Action: store.TaskCancelOne, Reason: "lost-control-1"}
+	p := &store.TaskControlParams{RunID: ids[0], Task: "t", Action: store.TaskCancel, Reason: "lost-control-1"}
 	e.proxy.DropReplyTo("lost-control-1")
 	_, err = e.store.TaskControl(ctx, p)
 	require.Error(t, err, "the reply was lost")

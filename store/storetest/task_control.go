@@ -109,7 +109,7 @@ func testTaskControls(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"))})
 				ct := claimOne(t, h, "a", rule)
-				res := control(t, h, r.ID, "a", store.TaskCancelOne, "wrong input", rule)
+				res := control(t, h, r.ID, "a", store.TaskCancel, "wrong input", rule)
 				a := res.Run.Task("a")
 				require.Equal(t, store.TaskCancelled, a.Status, rule)
 				require.Equal(t, "wrong input", a.Error, rule)
@@ -146,7 +146,7 @@ func testTaskControls(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				if first.Tasks[0].Lease.Task == "b" {
 					held = "a"
 				}
-				control(t, h, r.ID, first.Tasks[0].Lease.Task, store.TaskCancelOne, "", rule)
+				control(t, h, r.ID, first.Tasks[0].Lease.Task, store.TaskCancel, "", rule)
 				next := claim(t, h, nil)
 				require.Equal(t, []string{held}, claimedNames(next), rule)
 				succeed(t, h, next.Tasks[0].Lease, "ok", rule)
@@ -158,9 +158,9 @@ func testTaskControls(t *testing.T, newHarness func(t *testing.T) *Harness) {
 			rule: "cancel of a pending or ready task ends it cancelled; the rest of the run goes on and ends",
 			run: func(t *testing.T, h *Harness, rule string) {
 				r := createRun(t, h, &runOpts{Workflow: spec(store.StrategyContinue, task("a"), task("b", "a"), task("c"))})
-				res := control(t, h, r.ID, "b", store.TaskCancelOne, "", rule)
+				res := control(t, h, r.ID, "b", store.TaskCancel, "", rule)
 				require.Equal(t, store.TaskCancelled, res.Run.Task("b").Status, rule)
-				res = control(t, h, r.ID, "c", store.TaskCancelOne, "", rule)
+				res = control(t, h, r.ID, "c", store.TaskCancel, "", rule)
 				require.Equal(t, store.TaskCancelled, res.Run.Task("c").Status, rule)
 				succeed(t, h, claimOne(t, h, "a", rule).Lease, "ok", rule)
 				run := getRun(t, h, r.ID)
@@ -197,7 +197,7 @@ func taskControlRefusals() []testCase {
 				refused("a", store.TaskRunNow, store.TaskRunning)
 				refused("a", store.TaskSkip, store.TaskRunning)
 				succeed(t, h, got["a"].Lease, "ok", rule)
-				for _, action := range []store.TaskControlAction{store.TaskRunNow, store.TaskSkip, store.TaskCancelOne} {
+				for _, action := range []store.TaskControlAction{store.TaskRunNow, store.TaskSkip, store.TaskCancel} {
 					refused("a", action, store.TaskSucceeded)
 				}
 				require.Equal(t, map[string]store.TaskStatus{"a": store.TaskSucceeded, "b": store.TaskReady, "c": store.TaskRunning}, statuses(t, h, r.ID), rule)
