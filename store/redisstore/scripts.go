@@ -41,6 +41,7 @@ import (
 //	lib_create.lua   a run sent whole written (run_create, run_create_many)
 //	lib_cancel.lua   stop_run (run_cancel.lua, strategy stop)
 //	lib_finish.lua   the finish step and the release of children
+//	lib_handoff.lua  ready entries of the same call popped before their push
 //	lib_claim.lua    the claim step
 //
 // so each script is still one self-contained call touching the keys of one
@@ -149,7 +150,7 @@ var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
 var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
-	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_claim"}
+	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_handoff", "lib_claim"}
 
 const statusLib = "(status table)"
 
@@ -161,9 +162,9 @@ var scriptLibs = map[string][]string{
 	"run_create":        {"lib_run", "lib_create"},
 	"run_create_many":   {"lib_create"},
 	"run_create_part":   nil,
-	"task_claim":        {"lib_claim"},
+	"task_claim":        {"lib_handoff", "lib_claim"},
 	"task_finish":       {"lib_run", "lib_cancel", "lib_finish"},
-	"task_finish_claim": {"lib_run", "lib_cancel", "lib_finish", "lib_claim"},
+	"task_finish_claim": {"lib_run", "lib_cancel", "lib_finish", "lib_handoff", "lib_claim"},
 	"lease_extend":      nil,
 	"lease_sweep":       {"lib_run", "lib_cancel", "lib_finish"},
 	"run_cancel":        {"lib_run", "lib_cancel"},

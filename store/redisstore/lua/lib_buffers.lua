@@ -23,6 +23,19 @@ local dels = {}
 local unleased = {}
 local unleased_key = nil
 local kept = {}
+-- held keeps, between claim_tasks's first flush and held_flush, the ready
+-- entries that flush would have pushed (RPUSH) to the tail of each list,
+-- per list key, in push order (held_order, held_n lists); held_at is the
+-- next entry to hand out, held_was whether the list was empty ('e') or
+-- not ('f') when first popped (unset: not popped). The claim pops each
+-- list as the list it would have been, its Redis entries then these
+-- (held_fill, lib_handoff.lua), so a task a finish made ready and the
+-- same call claims goes to running without the RPUSH and LPOP of its
+-- entry (the hand-off), in the order, and with the writes, the list
+-- gives. held_none stands for no entries and is never written to.
+local held_none = {}
+local held, held_at, held_was, held_order = held_none, {}, {}, held_none
+local held_n = 0
 local wrote = false
 -- events and counters buffered by task_to and run_to (lib_status.lua),
 -- written by flush_events.
@@ -49,6 +62,7 @@ local function reset()
   if next(unleased) ~= nil then unleased = {} end
   unleased_key = nil
   if next(kept) ~= nil then kept = {} end
+  if held_n > 0 then held, held_at, held_was, held_order, held_n = held_none, {}, {}, held_none, 0 end
   wrote = false
   if ev_n > 0 then evs, ev_n = {}, 0 end
   if next(ev_errs) ~= nil then ev_errs = {} end
@@ -297,8 +311,9 @@ end
 -- flush writes what is buffered. A step that writes more after it
 -- (claim_tasks before it pops) passes later_events: the events and
 -- counters stay buffered for the step's last flush, so a call writes one
--- stream entry and one PUBLISH however many steps it makes.
-local function flush(later_events)
+-- stream entry and one PUBLISH however many steps it makes. With hold,
+-- the ready entries are kept back (held) for the pops that follow.
+local function flush(later_events, hold)
   local nu = #unleased
   if nu > 0 then
     for i = 1, nu, 1000 do
@@ -328,7 +343,10 @@ local function flush(later_events)
   end
   if #kept > 0 then copy_kept() end
   local np = #push_order
-  if np > 0 then
+  if np > 0 and hold then
+    held, held_order, held_n = pushes, push_order, np
+    pushes, push_order = {}, {}
+  elseif np > 0 then
     for x = 1, np do
       local lk = push_order[x]
       local es = pushes[lk]

@@ -310,8 +310,10 @@ do
     -- HMGET, its moves made packed and written with one HSET. Tasks go
     -- straight into out after the four head values, filled in at the end.
     -- The events wait for the flush after the pops: one stream entry for the
-    -- call.
-    flush(true)
+    -- call. The ready entries this call buffered are held back, not pushed:
+    -- each list is popped as its entries in Redis followed by those
+    -- (held_fill, lib_handoff.lua), and held_flush pushes what is left.
+    flush(true, true)
     local head = #out
     out[head + 1], out[head + 2], out[head + 3], out[head + 4] = 0, 0, 0, 0
     got, nl, n, stale, base, last_run = out, 2, 0, 0, ctx.base, nil
@@ -352,11 +354,13 @@ do
         local gk = qkeys[b + 6]
         while n < upto and stale < 1000 + limit do
           local es = redis.call('LPOP', lk, itoa(upto - n))
+          if held_n > 0 then es = held_fill(lk, es, upto - n) end
           if not es then break end
           for _, e in ipairs(es) do take(e, gk) end
         end
       end
     end
+    held_flush()
     for i = 1, nl > 2 and nl or 0, 1000 do
       redis.call('ZADD', active, unpack(leased, i, math.min(i + 999, nl)))
     end

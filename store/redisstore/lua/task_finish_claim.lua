@@ -24,6 +24,11 @@
 -- ARGV[12+7(j-1) ..]  per outcome, as in task_finish.lua
 --
 -- Transition: those of task_finish.lua, then those of task_claim.lua.
+-- The ready entries the finish made are not pushed before the claim: it
+-- pops each list as its entries in Redis followed by those
+-- (lib_handoff.lua), so a child it releases and claims goes from ready to
+-- running without its entry being pushed and popped, in the order the
+-- list gives; the entries it leaves are pushed after its pops.
 --
 -- Returns the 2n values of task_finish.lua, then, when the limit is at
 -- least 1, the reply of task_claim.lua. Wake-up tokens are pushed only for
