@@ -94,16 +94,17 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local sf, df, ef, cf, wf = 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'w:' .. name
   local lf = 'l:' .. name
   local ch = hcache[rk]
-  local m, s, d, e, c, k, q, w
+  local m, s, d, e, c, k, q, w, tl
   if ch then
-    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf, lf})
+    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf, lf, 'tl'})
     m, s, d, e, c, k, q, w = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf]
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf, lf)
-    m, s, d, e, c, k, q, w = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
+    -- tl: whether the run has a log hash, for run_ended
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf, lf, 'tl')
+    m, s, d, e, c, k, q, w, tl = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[10] or false
     if c then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf] = m, s, d, e, c, k, q or false, w or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf], ch.tl = m, s, d, e, c, k, q or false, w or false, tl
     end
     -- the task's limits (l:), which limit_release reads as the attempt
     -- ends: from here, not in an HGET of its own
@@ -120,8 +121,8 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   if not hend then
     if not ch then
       ch = hfields(rk)
-      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf] = m or false, s or false, d or false,
-        e or false, c or false, k or false, q or false, w or false
+      ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf], ch.tl = m or false, s or false, d or false,
+        e or false, c or false, k or false, q or false, w or false, tl or false
     end
     return nil
   end
@@ -175,7 +176,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
   end
   if e then redis.call('HDEL', rk, ef) end
-  if ended then run_ended(ctx, rk, id, r, k) end
+  if ended then run_ended(ctx, rk, id, r, k, tl) end
   return OK, r.st
 end
 
@@ -189,7 +190,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
     if code then return code, st end
   end
-  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
+  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k', 'tl'})
   local r = meta_get(rk)
   if r == nil then return NOT_FOUND, '' end
   if r == false then return CORRUPT, '' end

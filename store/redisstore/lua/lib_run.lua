@@ -33,8 +33,9 @@ local dead_grace = 3600000
 -- run_retention), whatever the status it ended in, and RunWait callers,
 -- subscribed to the run's channel, wake up. Nothing is stored per
 -- finished run for the waiters. k is the run's idempotency key (false:
--- none), or nil to read it.
-local function run_ended(ctx, rk, id, r, k)
+-- none), or nil to read it; tl is the run's field tl (false: none), or nil
+-- to read it.
+local function run_ended(ctx, rk, id, r, k, tl)
   redis.call('PUBLISH', key(ctx.base, 'w', id), r.st)
   if ctx.retention > 0 then
     local ret = run_retention(ctx, rk, r.st)
@@ -53,8 +54,13 @@ local function run_ended(ctx, rk, id, r, k)
         end
       end
     end
-    -- the lines its tasks logged, when any did (a missing key is left alone)
-    redis.call('PEXPIRE', key(ctx.base, 'tl', id), ret)
+    -- the lines its tasks logged, only when any did: task_log_append
+    -- marks the run with field tl when it makes the log hash, so a run
+    -- without logs sends no PEXPIRE. A log hash made before that mark
+    -- existed leaves with its run (forget_run, at the end of its
+    -- retention).
+    if tl == nil then tl = hget(rk, 'tl') end
+    if tl then redis.call('PEXPIRE', key(ctx.base, 'tl', id), ret) end
     if k == nil then k = hget(rk, 'k') end
     if k then redis.call('PEXPIRE', key(ctx.base, 'k', k), ret) end
     -- its attempt records, when kept longer than the run (keep_history)

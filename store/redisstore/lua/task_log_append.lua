@@ -1,7 +1,8 @@
 -- task_log_append.lua: store lines one attempt of a task logged, under the
 -- task's cap (TaskLogAppend).
 --
--- KEYS[1]  <prefix>:{s}:r:<run>   run hash (read only: the task's epoch)
+-- KEYS[1]  <prefix>:{s}:r:<run>   run hash (the task's epoch; field tl set
+--                                 to 1 by the append that makes the log hash)
 -- KEYS[2]  <prefix>:{s}:tl:<run>  log hash of the run
 -- ARGV[1]  task name
 -- ARGV[2]  epoch of the attempt
@@ -63,6 +64,10 @@ end
 local nf = 'n:' .. name
 local lines, bytes, dropped = 0, 0, 0
 local totals = redis.call('HGET', lk, nf)
+-- the run's mark that it has a log hash, read by run_ended: written with
+-- the task's first append (an HSETNX of a field already there writes
+-- nothing)
+if not totals then redis.call('HSETNX', rk, 'tl', '1') end
 if totals then
   local l, b, d = string.match(totals, '^(%d+),(%d+),(%d+)$')
   if not l then return {CORRUPT, 0, 0} end
