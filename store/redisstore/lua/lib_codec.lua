@@ -45,8 +45,11 @@ local function meta_parse(m)
   local st, gen, total, succ, failed, skipped, cancelled, created, started, ended, strat = string.match(m,
     '^(%a)(%d*),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d+),(%-?%d*),(%-?%d*),(%a)$')
   if not st then return false end
+  -- created_s keeps the creation time as written: meta_pack writes it back
+  -- as it is, where turning the number into a string again would cost
+  -- more than the rest of the pack.
   return {st = st, gen = gen, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
-    skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created),
+    skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created), created_s = created,
     started = tonumber(started), ended = tonumber(ended), strat = strat}
 end
 
@@ -87,10 +90,19 @@ local function meta_get(rk)
   return meta_parse(m)
 end
 
+-- meta_pack packs a scanned record (its fields strings, mid set) with one
+-- concatenation, and a parsed one (numbers) through itoa: Lua's own
+-- number-to-string conversion in a concatenation costs about twice
+-- string.format's, and itoa answers small counts from its cache.
 local function meta_pack(r)
-  local mid = r.mid or (r.failed .. ',' .. r.skipped .. ',' .. r.cancelled)
-  return r.st .. (r.gen or '') .. ',' .. r.total .. ',' .. r.succ .. ',' .. mid .. ',' .. r.created .. ',' ..
-    (r.started or '') .. ',' .. (r.ended or '') .. ',' .. r.strat
+  local mid = r.mid
+  if mid then
+    return r.st .. (r.gen or '') .. ',' .. r.total .. ',' .. r.succ .. ',' .. mid .. ',' .. r.created .. ',' ..
+      (r.started or '') .. ',' .. (r.ended or '') .. ',' .. r.strat
+  end
+  return r.st .. (r.gen or '') .. ',' .. itoa(r.total) .. ',' .. itoa(r.succ) .. ',' .. itoa(r.failed) .. ',' ..
+    itoa(r.skipped) .. ',' .. itoa(r.cancelled) .. ',' .. (r.created_s or itoa(r.created)) .. ',' ..
+    itoa(r.started or '') .. ',' .. itoa(r.ended or '') .. ',' .. r.strat
 end
 
 -- meta_counts returns a run's failed count and the count of its tasks
@@ -135,10 +147,16 @@ local function state_get(rk, name)
   return state_parse(s)
 end
 
+-- state_pack packs a scanned or a parsed state, as meta_pack does.
 local function state_pack(t)
-  local mid = t.mid or (t.crashes .. ',' .. t.resolved .. ',' .. t.satisfied)
-  return t.st .. (t.gen or '') .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. mid .. ',' .. (t.first or '') .. ',' ..
-    (t.claim or '') .. ',' .. (t.ended or '') .. ',' .. t.worker
+  local mid = t.mid
+  if mid then
+    return t.st .. (t.gen or '') .. ',' .. t.attempt .. ',' .. t.epoch .. ',' .. mid .. ',' .. (t.first or '') .. ',' ..
+      (t.claim or '') .. ',' .. (t.ended or '') .. ',' .. t.worker
+  end
+  return t.st .. (t.gen or '') .. ',' .. itoa(t.attempt) .. ',' .. itoa(t.epoch) .. ',' .. itoa(t.crashes) .. ',' ..
+    itoa(t.resolved) .. ',' .. itoa(t.satisfied) .. ',' .. itoa(t.first or '') .. ',' .. itoa(t.claim or '') .. ',' ..
+    itoa(t.ended or '') .. ',' .. t.worker
 end
 
 local function state_put(rk, name, t) hset(rk, 's:' .. name, state_pack(t)) end
@@ -197,7 +215,7 @@ local function attempt(rk, name, t, r, now, outcome, err, delay)
   local claim = t.claim or 0
   if claim == '' then claim = 0 end
   if delay == 0 then delay = nil end
-  local rec = record_head(t.attempt, t.epoch, claim, int(now - r.created - claim), outcome .. (t.gen or ''), #t.worker, #err,
+  local rec = record_head(itoa(t.attempt), itoa(t.epoch), itoa(claim), int(now - r.created - claim), outcome .. (t.gen or ''), #t.worker, #err,
     delay, hget(rk, 'w:' .. name))
   hset(rk, 'a:' .. name .. ':' .. itoa(t.epoch), rec .. t.worker .. err)
 end
