@@ -23,72 +23,72 @@ type commandUse struct {
 
 // commandUses is the table Commands answers, sorted by name.
 var commandUses = []commandUse{
-	{"blpop", "{k} 1"},               // ReadyWait (wait.go, ready_cluster.go)
-	{"client|id", ""},                // ReadyWait on a Cluster (ready_cluster.go)
-	{"client|unblock", "1"},          // ReadyWait on a Cluster, ending a wait
-	{"cluster|slots", ""},            // a Cluster client learning the slots
-	{"command", ""},                  // a Cluster client learning the key positions
-	{"del", "{k}"},                   // scripts; NodeRemove, schedule delete
-	{"eval", "x 1 {k}"},              // a script whose EVALSHA met NOSCRIPT
-	{"evalsha", "x 1 {k}"},           // scripts where functions are missing
-	{"exec", ""},                     // transactions (layout, nodes, schedules)
-	{"exists", "{k}"},                // scripts
-	{"fcall", "x 1 {k}"},             // every script, as a function
-	{"fcall_ro", "x 1 {k}"},          // run_list, run_count
-	{"function|load", "x"},           // New, and after a flush
-	{"get", "{k}"},                   // scripts; the layout record, results
-	{"hdel", "{k} f"},                // scripts
-	{"hexists", "{k} f"},             // scripts; results, task logs
-	{"hget", "{k} f"},                // scripts; reads
-	{"hgetall", "{k}"},               // scripts; RunGet and other reads
-	{"hincrby", "{k} f 1"},           // scripts (counters)
-	{"hlen", "{k}"},                  // scripts
-	{"hmget", "{k} f"},               // scripts; reads
-	{"hset", "{k} f v"},              // scripts
-	{"incr", "{k}"},                  // scripts (control version)
-	{"incrby", "{k} 1"},              // the run id block (ids.go)
-	{"llen", "{k}"},                  // scripts; queue depths
-	{"lpop", "{k}"},                  // scripts (claims)
-	{"lpos", "{k} v"},                // TaskSearch
-	{"lpush", "{k} v"},               // scripts; ReadyWait giving a token back
-	{"lrange", "{k} 0 1"},            // scripts; reads
-	{"lrem", "{k} 0 v"},              // scripts
-	{"ltrim", "{k} 0 1"},             // scripts
-	{"mget", "{k}"},                  // scripts
-	{"multi", ""},                    // transactions
-	{"persist", "{k}"},               // scripts
-	{"pexpire", "{k} 1"},             // scripts (retention, TTLs)
-	{"ping", ""},                     // New's first contact, the pub/sub keepalive
-	{"pttl", "{k}"},                  // scripts
-	{"publish", "{c} m"},             // scripts: a run's end, the events channel
-	{"rpush", "{k} v"},               // scripts
-	{"sadd", "{k} m"},                // scripts; the prefix registry
-	{"scard", "{k}"},                 // scripts; the prefix registry
-	{"script|load", "x"},             // scripts where functions are missing
-	{"set", "{k} v"},                 // scripts; the layout record
-	{"smembers", "{k}"},              // scripts; reads
-	{"srandmember", "{k} 1"},         // the prefix registry (WithExistingPrefix)
-	{"srem", "{k} m"},                // scripts
-	{"subscribe", "{c}"},             // RunWait, EventSubscribe (hub.go)
-	{"time", ""},                     // scripts without an injected clock; Ping
-	{"unsubscribe", "{c}"},           // RunWait, EventSubscribe
-	{"unwatch", ""},                  // the end of a WATCH transaction
-	{"watch", "{k}"},                 // the layout record's stats setting
-	{"xadd", "{k} * f v"},            // scripts (events)
-	{"xrange", "{k} - +"},            // EventRead
-	{"xrevrange", "{k} + -"},         // EventRead's start
-	{"zadd", "{k} 1 m"},              // scripts
-	{"zcard", "{k}"},                 // scripts; reads
-	{"zcount", "{k} 0 1"},            // scripts; reads
-	{"zrange", "{k} 0 1"},            // scripts; reads
-	{"zrangebylex", "{k} - +"},       // ScheduleList
-	{"zrangebyscore", "{k} 0 1"},     // scripts; reads
-	{"zrank", "{k} m"},               // TaskSearch
-	{"zrem", "{k} m"},                // scripts; NodeRemove, schedules
-	{"zremrangebyscore", "{k} 0 1"},  // scripts
-	{"zrevrangebyscore", "{k} 1 0"},  // scripts; DeadLetterList
-	{"zrevrank", "{k} m"},            // DeadLetterList
-	{"zscore", "{k} m"},              // scripts; reads
+	{"blpop", "{k} 1"},              // ReadyWait (wait.go, ready_cluster.go)
+	{"client|id", ""},               // ReadyWait on a Cluster (ready_cluster.go)
+	{"client|unblock", "1"},         // ReadyWait on a Cluster, ending a wait
+	{"cluster|slots", ""},           // a Cluster client learning the slots
+	{"command", ""},                 // a Cluster client learning the key positions
+	{"del", "{k}"},                  // scripts; NodeRemove, schedule delete
+	{"eval", "x 1 {k}"},             // a script whose EVALSHA met NOSCRIPT
+	{"evalsha", "x 1 {k}"},          // scripts where functions are missing
+	{"exec", ""},                    // transactions (layout, nodes, schedules)
+	{"exists", "{k}"},               // scripts
+	{"fcall", "x 1 {k}"},            // every script, as a function
+	{"fcall_ro", "x 1 {k}"},         // run_list, run_count
+	{"function|load", "x"},          // New, and after a flush
+	{"get", "{k}"},                  // scripts; the layout record, results
+	{"hdel", "{k} f"},               // scripts
+	{"hexists", "{k} f"},            // scripts; results, task logs
+	{"hget", "{k} f"},               // scripts; reads
+	{"hgetall", "{k}"},              // scripts; RunGet and other reads
+	{"hincrby", "{k} f 1"},          // scripts (counters)
+	{"hlen", "{k}"},                 // scripts
+	{"hmget", "{k} f"},              // scripts; reads
+	{"hset", "{k} f v"},             // scripts
+	{"incr", "{k}"},                 // scripts (control version)
+	{"incrby", "{k} 1"},             // the run id block (ids.go)
+	{"llen", "{k}"},                 // scripts; queue depths
+	{"lpop", "{k}"},                 // scripts (claims)
+	{"lpos", "{k} v"},               // TaskSearch
+	{"lpush", "{k} v"},              // scripts; ReadyWait giving a token back
+	{"lrange", "{k} 0 1"},           // scripts; reads
+	{"lrem", "{k} 0 v"},             // scripts
+	{"ltrim", "{k} 0 1"},            // scripts
+	{"mget", "{k}"},                 // scripts
+	{"multi", ""},                   // transactions
+	{"persist", "{k}"},              // scripts
+	{"pexpire", "{k} 1"},            // scripts (retention, TTLs)
+	{"ping", ""},                    // New's first contact, the pub/sub keepalive
+	{"pttl", "{k}"},                 // scripts
+	{"publish", "{c} m"},            // scripts: a run's end, the events channel
+	{"rpush", "{k} v"},              // scripts
+	{"sadd", "{k} m"},               // scripts; the prefix registry
+	{"scard", "{k}"},                // scripts; the prefix registry
+	{"script|load", "x"},            // scripts where functions are missing
+	{"set", "{k} v"},                // scripts; the layout record
+	{"smembers", "{k}"},             // scripts; reads
+	{"srandmember", "{k} 1"},        // the prefix registry (WithExistingPrefix)
+	{"srem", "{k} m"},               // scripts
+	{"subscribe", "{c}"},            // RunWait, EventSubscribe (hub.go)
+	{"time", ""},                    // scripts without an injected clock; Ping
+	{"unsubscribe", "{c}"},          // RunWait, EventSubscribe
+	{"unwatch", ""},                 // the end of a WATCH transaction
+	{"watch", "{k}"},                // the layout record's stats setting
+	{"xadd", "{k} * f v"},           // scripts (events)
+	{"xrange", "{k} - +"},           // EventRead
+	{"xrevrange", "{k} + -"},        // EventRead's start
+	{"zadd", "{k} 1 m"},             // scripts
+	{"zcard", "{k}"},                // scripts; reads
+	{"zcount", "{k} 0 1"},           // scripts; reads
+	{"zrange", "{k} 0 1"},           // scripts; reads
+	{"zrangebylex", "{k} - +"},      // ScheduleList
+	{"zrangebyscore", "{k} 0 1"},    // scripts; reads
+	{"zrank", "{k} m"},              // TaskSearch
+	{"zrem", "{k} m"},               // scripts; NodeRemove, schedules
+	{"zremrangebyscore", "{k} 0 1"}, // scripts
+	{"zrevrangebyscore", "{k} 1 0"}, // scripts; DeadLetterList
+	{"zrevrank", "{k} m"},           // DeadLetterList
+	{"zscore", "{k} m"},             // scripts; reads
 }
 
 // Commands returns, sorted, every Redis command a Store sends, in the form
