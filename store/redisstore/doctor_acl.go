@@ -51,7 +51,7 @@ func (n *doctorNode) checkACL(ctx context.Context, c doctorConn) error {
 		case verdict == "OK":
 		default:
 			n.find(SeverityError, "acl "+user+" "+cu.name, verdict, "allowed on "+n.prefix+":*",
-				"a store whose user lacks it fails the calls that send it with a *redisstore.PermissionError, and a script refused midway keeps the writes it made before")
+				"the calls that send it fail with a *redisstore.PermissionError, and a script refused midway keeps what it wrote before")
 		}
 	}
 	return nil
