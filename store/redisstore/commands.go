@@ -23,6 +23,7 @@ type commandUse struct {
 
 // commandUses is the table Commands answers, sorted by name.
 var commandUses = []commandUse{
+	{"asking", ""},                  // a Cluster client following an ASK redirection
 	{"blpop", "{k} 1"},              // ReadyWait (wait.go, ready_cluster.go)
 	{"client|id", ""},               // ReadyWait on a Cluster (ready_cluster.go)
 	{"client|unblock", "1"},         // ReadyWait on a Cluster, ending a wait
@@ -106,7 +107,9 @@ var commandUses = []commandUse{
 // adds its prefix to the key plait:{layout}:prefixes (SADD; the list
 // [*PrefixUnknownError] names). The connection handshake of go-redis
 // (HELLO, AUTH, CLIENT SETINFO) needs no permission or is let fail by the
-// client. The returned slice is the caller's.
+// client; a client given a database other than 0 or a client name sends
+// SELECT or CLIENT SETNAME on each connection too, which its user then
+// needs. The returned slice is the caller's.
 func Commands() []string {
 	out := make([]string, len(commandUses))
 	for i, c := range commandUses {
