@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -201,5 +202,43 @@ func TestACLMissingCommandIsNamed(t *testing.T) {
 			require.Equal(t, "command", pe.Denied)
 			require.Contains(t, err.Error(), "("+tc.want+")")
 		})
+	}
+}
+
+// TestACLUserWaitsOnEveryShardOfACluster: the wait of a Cluster store with
+// several shards (a blocking connection per shard, CLIENT ID, CLIENT
+// UNBLOCK of the others once one wakes) runs through the user of the list.
+func TestACLUserWaitsOnEveryShardOfACluster(t *testing.T) {
+	cluster, err := redistest.StartCluster(3)
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(cluster.Close)
+	ctx := context.Background()
+	for _, a := range cluster.Addrs {
+		node := redis.NewClient(&redis.Options{Addr: a})
+		err := node.Do(ctx, aclSetUser("plait", "wake", redisstore.Commands())...).Err()
+		node.Close()
+		require.NoError(t, err)
+	}
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: cluster.Addrs, Username: "plait", Password: "pw"})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := redisstore.New(ctx, c, redisstore.WithShards(8), redisstore.WithPrefix("wake"), redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
+	for i := 0; i < 8; i++ {
+		woke := make(chan error, 1)
+		go func() { woke <- s.ReadyWait(ctx, &store.ReadyWaitParams{Timeout: time.Hour}) }()
+		_, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		select {
+		case err := <-woke:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatalf("a task on the shard of run %d did not end the wait", i+1)
+		}
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 10, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, res.Tasks, 1)
 	}
 }
