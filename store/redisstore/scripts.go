@@ -276,8 +276,12 @@ func body(name string) string {
 // newScript builds the EVALSHA form of a script: the lib files it needs,
 // then its own file.
 func newScript(name string) *script {
-	src := "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
-	return &script{name: name, eval: redis.NewScript(src)}
+	return &script{name: name, eval: redis.NewScript(scriptSource(name))}
+}
+
+// scriptSource is the source of the EVALSHA form of the script name.
+func scriptSource(name string) string {
+	return "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
 }
 
 func buildLibrary() (string, string) {
@@ -359,13 +363,17 @@ func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args .
 	return out, nil
 }
 
-// mapErr turns backend errors the contract names into its sentinels.
+// mapErr turns backend errors the contract names into its sentinels, and
+// a refusal for the ACL user's permissions into a *PermissionError.
 func mapErr(err error) error {
 	if err == nil {
 		return nil
 	}
 	if isOOM(err) {
 		return fmt.Errorf("%w: %w", store.ErrStoreFull, err)
+	}
+	if pe := permissionErr(err); pe != nil {
+		return pe
 	}
 	return err
 }
@@ -385,7 +393,7 @@ func isOOM(err error) bool {
 func scriptErr(err error) error {
 	err = mapErr(err)
 	var re redis.Error
-	if err == nil || errors.Is(err, store.ErrStoreFull) || errors.Is(err, redis.Nil) || !errors.As(err, &re) {
+	if err == nil || errors.Is(err, store.ErrStoreFull) || errors.Is(err, ErrPermission) || errors.Is(err, redis.Nil) || !errors.As(err, &re) {
 		return err
 	}
 	msg := re.Error()

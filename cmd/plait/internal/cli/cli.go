@@ -37,6 +37,9 @@ const (
 	ExitRefused = 4
 	// ExitUnsupported: the store lacks the capability the command needs.
 	ExitUnsupported = 5
+	// ExitDeparts: plait doctor found a setting or permission that departs
+	// from docs/operations.md (a warning or an error; notes alone exit 0).
+	ExitDeparts = 6
 	// ExitInterrupted: the command was interrupted (SIGINT, SIGTERM: its
 	// context ended) before it was done, as a shell reports 128+SIGINT.
 	// serve, whose way to stop is an interrupt, exits 0 instead.
@@ -102,7 +105,7 @@ func commands() []command {
 	var out []command
 	for _, group := range [][]command{
 		runCommands(), taskCommands(), dlqCommands(), queueCommands(), nodeCommands(),
-		scheduleCommands(), statsCommands(), exportCommands(), serveCommands(),
+		scheduleCommands(), statsCommands(), exportCommands(), serveCommands(), doctorCommands(),
 	} {
 		out = append(out, group...)
 	}
@@ -263,7 +266,7 @@ Commands:
 	writeFlags(w, global, nil)
 	fmt.Fprint(w, `
 Exit codes: 0 ok, 1 failure, 2 usage, 3 not found, 4 refused or needs -yes,
-5 unsupported by the store, 130 interrupted.
+5 unsupported by the store, 6 doctor found a departure, 130 interrupted.
 Run "plait <command> -h" for a command's flags; docs/cli.md has the rest.
 `)
 }
@@ -312,6 +315,8 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ne):
 		return ExitRefused
+	case isDeparts(err):
+		return ExitDeparts
 	case errors.Is(err, plait.ErrUnsupported):
 		return ExitUnsupported
 	case errors.Is(err, plait.ErrNotFound):
