@@ -46,6 +46,7 @@ var commandUses = []commandUse{
 	{"hlen", "{k}"},                 // scripts
 	{"hmget", "{k} f"},              // scripts; reads
 	{"hset", "{k} f v"},             // scripts
+	{"hsetnx", "{k} f v"},           // task_log_append: the run's mark that it has logs
 	{"incr", "{k}"},                 // scripts (control version)
 	{"incrby", "{k} 1"},             // the run id block (ids.go)
 	{"llen", "{k}"},                 // scripts; queue depths
