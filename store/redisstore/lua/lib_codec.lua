@@ -48,9 +48,11 @@ local function meta_parse(m)
   -- created_s keeps the creation time as written: meta_pack writes it back
   -- as it is, where turning the number into a string again would cost
   -- more than the rest of the pack.
+  -- The offsets stay the digit strings they are ('' when unset): they are
+  -- written back far more often than they are added to.
   return {st = st, gen = gen, total = tonumber(total), succ = tonumber(succ), failed = tonumber(failed),
     skipped = tonumber(skipped), cancelled = tonumber(cancelled), created = tonumber(created), created_s = created,
-    started = tonumber(started), ended = tonumber(ended), strat = strat}
+    started = started, ended = ended, strat = strat}
 end
 
 -- meta_scan and state_scan fill r or t with the fields of a packed record
@@ -123,8 +125,8 @@ local function state_parse(s)
     '^(%a)(%d*),(%d+),(%d+),(%d+),(%d+),(%d+),(%-?%d*),(%-?%d*),(%-?%d*),(.*)$')
   if not st then return false end
   return {st = st, gen = gen, attempt = tonumber(attempt), epoch = tonumber(epoch), crashes = tonumber(crashes),
-    resolved = tonumber(resolved), satisfied = tonumber(satisfied), first = tonumber(first),
-    claim = tonumber(claim), ended = tonumber(ended), worker = worker}
+    resolved = tonumber(resolved), satisfied = tonumber(satisfied), first = first, claim = claim, ended = ended,
+    worker = worker}
 end
 
 local function state_scan(s, t)

@@ -71,7 +71,7 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       local rk = key(ctx.base, 'r', id)
       local m = redis.call('HGET', rk, 'm')
       local r = m and meta_parse(m)
-      if not r or (run_final[r.st] and r.created + (r.ended or 0) == due - tonumber(ret)) then
+      if not r or (run_final[r.st] and r.created + (tonumber(r.ended) or 0) == due - tonumber(ret)) then
         forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', rk, 'k'))
         pruned = pruned + 1
       end
