@@ -265,8 +265,38 @@ do
     if memo then memo[#memo + 1] = id .. ':' .. name .. ':' .. t.epoch end
   end
 
+  -- ex_args holds the keys of nothing_to_claim's EXISTS, kept across
+  -- calls; the first ex_n are this call's.
+  local ex_args, ex_n = {}, 0
+
+  -- nothing_to_claim reports whether none of the keys a claim would read
+  -- exists: the delayed set, the four ready lists and the aside index of
+  -- every queue, and the shard's rate wake-ups (ld). Then there is nothing
+  -- due, ready, set aside or to wake, and the claim answers at once: one
+  -- EXISTS instead of a read of each (an empty claim is what a worker
+  -- polling an idle queue sends). It is asked only when this call buffered
+  -- no ready entry (a finish before it releasing a child or giving a task
+  -- back), since those are not in Redis yet; a claim that finds work pays
+  -- the one EXISTS more.
+  local function nothing_to_claim(qkeys, nq)
+    if #push_order > 0 or #front_order > 0 or held_n > 0 then return false end
+    local n = 6 * nq
+    for i = 1, n do ex_args[i] = qkeys[i] end
+    ex_args[n + 1] = key(ctx.base, 'ld')
+    ex_n = n + 1
+    return redis.call('EXISTS', unpack(ex_args, 1, ex_n)) == 0
+  end
+
   claim_tasks = function(cx, active, qkeys, nq, w, limit, lease, bound, out, mem, handlers, shares)
     ctx, hs, worker, memo = cx, handlers, w, mem
+    if nothing_to_claim(qkeys, nq) then
+      -- the writes a finish before it buffered, and the call's events
+      flush()
+      local head = #out
+      out[head + 1], out[head + 2], out[head + 3], out[head + 4] = ctx.now, 0, 0, 0
+      ctx, hs, memo = nil, nil, nil
+      return
+    end
     until_ms = ctx.now + lease
     until_s = int(until_ms)
 
