@@ -30,6 +30,8 @@ import (
 //	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
 //	lib_codec.lua    the packed run meta, task state and definition header
 //	lib_limit.lua    task limits: admit at a claim, release as an attempt ends
+//	lib_admission.lua caps on pending tasks: checked at a create, counted
+//	                 by task_to as tasks end
 //	lib_status.lua   task_to and run_to, the one place a status letter
 //	                 changes; statusTable (status_table.go) renders
 //	                 plait's status machine into the Lua tables they
@@ -133,7 +135,7 @@ var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease
 	"schedule_record_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
 	"run_delete": true, "run_prune": true, "dead_letter_purge": true,
-	"task_control": true, "run_delete_many": true}
+	"task_control": true, "run_delete_many": true, "admission_set": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
@@ -144,17 +146,17 @@ var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "
 	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause",
-	"task_control", "run_note", "run_delete_many"}
+	"task_control", "run_note", "run_delete_many", "admission_set"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
-var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
+var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status",
 	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_claim"}
 
 const statusLib = "(status table)"
 
 // baseLibs are the lib files every script gets.
-var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status"}
+var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status"}
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{
@@ -197,6 +199,8 @@ var scriptLibs = map[string][]string{
 	"task_control":    {"lib_run", "lib_cancel", "lib_finish"},
 	"run_note":        nil,
 	"run_delete_many": {"lib_delete"},
+	// admission_set writes one hash field.
+	"admission_set": nil,
 }
 
 var (
@@ -227,6 +231,7 @@ var (
 	scriptTaskControl        = newScript("task_control")
 	scriptRunNote            = newScript("run_note")
 	scriptRunDeleteMany      = newScript("run_delete_many")
+	scriptAdmissionSet       = newScript("admission_set")
 )
 
 // library is the source of the function library and libraryName its name,

@@ -16,13 +16,20 @@
 -- ARGV[9]  number of payloads kept in their own key np
 -- ARGV[10..]  nr root task names, then f field/value pairs (o, i, q, k,
 --          d:<task>, s:<task>, u:<task>, c:<task> ...), then np pairs
---          task, payload
+--          task, payload, then last the run's admission descriptor
+--          "<tenant> <queue>=<tasks>..." (lib_admission.lua)
 --
 -- Transition: run (new) -> P; root tasks P -> R (due now) or P -> W (due
 -- later: run-at time or delay); the other tasks stay P as the Go side
 -- encoded them. The run enters the query indexes of its shard (ia, and
 -- iw, is, iu as its field q names them; see run_index in lib_status.lua),
 -- after the first write.
+--
+-- Admission: when the shard has caps (lib_admission.lua), a new run that
+-- would take its tenant or a queue over its cap answers {ADMISSION,
+-- "<q:queue or t:tenant>:<cap>:<pending>:<tasks>"} before any write (the
+-- parts of a run sent in parts are deleted); one admitted against a cap
+-- gets field ad and its tasks counted in an, after its first write.
 --
 -- Returns {OK, createdMs} when created (also when this very id was created
 -- by an earlier try of the same call), {KEY_TAKEN, existingRunId} when the
@@ -46,11 +53,16 @@
 -- Retried: the run exists (field m), so the retry answers {OK, createdMs}
 -- of the first try and changes nothing (its index entries are there
 -- already; a ZADD of them again would change nothing either); a keyed
--- retry finds its own id in the key index and answers the same. A run
+-- retry finds its own id in the key index and answers the same. Both
+-- answer before the caps are read: a run created is never refused by its
+-- resend, nor counted twice. A run
 -- under this id can only be this call's: the id carries the nonce of its
 -- store value's block and is handed out once (ids.go), so even after Redis
 -- lost data no other create holds it, and no earlier run can have had it.
--- Lost data: ids stay unique across the loss (above). A retry that reaches
+-- Lost data: ids stay unique across the loss (above). The caps and counts
+-- of a shard are lost with its runs, and roll back with them on a
+-- failover (one script's writes replicate together): counts stay those of
+-- the runs kept; caps lost are set again by AdmissionSet. A retry that reaches
 -- a Redis that lost the first try's run writes the run again under the
 -- same id, still this call's. A keyed create whose key index was lost
 -- creates a new run under the key. A run sent in parts whose parts were
@@ -75,9 +87,13 @@ local prior = tonumber(ARGV[6])
 -- written by create_run (lib_create.lua), the run_create_many.lua path too.
 if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
   local ctx = new_ctx(ARGV[2], ARGV[1])
+  admission_open(ctx)
+  local adm, why = admission_check(ctx, ARGV[#ARGV])
+  if adm == false then return {ADMISSION, why} end
   local lists, order = {}, {}
   local code = create_run(ctx, rk, nil, ARGV, 3, lists, order)
   if code then return {code, ''} end
+  if adm then admission_count(ctx, rk, adm) end
   push_created(ctx.base, lists, order)
   flush_events()
   wake(ctx)
@@ -109,6 +125,12 @@ local first = 10 + nroots
 r = {st = '', total = tonumber(ARGV[5]), succ = 0, failed = 0, skipped = 0, cancelled = 0,
   created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
 if not run_can(r.st, 'P') then return {ILLEGAL, ''} end
+admission_open(ctx)
+local adm, why = admission_check(ctx, ARGV[#ARGV])
+if adm == false then
+  if prior > 0 then redis.call('DEL', rk) end
+  return {ADMISSION, why}
+end
 
 -- first write: the fields, in chunks that stay under Lua's unpack limit.
 local i = first
@@ -123,6 +145,7 @@ end
 if prior > 0 then redis.call('PERSIST', rk) end
 run_to(ctx, rk, id, r, 'P')
 if KEYS[2] then redis.call('SET', KEYS[2], id) end
+if adm then admission_count(ctx, rk, adm) end
 for a = last + 1, last + 2 * np, 2 do
   redis.call('SET', key(ctx.base, 'p', id, ARGV[a]), ARGV[a + 1])
 end

@@ -9,13 +9,18 @@
 --          ARGV[3..] for the run: id, strategy letter, number of tasks, 0
 --          (no parts: a run sent in parts goes through run_create.lua),
 --          f, nr, np, the nr root names, the f field/value pairs, the np
---          task/payload pairs
+--          task/payload pairs, the admission descriptor
 --
 -- Transition: per run, as run_create.lua's: run (new) -> P; root tasks
 -- P -> R (due now) or P -> W (due later); the run enters the query
 -- indexes of its shard. The runs are written one after another in ARGV's
 -- order, each in its own HSET (its first write); the ready entries of all
 -- of them are pushed after the last, one RPUSH per list, in that order.
+--
+-- Admission: as run_create.lua's, run by run, the runs admitted earlier
+-- in the call counted before the next is checked: a run refused answers
+-- {ADMISSION, "<q:queue or t:tenant>:<cap>:<pending>:<tasks>"} and writes
+-- nothing, and the call goes on with its next run.
 --
 -- Returns one pair per run, in ARGV's order: {OK, createdMs} when created
 -- (also when this very id exists: an earlier try of the same call),
@@ -34,7 +39,9 @@
 -- createdMs} of the first try and changes nothing; a keyed run finds its
 -- own id in its key index and answers the same. So a resend of a call whose
 -- reply was lost answers every run created, as the first try did, and
--- writes nothing. Ids are handed out once (ids.go): a run under one can
+-- writes nothing; runs found are not checked against the caps again. A
+-- run the first try refused for a cap is checked again, against the counts
+-- as they are. Ids are handed out once (ids.go): a run under one can
 -- only be this call's.
 -- Lost data: as run_create.lua's, run by run: a run Redis lost is written
 -- again under its id by a resend; a keyed run whose key index was lost is
@@ -56,7 +63,7 @@ local lists, order = {}, {}
 local out = {}
 local nargs = #ARGV
 -- the runs' hashes, each named by the first of its keys
-local rks, keyed, at = {}, {}, {}
+local rks, keyed, at, desc = {}, {}, {}, {}
 local k, a = 1, 3
 while a <= nargs do
   local n = #rks + 1
@@ -68,17 +75,24 @@ while a <= nargs do
     k = k + 1
   end
   local o = a + 1
-  a = o + 7 + tonumber(ARGV[o + 5]) + 2 * tonumber(ARGV[o + 4]) + 2 * tonumber(ARGV[o + 6])
+  a = o + 8 + tonumber(ARGV[o + 5]) + 2 * tonumber(ARGV[o + 4]) + 2 * tonumber(ARGV[o + 6])
+  desc[n] = ARGV[a - 1]
 end
+if #rks > 0 then admission_open(ctx) end
 -- none of them exists, the usual case (a first try): no run is looked up
 -- on its own.
 local none = #rks > 0 and redis.call('EXISTS', unpack(rks)) == 0
 for n, rk in ipairs(rks) do
   local kk, o = keyed[n], at[n] + 1
   local code, v = create_found(rk, kk, ARGV[o], none)
-  if not code then
+  local adm
+  if not code then adm, v = admission_check(ctx, desc[n]) end
+  if adm == false then
+    code = ADMISSION
+  elseif not code then
     code = create_run(ctx, rk, kk, ARGV, o, lists, order)
     if code then v = '' else code, v = OK, ctx.now end
+    if adm and code == OK then admission_count(ctx, rk, adm) end
   end
   out[2 * n - 1] = code
   out[2 * n] = v
