@@ -19,10 +19,12 @@ import (
 // checks and the counting.
 //
 // Round trips: AdmissionSet 1 pipeline of one admission_set.lua call per
-// shard; AdmissionGet 1 pipeline of two HGETs per shard. A create pays
-// one EXISTS of its shard's ac per script call, and past it, only when
-// the shard has caps, two HMGETs and, for a run counted, one HSET and an
-// HINCRBY per capped scope.
+// shard; AdmissionGet 1 pipeline of two HGETs per shard. A create adds
+// its shard's ac to the EXISTS of its run hashes it makes anyway; only
+// when the shard has caps it pays more: an EXISTS, two HMGETs and, for a
+// run counted, one HSET and an HINCRBY per capped scope. A step that ends
+// tasks makes one EXISTS of an per call, and reads the run's field ad of
+// each task that ends only when the shard counts tasks.
 
 // createAdmission is run_create.lua's (and run_create_many.lua's per run)
 // reply code for a run refused by a cap, whose field, cap, pending count
@@ -35,37 +37,6 @@ func admissionField(sc store.AdmissionScope) string {
 		return "t:" + sc.Tenant
 	}
 	return "q:" + sc.Queue
-}
-
-// admissionArg is a run's admission descriptor, the last argument of its
-// create: "<tenant> <queue>=<tasks> <queue>=<tasks>...", the queues (plain,
-// a routed task counting on its queue) in the order of their first task,
-// the tenant empty when the run has none. Names hold no ' ' or '='.
-func admissionArg(tenant string, tasks []store.TaskSpec) string {
-	var b strings.Builder
-	b.WriteString(tenant)
-	// Runs have one queue or a few: a scan of those seen beats a map.
-	var queues []string
-	var counts []int
-	for i := range tasks {
-		q := tasks[i].Queue
-		j := 0
-		for j < len(queues) && queues[j] != q {
-			j++
-		}
-		if j == len(queues) {
-			queues = append(queues, q)
-			counts = append(counts, 0)
-		}
-		counts[j]++
-	}
-	for j, q := range queues {
-		b.WriteByte(' ')
-		b.WriteString(q)
-		b.WriteByte('=')
-		b.WriteString(strconv.Itoa(counts[j]))
-	}
-	return b.String()
 }
 
 // admissionRefusal reads the value of a createAdmission reply:

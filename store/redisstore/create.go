@@ -227,12 +227,11 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	if params.Key != "" {
 		keys = append(keys, s.keys.keyIndex(shard, params.Key))
 	}
-	args := make([]any, 0, 10+len(roots)+len(fields)+len(apart))
+	args := make([]any, 0, 9+len(roots)+len(fields)+len(apart))
 	args = append(args, s.stepArg(), s.keys.base(shard), id, strat, len(wf.Tasks), prior, len(fields)/2, len(roots), len(apart)/2)
 	args = append(args, roots...)
 	args = append(args, fields...)
 	args = append(args, apart...)
-	args = append(args, admissionArg(params.Tenant, wf.Tasks))
 	return &createReq{params: params, wf: wf, id: id, keys: keys, args: args, parts: parts}, nil, nil
 }
 

@@ -126,7 +126,8 @@ type script struct {
 // (lease_extend, task_finish, lease_sweep, run_cancel, run_delete,
 // run_delete_many, run_prune, dead_letter_purge), and the bounded control
 // writes an operator needs most when Redis is full (node heartbeats, so
-// no node vanishes from the registry; drain; pause; a task control). The
+// no node vanishes from the registry; drain; pause; a task control; a cap
+// on pending tasks, which is how one stops a tenant filling it). The
 // others, which bring new work into Redis or lease more of it (creates
 // and claims), are declared without flags, so Redis refuses them up front
 // when it is out of memory, before any write: nothing is half written and

@@ -96,10 +96,10 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local ch = hcache[rk]
   local m, s, d, e, c, k, q, w
   if ch then
-    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf, lf, 'ad'})
+    hmget(rk, {'m', sf, df, ef, cf, 'k', 'q', wf, lf})
     m, s, d, e, c, k, q, w = ch.m, ch[sf], ch[df], ch[ef], ch[cf], ch.k, ch.q, ch[wf]
   else
-    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf, lf, 'ad')
+    local v = redis.call('HMGET', rk, 'm', sf, df, ef, cf, 'k', 'q', wf, lf)
     m, s, d, e, c, k, q, w = v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]
     if c then
       ch = hfields(rk)
@@ -108,9 +108,6 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     -- the task's limits (l:), which limit_release reads as the attempt
     -- ends: from here, not in an HGET of its own
     hfields(rk)[lf] = v[9] or false
-    -- and the run's admission counting (ad), which task_to reads as the
-    -- task ends (lib_admission.lua)
-    hfields(rk).ad = v[10] or false
   end
   -- run_index and run_retention read the indexes' field from here.
   ctx.qk, ctx.q = rk, q or false
@@ -192,7 +189,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
     local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
     if code then return code, st end
   end
-  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k', 'ad'})
+  hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k'})
   local r = meta_get(rk)
   if r == nil then return NOT_FOUND, '' end
   if r == false then return CORRUPT, '' end

@@ -16,8 +16,7 @@
 -- ARGV[9]  number of payloads kept in their own key np
 -- ARGV[10..]  nr root task names, then f field/value pairs (o, i, q, k,
 --          d:<task>, s:<task>, u:<task>, c:<task> ...), then np pairs
---          task, payload, then last the run's admission descriptor
---          "<tenant> <queue>=<tasks>..." (lib_admission.lua)
+--          task, payload
 --
 -- Transition: run (new) -> P; root tasks P -> R (due now) or P -> W (due
 -- later: run-at time or delay); the other tasks stay P as the Go side
@@ -54,8 +53,8 @@
 -- of the first try and changes nothing (its index entries are there
 -- already; a ZADD of them again would change nothing either); a keyed
 -- retry finds its own id in the key index and answers the same. Both
--- answer before the caps are read: a run created is never refused by its
--- resend, nor counted twice. A run
+-- answer before the caps are checked: a run created is never refused by
+-- its resend, nor counted twice. A run
 -- under this id can only be this call's: the id carries the nonce of its
 -- store value's block and is handed out once (ids.go), so even after Redis
 -- lost data no other create holds it, and no earlier run can have had it.
@@ -85,10 +84,18 @@ local prior = tonumber(ARGV[6])
 
 -- The common case, an unkeyed run sent whole that does not exist yet, is
 -- written by create_run (lib_create.lua), the run_create_many.lua path too.
-if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
+-- One EXISTS answers whether the run's hash exists and whether the shard
+-- has caps (lib_admission.lua), the usual answer being neither.
+local found = redis.call('EXISTS', rk, ARGV[2] .. 'ac')
+local capped = false
+if found > 0 then
+  capped = redis.call('EXISTS', ARGV[2] .. 'ac') == 1
+  if capped then found = found - 1 end
+end
+if prior == 0 and not KEYS[2] and (found == 0 or redis.call('HEXISTS', rk, 'm') == 0) then
   local ctx = new_ctx(ARGV[2], ARGV[1])
-  admission_open(ctx)
-  local adm, why = admission_check(ctx, ARGV[#ARGV])
+  local adm, why
+  if capped then adm, why = admission_check(ctx, ARGV, 3, rk, 0) end
   if adm == false then return {ADMISSION, why} end
   local lists, order = {}, {}
   local code = create_run(ctx, rk, nil, ARGV, 3, lists, order)
@@ -125,8 +132,8 @@ local first = 10 + nroots
 r = {st = '', total = tonumber(ARGV[5]), succ = 0, failed = 0, skipped = 0, cancelled = 0,
   created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
 if not run_can(r.st, 'P') then return {ILLEGAL, ''} end
-admission_open(ctx)
-local adm, why = admission_check(ctx, ARGV[#ARGV])
+local adm, why
+if capped then adm, why = admission_check(ctx, ARGV, 3, rk, prior) end
 if adm == false then
   if prior > 0 then redis.call('DEL', rk) end
   return {ADMISSION, why}

@@ -9,7 +9,7 @@
 --          ARGV[3..] for the run: id, strategy letter, number of tasks, 0
 --          (no parts: a run sent in parts goes through run_create.lua),
 --          f, nr, np, the nr root names, the f field/value pairs, the np
---          task/payload pairs, the admission descriptor
+--          task/payload pairs
 --
 -- Transition: per run, as run_create.lua's: run (new) -> P; root tasks
 -- P -> R (due now) or P -> W (due later); the run enters the query
@@ -63,7 +63,7 @@ local lists, order = {}, {}
 local out = {}
 local nargs = #ARGV
 -- the runs' hashes, each named by the first of its keys
-local rks, keyed, at, desc = {}, {}, {}, {}
+local rks, keyed, at = {}, {}, {}
 local k, a = 1, 3
 while a <= nargs do
   local n = #rks + 1
@@ -75,18 +75,26 @@ while a <= nargs do
     k = k + 1
   end
   local o = a + 1
-  a = o + 8 + tonumber(ARGV[o + 5]) + 2 * tonumber(ARGV[o + 4]) + 2 * tonumber(ARGV[o + 6])
-  desc[n] = ARGV[a - 1]
+  a = o + 7 + tonumber(ARGV[o + 5]) + 2 * tonumber(ARGV[o + 4]) + 2 * tonumber(ARGV[o + 6])
 end
-if #rks > 0 then admission_open(ctx) end
 -- none of them exists, the usual case (a first try): no run is looked up
 -- on its own.
-local none = #rks > 0 and redis.call('EXISTS', unpack(rks)) == 0
+-- The same EXISTS answers whether the shard has caps (lib_admission.lua),
+-- the usual answer being no.
+local none, capped = false, false
+if #rks > 0 then
+  local found = redis.call('EXISTS', ctx.base .. 'ac', unpack(rks))
+  if found > 0 then
+    capped = redis.call('EXISTS', ctx.base .. 'ac') == 1
+    if capped then found = found - 1 end
+  end
+  none = found == 0
+end
 for n, rk in ipairs(rks) do
   local kk, o = keyed[n], at[n] + 1
   local code, v = create_found(rk, kk, ARGV[o], none)
   local adm
-  if not code then adm, v = admission_check(ctx, desc[n]) end
+  if not code and capped then adm, v = admission_check(ctx, ARGV, o, rk, 0) end
   if adm == false then
     code = ADMISSION
   elseif not code then
