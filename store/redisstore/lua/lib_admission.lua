@@ -131,7 +131,11 @@ end
 -- admission_add moves count f of hash ak by n through the cache: the call's
 -- flush writes it, after its other hash writes were decided. A count back
 -- at zero is deleted at once (HDEL needs no memory), so that a shard whose
--- counted runs all ended holds no an, and its steps skip the counting.
+-- counted runs all ended holds no an, and its steps skip the counting. A
+-- count never goes below zero. Out of memory on the EVALSHA path (no
+-- functions), that HDEL may be the one write of a step Redis then refuses
+-- at its first write needing memory: the count is then one below the
+-- tasks counted, letting one more in, never more.
 local function admission_add(ak, f, n)
   local v = (tonumber(hget(ak, f) or '0') or 0) + n
   if v > 0 then hset(ak, f, itoa(v)) else hdel(ak, f) end
@@ -142,6 +146,8 @@ end
 local function admission_end(ctx, rk, name, n)
   local a = hget(rk, 'ad')
   if not a then return end
+  -- counts may be buffered now that the EXISTS of an would miss
+  ctx.adm_on = true
   local ak = ctx.base .. 'an'
   local semi = string.find(a, ';', 1, true)
   if not semi then return end
