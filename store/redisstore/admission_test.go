@@ -67,3 +67,42 @@ func TestAdmissionOfARunSentInParts(t *testing.T) {
 	require.Equal(t, 1, runs, "the refused run's parts are deleted")
 	require.Equal(t, int64(100), pending(store.AdmissionScope{Queue: "side"}))
 }
+
+// TestAdmissionPerShard: a cap is written to every shard and applies to
+// each shard's count: with 3 shards a tenant capped at one pending task
+// holds three, one per shard, and AdmissionGet answers their sum and the
+// fullest shard's.
+func TestAdmissionPerShard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m := miniredis.RunT(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+	t.Cleanup(func() { _ = c.Close() })
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()), redisstore.WithShards(3))
+	require.NoError(t, err)
+	acme := store.AdmissionScope{Tenant: "acme"}
+	_, err = s.AdmissionSet(ctx, &store.AdmissionSetParams{AdmissionScope: acme, MaxPending: 1})
+	require.NoError(t, err)
+	for sh := range 3 {
+		require.Equal(t, "1", m.HGet("plait:{"+strconv.Itoa(sh)+"}:ac", "t:acme"), "shard %d holds the cap", sh)
+	}
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h", Queue: store.DefaultQueue}}}
+	shards := map[string]bool{}
+	var refused *store.AdmissionError
+	for range 6 {
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf, Tenant: "acme"})
+		if err != nil {
+			require.ErrorAs(t, err, &refused)
+			break
+		}
+		n, err := strconv.Atoi(res.Run.ID[:strings.Index(res.Run.ID, "-")])
+		require.NoError(t, err)
+		shards[strconv.Itoa(n%3)] = true // a run's shard is its number modulo the shards
+	}
+	require.NotNil(t, refused, "a shard already holding the tenant's one task refuses the next")
+	require.Equal(t, int64(1), refused.Pending, "checked against its shard's count")
+	got, err := s.AdmissionGet(ctx, &store.AdmissionGetParams{AdmissionScope: acme})
+	require.NoError(t, err)
+	require.Equal(t, store.AdmissionGetResult{MaxPending: 1, Pending: 3, PendingShardMax: 1}, *got)
+	require.Len(t, shards, 3, "one run admitted on each shard")
+}
