@@ -54,14 +54,16 @@
 -- already; a ZADD of them again would change nothing either); a keyed
 -- retry finds its own id in the key index and answers the same. Both
 -- answer before the caps are checked: a run created is never refused by
--- its resend, nor counted twice. A run
--- under this id can only be this call's: the id carries the nonce of its
+-- its resend, nor counted twice. A run refused for a cap wrote nothing,
+-- so its resend is checked again, against the counts as they are then.
+-- A run under this id can only be this call's: the id carries the nonce of its
 -- store value's block and is handed out once (ids.go), so even after Redis
 -- lost data no other create holds it, and no earlier run can have had it.
 -- Lost data: ids stay unique across the loss (above). The caps and counts
 -- of a shard are lost with its runs, and roll back with them on a
--- failover (one script's writes replicate together): counts stay those of
--- the runs kept; caps lost are set again by AdmissionSet. A retry that reaches
+-- failover (one script's writes replicate together): counts stay those
+-- of the runs kept; caps lost are gone until AdmissionSet writes them
+-- again. A retry that reaches
 -- a Redis that lost the first try's run writes the run again under the
 -- same id, still this call's. A keyed create whose key index was lost
 -- creates a new run under the key. A run sent in parts whose parts were
@@ -72,7 +74,9 @@
 -- (and for the commit of a run sent in parts) the first write is the HSET
 -- of the run's fields, which Redis refuses: nothing is written (parts of a
 -- large run stay until their time to live ends). Deleting the parts of a
--- taken key or of a broken commit frees memory and is allowed.
+-- taken key, of a broken commit or of a run refused for a cap frees
+-- memory and is allowed; field ad and the counts of a run admitted are
+-- written after its first write.
 -- Cut off: the call is atomic: a caller cut off mid-call created the run
 -- whole or not at all. A resend of the same call (same id) answers the one
 -- run (Retried); a new RunCreate takes a new id, so only a keyed create
