@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/plaitdag/plait/store"
 	"github.com/stretchr/testify/require"
@@ -74,6 +75,21 @@ func testAdmission(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				createRun(t, h, one)
 				createRun(t, h, one)
 				requireRefused(t, h, one, rule)
+			},
+		},
+		{
+			name: "SweepAndStopEndCount",
+			rule: "a counted task made dead by the sweep leaves the count, and so do the tasks its run's stop strategy cancels",
+			run: func(t *testing.T, h *Harness, rule string) {
+				sc := store.AdmissionScope{Tenant: "acme"}
+				setCap(t, h, sc, 5, rule)
+				createRun(t, h, &runOpts{Workflow: spec(store.StrategyStop, task("a"), task("b"), task("c", "b")), Tenant: "acme"})
+				requirePending(t, h, sc, 3, rule)
+				require.Len(t, claim(t, h, &claimOpts{Limit: 1}).Tasks, 1, rule)
+				h.Advance(defaultLease + time.Millisecond)
+				res := sweep(t, h, 10, 0)
+				require.Len(t, res.Dead, 1, rule)
+				requirePending(t, h, sc, 0, rule)
 			},
 		},
 		{
