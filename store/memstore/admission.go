@@ -107,9 +107,9 @@ func (s *Store) admissionCheckLocked(r *run) error {
 		return nil
 	}
 	for _, sc := range scopes {
-		max, pending := caps[sc.key], s.admission.pending[sc.key]
-		if pending+sc.n > max {
-			e := &store.AdmissionError{Queue: sc.queue, MaxPending: max, Pending: pending, Tasks: sc.n}
+		most, pending := caps[sc.key], s.admission.pending[sc.key]
+		if pending+sc.n > most {
+			e := &store.AdmissionError{Queue: sc.queue, MaxPending: most, Pending: pending, Tasks: sc.n}
 			if sc.queue == "" {
 				e.Tenant = r.rec.Tenant
 			}

@@ -241,13 +241,13 @@ func onQueue(ts store.TaskSpec, q string) store.TaskSpec {
 }
 
 // setCap sets a cap and requires it set.
-func setCap(t *testing.T, h *Harness, sc store.AdmissionScope, max int64, rule string) {
+func setCap(t *testing.T, h *Harness, sc store.AdmissionScope, most int64, rule string) {
 	t.Helper()
-	_, err := h.Store.(store.AdmissionStore).AdmissionSet(bg, &store.AdmissionSetParams{AdmissionScope: sc, MaxPending: max})
+	_, err := h.Store.(store.AdmissionStore).AdmissionSet(bg, &store.AdmissionSetParams{AdmissionScope: sc, MaxPending: most})
 	require.NoError(t, err, rule)
 	got, err := h.Store.(store.AdmissionStore).AdmissionGet(bg, &store.AdmissionGetParams{AdmissionScope: sc})
 	require.NoError(t, err, rule)
-	require.Equal(t, max, got.MaxPending, rule+": AdmissionGet answers the cap set")
+	require.Equal(t, most, got.MaxPending, rule+": AdmissionGet answers the cap set")
 }
 
 // requirePending requires the pending count of sc.
