@@ -43,5 +43,5 @@ func TestSchedulerPingsAStoreWithTheCapability(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, rep.StoreNow.Equal(clk.Now()))
 	require.Zero(t, rep.RoundTrip, "no time passes on a fake clock")
-	require.Equal(t, []string{"ClaimRouter", "FairClaimer", "Limiter", "Pinger", "QueueDepther", "QueueLister", "TaskSearchStore", "EventStore", "StatsStore", "StatsSeriesStore", "ScheduleStore", "NodeStore", "QueryStore", "HistoryStore", "TaskLogStore", "ProgressStore", "DeadLetterStore", "DeadLetterGroupStore", "ReplayStore", "ResultStore", "PayloadStore", "RunSpecStore", "TaskControlStore", "RunNoteStore", "RunDeleteManyStore"}, storetest.Capabilities(store))
+	require.Equal(t, []string{"ClaimRouter", "FairClaimer", "Limiter", "Pinger", "QueueDepther", "QueueLister", "TaskSearchStore", "EventStore", "StatsStore", "StatsSeriesStore", "ScheduleStore", "NodeStore", "QueryStore", "HistoryStore", "TaskLogStore", "ProgressStore", "DeadLetterStore", "DeadLetterGroupStore", "ReplayStore", "ResultStore", "PayloadStore", "RunSpecStore", "TaskControlStore", "RunNoteStore", "RunDeleteManyStore", "AdmissionStore"}, storetest.Capabilities(store))
 }

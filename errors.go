@@ -331,6 +331,10 @@ var (
 	// (a value over Redis's proto-max-bulk-len); resending it unchanged
 	// would meet the same answer.
 	ErrRejected = store.ErrRejected
+	// ErrAdmission: a submit refused because it would take a queue or a
+	// tenant over its cap on pending tasks ([Scheduler.AdmissionSet]); the
+	// error is an [*AdmissionError].
+	ErrAdmission = store.ErrAdmission
 )
 
 // Errors with details, re-exported from package store.
@@ -344,4 +348,7 @@ type (
 	// EventStartError says that a subscription was given more than one
 	// place to start.
 	EventStartError = store.EventStartError
+	// AdmissionError names the queue or tenant whose cap refused a
+	// submit, with its cap and counts.
+	AdmissionError = store.AdmissionError
 )

@@ -64,4 +64,6 @@
 //     weight.
 //   - [Limiter] (limiter.go): concurrency and rate limits per key, kept
 //     across every process.
+//   - [AdmissionStore] (admission_store.go): caps on the pending tasks of
+//     a queue or a tenant, checked by every create.
 package store

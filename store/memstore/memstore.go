@@ -41,6 +41,9 @@ type Store struct {
 	queues map[string]*queue
 	// limits holds the state of each limit key in use (keylimits.go).
 	limits map[string]*keyLimit
+	// admission holds the caps on pending tasks and their counts
+	// (admission.go).
+	admission admission
 	// rateWaits are the keys with tasks held back by a rate, by key: the
 	// claim wakes those whose window moved on.
 	rateWaits map[string]*keyLimit

@@ -40,6 +40,9 @@ type run struct {
 	// events share, nil before then.
 	firstEvent uint64
 	ev         *evRun
+	// admitted names the scopes the run is counted against (admission.go),
+	// nil when none had a cap at its creation.
+	admitted *admitted
 }
 
 // edge is one dependency seen from the parent: child task index and the
@@ -136,6 +139,9 @@ func (s *Store) create(params *store.RunCreateParams) (*store.RunCreateResult, e
 		if old := s.keys[params.Key]; old != nil {
 			return &store.RunCreateResult{Run: old.snapshot(), Existing: true}, nil
 		}
+	}
+	if err := s.admissionCheckLocked(r); err != nil {
+		return nil, err
 	}
 	now := s.now()
 	s.expireLocked(now)

@@ -41,6 +41,7 @@ func (s *Store) setTaskStatusLocked(t *task, to store.TaskStatus, now time.Time)
 			r.rec.Cancelled--
 		}
 		t.inst.StartedAt, t.inst.EndedAt = time.Time{}, time.Time{}
+		s.admissionCountLocked(t, 1)
 	}
 	if from == store.TaskRunning && to != store.TaskRunning {
 		// The attempt ends: its limit slots go back, once.
@@ -65,6 +66,7 @@ func (s *Store) setTaskStatusLocked(t *task, to store.TaskStatus, now time.Time)
 	if to.Terminal() {
 		t.inst.EndedAt = now
 		r.ended++
+		s.admissionCountLocked(t, -1)
 	}
 	s.statsTaskLocked(t, from, now)
 	if to != store.TaskRunning {

@@ -42,7 +42,7 @@ func codeErr(code int64) error {
 }
 
 // luaCodes names every reply code in Lua, the shared ones and those one
-// script answers beyond them (createKeyTaken, the replay codes): Lua
+// script answers beyond them (createKeyTaken, createAdmission, the replay codes): Lua
 // writes the name, never the number, so Go and Lua cannot drift apart.
 var luaCodes = []struct {
 	name string
@@ -54,6 +54,7 @@ var luaCodes = []struct {
 	{"REPLAY_EXISTING", replayExisting}, {"REPLAY_CONFLICT", replayConflict},
 	{"REPLAY_NOT_REPLAY", replayNotReplay}, {"REPLAY_PAYLOAD_GONE", replayPayloadGone},
 	{"TASK_CONTROL_REFUSED", taskControlRefused},
+	{"ADMISSION", createAdmission},
 }
 
 // codesLib stands, in libOrder, for the locals codesTable renders.

@@ -250,6 +250,8 @@ func (s *Store) createAnswer(ctx context.Context, req *createReq, v []any) (*sto
 	switch code {
 	case createKeyTaken:
 		return s.existing(ctx, val)
+	case createAdmission:
+		return nil, admissionRefusal(val)
 	case codeCorrupt:
 		return nil, fmt.Errorf("redisstore: run %s: parts expired before the commit", req.id)
 	case codeOK:

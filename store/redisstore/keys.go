@@ -37,6 +37,8 @@ import (
 //	<prefix>:{<shard>}:st                counters of the shard (hash: q:<queue>:<counter>, n:<task>)
 //	<prefix>:{<shard>}:sd:<task>         recent attempt durations of a task name in ms (list, newest first, capped)
 //	<prefix>:{<shard>}:sm:<hour>:<c>     one counter's counts per minute of an hour (hash: minute 0-59 -> count, TTL 25 h)
+//	<prefix>:{<shard>}:ac                caps on pending tasks of the shard (hash: q:<queue>, t:<tenant> -> cap; admission.go)
+//	<prefix>:{<shard>}:an                pending tasks counted against a cap (hash, fields as ac)
 //	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
@@ -227,6 +229,13 @@ func (k keys) events(s int) string { return k.base(s) + "e" }
 
 // stats is the counters hash of a shard.
 func (k keys) stats(s int) string { return k.base(s) + "st" }
+
+// admissionCaps is the hash of the caps on pending tasks of shard s.
+func (k keys) admissionCaps(s int) string { return k.base(s) + "ac" }
+
+// admissionCounts is the hash of the pending tasks of shard s counted
+// against a cap.
+func (k keys) admissionCounts(s int) string { return k.base(s) + "an" }
 
 // durations is the list of recent attempt durations of a task name.
 func (k keys) durations(s int, task string) string { return k.base(s) + "sd:" + task }

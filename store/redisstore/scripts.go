@@ -30,6 +30,8 @@ import (
 //	lib_buffers.lua  the per-call cache of hash fields, write buffers, flush
 //	lib_codec.lua    the packed run meta, task state and definition header
 //	lib_limit.lua    task limits: admit at a claim, release as an attempt ends
+//	lib_admission.lua caps on pending tasks: checked at a create, counted
+//	                 by task_to as tasks end
 //	lib_status.lua   task_to and run_to, the one place a status letter
 //	                 changes; statusTable (status_table.go) renders
 //	                 plait's status machine into the Lua tables they
@@ -125,7 +127,8 @@ type script struct {
 // (lease_extend, task_finish, lease_sweep, run_cancel, run_delete,
 // run_delete_many, run_prune, dead_letter_purge), and the bounded control
 // writes an operator needs most when Redis is full (node heartbeats, so
-// no node vanishes from the registry; drain; pause; a task control). The
+// no node vanishes from the registry; drain; pause; a task control; a cap
+// on pending tasks, which is how one stops a tenant filling it). The
 // others, which bring new work into Redis or lease more of it (creates
 // and claims), are declared without flags, so Redis refuses them up front
 // when it is out of memory, before any write: nothing is half written and
@@ -134,7 +137,7 @@ var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease
 	"schedule_record_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
 	"run_delete": true, "run_prune": true, "dead_letter_purge": true,
-	"task_control": true, "run_delete_many": true}
+	"task_control": true, "run_delete_many": true, "admission_set": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
@@ -145,17 +148,17 @@ var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "
 	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause",
-	"task_control", "run_note", "run_delete_many"}
+	"task_control", "run_note", "run_delete_many", "admission_set"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
-var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status",
+var libOrder = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status",
 	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_handoff", "lib_claim"}
 
 const statusLib = "(status table)"
 
 // baseLibs are the lib files every script gets.
-var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_status"}
+var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status"}
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{
@@ -198,6 +201,8 @@ var scriptLibs = map[string][]string{
 	"task_control":    {"lib_run", "lib_cancel", "lib_finish"},
 	"run_note":        nil,
 	"run_delete_many": {"lib_delete"},
+	// admission_set writes one hash field.
+	"admission_set": nil,
 }
 
 var (
@@ -228,6 +233,7 @@ var (
 	scriptTaskControl        = newScript("task_control")
 	scriptRunNote            = newScript("run_note")
 	scriptRunDeleteMany      = newScript("run_delete_many")
+	scriptAdmissionSet       = newScript("admission_set")
 )
 
 // library is the source of the function library and libraryName its name,
@@ -268,10 +274,16 @@ func libSource(libs ...string) string {
 	return b.String()
 }
 
-// body wraps a transition's file into a local function of KEYS and ARGV.
+// body wraps a transition's file into a function of KEYS and ARGV, a field
+// of the table scripts (scriptsTable) rather than a local of its own: the
+// library is one Lua chunk, which may hold at most 200 locals, and the lib
+// files need them.
 func body(name string) string {
-	return "local function s_" + name + "(KEYS, ARGV)\n" + luaFile(name) + "\nend\n"
+	return "scripts." + name + " = function(KEYS, ARGV)\n" + luaFile(name) + "\nend\n"
 }
+
+// scriptsTable declares the table body puts each transition in.
+const scriptsTable = "local scripts = {}\n"
 
 // newScript builds the EVALSHA form of a script: the lib files it needs,
 // then its own file.
@@ -281,12 +293,14 @@ func newScript(name string) *script {
 
 // scriptSource is the source of the EVALSHA form of the script name.
 func scriptSource(name string) string {
-	return "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
+	return "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + scriptsTable + body(name) +
+		"return scripts." + name + "(KEYS, ARGV)\n"
 }
 
 func buildLibrary() (string, string) {
 	var b strings.Builder
 	b.WriteString(libSource(libOrder...))
+	b.WriteString(scriptsTable)
 	for _, n := range scriptNames {
 		b.WriteString(body(n))
 	}
@@ -303,7 +317,7 @@ func buildLibrary() (string, string) {
 			flags = "{'no-writes'}"
 		}
 		reg.WriteString("redis.register_function{function_name='" + name + "_" + n +
-			"', callback=function(k, a) reset() return s_" + n + "(k, a) end, flags=" + flags + "}\n")
+			"', callback=function(k, a) reset() return scripts." + n + "(k, a) end, flags=" + flags + "}\n")
 	}
 	return "#!lua name=" + name + "\n" + src + reg.String(), name
 }

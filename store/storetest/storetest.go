@@ -192,6 +192,7 @@ func capabilities() []suite {
 		{group{"TaskControlStore", testTaskControls}, func(s store.Store) bool { _, ok := s.(store.TaskControlStore); return ok }},
 		{group{"RunNoteStore", testRunNotes}, func(s store.Store) bool { _, ok := s.(store.RunNoteStore); return ok }},
 		{group{"RunDeleteManyStore", testRunDeleteMany}, func(s store.Store) bool { _, ok := s.(store.RunDeleteManyStore); return ok }},
+		{group{"AdmissionStore", testAdmission}, func(s store.Store) bool { _, ok := s.(store.AdmissionStore); return ok }},
 	}
 }
 

@@ -219,6 +219,7 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     elseif from == 'K' then r.skipped = r.skipped - 1
     elseif from == 'C' then r.cancelled = r.cancelled - 1 end
     t.claim, t.first, t.ended = '', '', ''
+    admission_end(ctx, rk, name, 1) -- counted pending again (lib_admission.lua)
   end
   local from = t.st
   if t.st == 'U' and to ~= 'U' then
@@ -236,6 +237,10 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     elseif to == 'F' or to == 'D' then r.failed = r.failed + 1
     elseif to == 'K' then r.skipped = r.skipped + 1
     elseif to == 'C' then r.cancelled = r.cancelled + 1 end
+    -- No longer pending (lib_admission.lua): looked at only when the
+    -- shard counts tasks at all, one EXISTS per call.
+    if ctx.adm_on == nil then ctx.adm_on = redis.call('EXISTS', ctx.base .. 'an') == 1 end
+    if ctx.adm_on then admission_end(ctx, rk, name, -1) end
     -- A succeeded task's payload kept apart goes: nothing reads it again.
     -- One that ended otherwise stays for dead-letter inspection and a
     -- replay, and expires with its run (run_ended).

@@ -24,6 +24,12 @@
 -- iw, is, iu as its field q names them; see run_index in lib_status.lua),
 -- after the first write.
 --
+-- Admission: when the shard has caps (lib_admission.lua), a new run that
+-- would take its tenant or a queue over its cap answers {ADMISSION,
+-- "<q:queue or t:tenant>:<cap>:<pending>:<tasks>"} before any write (the
+-- parts of a run sent in parts are deleted); one admitted against a cap
+-- gets field ad and its tasks counted in an, after its first write.
+--
 -- Returns {OK, createdMs} when created (also when this very id was created
 -- by an earlier try of the same call), {KEY_TAKEN, existingRunId} when the
 -- key is taken (the parts of this id are deleted), {CORRUPT, ''} when parts
@@ -46,11 +52,18 @@
 -- Retried: the run exists (field m), so the retry answers {OK, createdMs}
 -- of the first try and changes nothing (its index entries are there
 -- already; a ZADD of them again would change nothing either); a keyed
--- retry finds its own id in the key index and answers the same. A run
--- under this id can only be this call's: the id carries the nonce of its
+-- retry finds its own id in the key index and answers the same. Both
+-- answer before the caps are checked: a run created is never refused by
+-- its resend, nor counted twice. A run refused for a cap wrote nothing,
+-- so its resend is checked again, against the counts as they are then.
+-- A run under this id can only be this call's: the id carries the nonce of its
 -- store value's block and is handed out once (ids.go), so even after Redis
 -- lost data no other create holds it, and no earlier run can have had it.
--- Lost data: ids stay unique across the loss (above). A retry that reaches
+-- Lost data: ids stay unique across the loss (above). The caps and counts
+-- of a shard are lost with its runs, and roll back with them on a
+-- failover (one script's writes replicate together): counts stay those
+-- of the runs kept; caps lost are gone until AdmissionSet writes them
+-- again. A retry that reaches
 -- a Redis that lost the first try's run writes the run again under the
 -- same id, still this call's. A keyed create whose key index was lost
 -- creates a new run under the key. A run sent in parts whose parts were
@@ -61,7 +74,9 @@
 -- (and for the commit of a run sent in parts) the first write is the HSET
 -- of the run's fields, which Redis refuses: nothing is written (parts of a
 -- large run stay until their time to live ends). Deleting the parts of a
--- taken key or of a broken commit frees memory and is allowed.
+-- taken key, of a broken commit or of a run refused for a cap frees
+-- memory and is allowed; field ad and the counts of a run admitted are
+-- written after its first write.
 -- Cut off: the call is atomic: a caller cut off mid-call created the run
 -- whole or not at all. A resend of the same call (same id) answers the one
 -- run (Retried); a new RunCreate takes a new id, so only a keyed create
@@ -73,11 +88,23 @@ local prior = tonumber(ARGV[6])
 
 -- The common case, an unkeyed run sent whole that does not exist yet, is
 -- written by create_run (lib_create.lua), the run_create_many.lua path too.
-if prior == 0 and not KEYS[2] and redis.call('HEXISTS', rk, 'm') == 0 then
+-- One EXISTS answers whether the run's hash exists and whether the shard
+-- has caps (lib_admission.lua), the usual answer being neither.
+local found = redis.call('EXISTS', rk, ARGV[2] .. 'ac')
+local capped = false
+if found > 0 then
+  capped = redis.call('EXISTS', ARGV[2] .. 'ac') == 1
+  if capped then found = found - 1 end
+end
+if prior == 0 and not KEYS[2] and (found == 0 or redis.call('HEXISTS', rk, 'm') == 0) then
   local ctx = new_ctx(ARGV[2], ARGV[1])
+  local adm, why
+  if capped then adm, why = admission_check(ctx, ARGV, 3, rk, 0) end
+  if adm == false then return {ADMISSION, why} end
   local lists, order = {}, {}
   local code = create_run(ctx, rk, nil, ARGV, 3, lists, order)
   if code then return {code, ''} end
+  if adm then admission_count(ctx, rk, adm) end
   push_created(ctx.base, lists, order)
   flush_events()
   wake(ctx)
@@ -109,6 +136,12 @@ local first = 10 + nroots
 r = {st = '', total = tonumber(ARGV[5]), succ = 0, failed = 0, skipped = 0, cancelled = 0,
   created = ctx.now, started = nil, ended = nil, strat = ARGV[4]}
 if not run_can(r.st, 'P') then return {ILLEGAL, ''} end
+local adm, why
+if capped then adm, why = admission_check(ctx, ARGV, 3, rk, prior) end
+if adm == false then
+  if prior > 0 then redis.call('DEL', rk) end
+  return {ADMISSION, why}
+end
 
 -- first write: the fields, in chunks that stay under Lua's unpack limit.
 local i = first
@@ -123,6 +156,7 @@ end
 if prior > 0 then redis.call('PERSIST', rk) end
 run_to(ctx, rk, id, r, 'P')
 if KEYS[2] then redis.call('SET', KEYS[2], id) end
+if adm then admission_count(ctx, rk, adm) end
 for a = last + 1, last + 2 * np, 2 do
   redis.call('SET', key(ctx.base, 'p', id, ARGV[a]), ARGV[a + 1])
 end

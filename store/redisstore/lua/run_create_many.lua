@@ -17,6 +17,11 @@
 -- order, each in its own HSET (its first write); the ready entries of all
 -- of them are pushed after the last, one RPUSH per list, in that order.
 --
+-- Admission: as run_create.lua's, run by run, the runs admitted earlier
+-- in the call counted before the next is checked: a run refused answers
+-- {ADMISSION, "<q:queue or t:tenant>:<cap>:<pending>:<tasks>"} and writes
+-- nothing, and the call goes on with its next run.
+--
 -- Returns one pair per run, in ARGV's order: {OK, createdMs} when created
 -- (also when this very id exists: an earlier try of the same call),
 -- {KEY_TAKEN, existingRunId} when its key names another run (an earlier
@@ -34,7 +39,9 @@
 -- createdMs} of the first try and changes nothing; a keyed run finds its
 -- own id in its key index and answers the same. So a resend of a call whose
 -- reply was lost answers every run created, as the first try did, and
--- writes nothing. Ids are handed out once (ids.go): a run under one can
+-- writes nothing; runs found are not checked against the caps again. A
+-- run the first try refused for a cap is checked again, against the counts
+-- as they are. Ids are handed out once (ids.go): a run under one can
 -- only be this call's.
 -- Lost data: as run_create.lua's, run by run: a run Redis lost is written
 -- again under its id by a resend; a keyed run whose key index was lost is
@@ -72,13 +79,28 @@ while a <= nargs do
 end
 -- none of them exists, the usual case (a first try): no run is looked up
 -- on its own.
-local none = #rks > 0 and redis.call('EXISTS', unpack(rks)) == 0
+-- The same EXISTS answers whether the shard has caps (lib_admission.lua),
+-- the usual answer being no.
+local none, capped = false, false
+if #rks > 0 then
+  local found = redis.call('EXISTS', ctx.base .. 'ac', unpack(rks))
+  if found > 0 then
+    capped = redis.call('EXISTS', ctx.base .. 'ac') == 1
+    if capped then found = found - 1 end
+  end
+  none = found == 0
+end
 for n, rk in ipairs(rks) do
   local kk, o = keyed[n], at[n] + 1
   local code, v = create_found(rk, kk, ARGV[o], none)
-  if not code then
+  local adm
+  if not code and capped then adm, v = admission_check(ctx, ARGV, o, rk, 0) end
+  if adm == false then
+    code = ADMISSION
+  elseif not code then
     code = create_run(ctx, rk, kk, ARGV, o, lists, order)
     if code then v = '' else code, v = OK, ctx.now end
+    if adm and code == OK then admission_count(ctx, rk, adm) end
   end
   out[2 * n - 1] = code
   out[2 * n] = v
