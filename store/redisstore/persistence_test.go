@@ -180,7 +180,9 @@ func check(t *testing.T, c *redis.Client, st *redisstore.Store) (runs int, half 
 			continue
 		}
 		a, b := run.Task("a"), run.Task("b")
-		bad := func(why string) { half = append(half, fmt.Sprintf("%s: %s (a %s, b %s, run %s)", id, why, a.Status, b.Status, run.Status)) }
+		bad := func(why string) {
+			half = append(half, fmt.Sprintf("%s: %s (a %s, b %s, run %s)", id, why, a.Status, b.Status, run.Status))
+		}
 		succeeded := 0
 		for _, ti := range []*store.TaskInstance{a, b} {
 			switch ti.Status {
