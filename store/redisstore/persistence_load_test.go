@@ -289,4 +289,3 @@ func copyDir(src, dst string) error {
 	}
 	return nil
 }
-
