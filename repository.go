@@ -158,6 +158,13 @@ const (
 // Every process runs its janitor, with no leader: a prune call is atomic
 // per shard and removes each expired entry once, so concurrent janitors
 // only share the work, and one process's janitor is enough for all.
+//
+// On a store with [TaskSearchStore] too, each pass also audits the leases:
+// a running task whose lease entry is gone (Redis lost it, or someone
+// deleted it), which no sweep can find, gets a lease again for the lease
+// duration, so a task whose holder is gone as well is requeued within the
+// janitor interval, the lease duration and the sweep interval. A pass
+// reads at most 10 000 running tasks and runs.
 func WithJanitorInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < IntervalMin {

@@ -1,7 +1,8 @@
 // Package faultproxy is a loopback TCP proxy that injects the network
 // faults a Redis client meets in production: a reply lost after the server
 // executed the command, a connection that hangs, a connection cut. Tests put
-// it between a store and a real redis-server.
+// it between a store and a real redis-server, or makes the network slow:
+// every chunk held back a delay drawn from a range.
 //
 // It relies on one property of the clients it serves: on one connection a
 // command's reply is read before the next command is sent (go-redis does
@@ -11,8 +12,10 @@ package faultproxy
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
 	"sync"
+	"time"
 )
 
 // Proxy forwards every connection it accepts to one target address. Its
@@ -30,8 +33,20 @@ type Proxy struct {
 	dropped int
 	// stalled holds back every byte, both ways, until Resume closes it.
 	stalled chan struct{}
-	closed  bool
-	wg      sync.WaitGroup
+	// delay, when set, draws the time each chunk is held back.
+	delay *delay
+	// done is closed by Close: it ends every delay under way.
+	done   chan struct{}
+	closed bool
+	wg     sync.WaitGroup
+}
+
+// delay draws hold-back durations in [min, max] from a seeded source, so
+// a test's latencies are the same from run to run for one seed (the order
+// in which connections draw still varies).
+type delay struct {
+	min, max time.Duration
+	rnd      *rand.Rand
 }
 
 // link is one proxied connection.
@@ -47,7 +62,7 @@ func Start(target string) (*Proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Proxy{ln: ln, target: target, conns: map[*link]struct{}{}}
+	p := &Proxy{ln: ln, target: target, conns: map[*link]struct{}{}, done: make(chan struct{})}
 	p.wg.Add(1)
 	go p.accept()
 	return p, nil
@@ -94,6 +109,51 @@ func (p *Proxy) Resume() {
 	p.mu.Unlock()
 }
 
+// Delay holds back every chunk forwarded from now on, requests and
+// replies alike, for a duration drawn uniformly from [min, max] with a
+// source seeded by seed: a slow network. A round trip through the proxy
+// is held back twice, once each way. Chunks of one connection keep their
+// order: each waits out its delay before the next one of that direction
+// is read. Delay(0, 0, 0) turns the latency off again.
+func (p *Proxy) Delay(min, max time.Duration, seed uint64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if max <= 0 {
+		p.delay = nil
+		return
+	}
+	if min > max {
+		min = max
+	}
+	p.delay = &delay{min: min, max: max, rnd: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// holdBack waits out the delay of one chunk, if any; it reports false
+// once the proxy is closed.
+func (p *Proxy) holdBack() bool {
+	p.mu.Lock()
+	var d time.Duration
+	if p.delay != nil {
+		d = p.delay.min
+		if span := p.delay.max - p.delay.min; span > 0 {
+			d += time.Duration(p.delay.rnd.Int64N(int64(span) + 1))
+		}
+	}
+	p.mu.Unlock()
+	if d <= 0 {
+		return true
+	}
+	// The delay is the fault injected, not a wait for a condition.
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.done:
+		return false
+	}
+}
+
 // Conns reports how many connections are open through the proxy.
 func (p *Proxy) Conns() int {
 	p.mu.Lock()
@@ -115,7 +175,10 @@ func (p *Proxy) Cut() {
 // Close stops the proxy and closes every connection.
 func (p *Proxy) Close() error {
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
 	p.mu.Unlock()
 	p.Resume()
 	err := p.ln.Close()
@@ -188,7 +251,7 @@ func (p *Proxy) pump(l *link, up bool) {
 	for {
 		n, err := src.Read(buf)
 		if n > 0 {
-			if !p.gate() {
+			if !p.gate() || !p.holdBack() {
 				return
 			}
 			if !p.forward(l, up, dst, buf[:n]) {

@@ -100,3 +100,29 @@ func isNetworkError(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.EPIPE) || errors.As(err, &ne)
 }
+
+// A delayed proxy holds back each request and each reply a duration drawn
+// from the range: a round trip takes at least twice the least delay, at
+// most twice the greatest (and the machine's own time), and the replies of
+// one connection keep their order. Turned off, the latency goes away.
+// Holding back one direction only, or not at all, fails the lower bound.
+func TestDelay(t *testing.T) {
+	t.Parallel()
+	p, via, _ := setup(t, -1)
+	require.NoError(t, via.Ping(ctx).Err())
+	const least, most = 30 * time.Millisecond, 60 * time.Millisecond
+	p.Delay(least, most, 1)
+	for i := int64(1); i <= 5; i++ {
+		begin := time.Now()
+		n, err := via.Incr(ctx, "n").Result()
+		took := time.Since(begin)
+		require.NoError(t, err)
+		require.Equal(t, i, n, "replies keep their order")
+		require.GreaterOrEqual(t, took, 2*least, "a request and its reply are each held back")
+		require.Less(t, took, 2*most+500*time.Millisecond, "neither is held back longer than the range allows")
+	}
+	p.Delay(0, 0, 0)
+	begin := time.Now()
+	require.NoError(t, via.Ping(ctx).Err())
+	require.Less(t, time.Since(begin), 2*least, "the latency is gone once turned off")
+}

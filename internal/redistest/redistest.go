@@ -30,6 +30,10 @@ type Server struct {
 	cmd  *exec.Cmd
 	dir  string
 	done chan error
+	// bin and args start the server again on the same port and directory
+	// (Restart).
+	bin  string
+	args []string
 }
 
 // Start launches redis-server with extra arguments appended to the defaults
@@ -61,7 +65,7 @@ func Start(extra ...string) (*Server, error) {
 			lastErr = err
 			continue
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, done: make(chan error, 1)}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, done: make(chan error, 1), bin: bin, args: args}
 		go func() { s.done <- cmd.Wait() }()
 		if err := s.waitReady(10 * time.Second); err != nil {
 			lastErr = err

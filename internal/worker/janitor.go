@@ -7,14 +7,19 @@ import (
 )
 
 // janitor prunes the index entries of expired runs every janitor interval,
-// until Run stops.
+// and, on a store that lists running tasks, looks for running tasks that
+// lost their lease entry (leaseAuditOnce), until Run stops.
 func (p *pool) janitor(ctx context.Context, qs store.QueryStore) {
+	ts, audit := p.store.(store.TaskSearchStore)
 	for {
 		p.pause(ctx, p.cfg.JanitorInterval)
 		if ctx.Err() != nil {
 			return
 		}
 		p.pruneOnce(ctx, qs)
+		if audit {
+			p.leaseAuditOnce(ctx, qs, ts)
+		}
 	}
 }
 
