@@ -37,6 +37,10 @@ func (s *Scheduler) workerConfig() *worker.Config {
 		Emit:   s.emitEngine,
 		Shared: &s.engine,
 	}
+	if ss, err := s.scheduleStore(); err == nil && ss != nil && !c.sched.off {
+		// one process audits the fleet's leases: the schedule leader's
+		wc.Audits = s.leading.Load
+	}
 	if c.weights != nil {
 		w := c.weights.ordered()
 		wc.Weights = &w

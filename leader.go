@@ -97,8 +97,10 @@ func (s *Scheduler) startScheduleLeader(ctx context.Context) *maintenance.Runnin
 	return lead.Start(ctx, worker.ShutdownWriteWindow, func(ctx context.Context) (time.Time, error) {
 		rep, err := s.schedulePass(ctx, lead)
 		if rep == nil {
+			s.leading.Store(false)
 			return time.Time{}, err
 		}
+		s.leading.Store(rep.Leader)
 		if rep.Leader {
 			s.queueDepthPass(ctx, lead)
 		}

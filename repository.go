@@ -164,7 +164,10 @@ const (
 // deleted it), which no sweep can find, gets a lease again for the lease
 // duration, so a task whose holder is gone as well is requeued within the
 // janitor interval, the lease duration and the sweep interval. A pass
-// reads at most 10 000 running tasks and runs.
+// reads at most 10 000 running tasks and runs. Only the process that holds
+// the schedule lease audits (one reader for the fleet); on a store without
+// schedules, or with [WithoutScheduleLeader], every process does. The
+// bound then counts from the moment a process leads.
 func WithJanitorInterval(d time.Duration) Option {
 	return func(c *config) {
 		if d < IntervalMin {

@@ -33,6 +33,9 @@ type Scheduler struct {
 	// engine is the engine's state that outlives one Run: the abandoned
 	// handlers and the handler names already reported missing.
 	engine worker.Shared
+	// leading reports whether this process held the schedule lease at the
+	// leader's last pass: the process that runs the fleet's lease audit.
+	leading atomic.Bool
 
 	// sched holds the schedule Build functions and the leader state.
 	sched scheduleState

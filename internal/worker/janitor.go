@@ -7,8 +7,9 @@ import (
 )
 
 // janitor prunes the index entries of expired runs every janitor interval,
-// and, on a store that lists running tasks, looks for running tasks that
-// lost their lease entry (leaseAuditOnce), until Run stops.
+// and, on a store that lists running tasks, in the process that audits for
+// the fleet (Config.Audits), looks for running tasks that lost their lease
+// entry (leaseAuditOnce), until Run stops.
 func (p *pool) janitor(ctx context.Context, qs store.QueryStore) {
 	ts, audit := p.store.(store.TaskSearchStore)
 	for {
@@ -17,7 +18,7 @@ func (p *pool) janitor(ctx context.Context, qs store.QueryStore) {
 			return
 		}
 		p.pruneOnce(ctx, qs)
-		if audit {
+		if audit && (p.cfg.Audits == nil || p.cfg.Audits()) {
 			p.leaseAuditOnce(ctx, qs, ts)
 		}
 	}

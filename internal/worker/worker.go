@@ -87,6 +87,11 @@ type Config struct {
 	RunMetrics RunMetrics
 	// Shared is the state that outlives one Run of a Scheduler.
 	Shared *Shared
+	// Audits reports whether this process runs the lease audit on its
+	// janitor passes (leaseAuditOnce): it reads every running task and
+	// running run, which one process of a fleet does for all. nil: every
+	// process audits.
+	Audits func() bool
 }
 
 // Shared is the engine state of one Scheduler across its Runs.
