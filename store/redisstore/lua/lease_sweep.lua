@@ -46,9 +46,11 @@
 -- nothing).
 -- Lost data: an expired entry whose run hash Redis lost is removed and
 -- reported as 'c' (run record missing), never requeued. A running task
--- whose lease entry was lost is found by no sweep: it stays running until
--- its worker finishes it or extends it (lease_extend's ZADD puts the entry
--- back), or its run is cancelled. A lost l:<key> forgets holders, so the
+-- whose lease entry was lost is found by no sweep until its worker
+-- extends it (lease_extend's ZADD puts the entry back) or the janitor's
+-- lease audit, which lists running tasks against the lease entries, gives
+-- it a lease again (a sweep then requeues it once that lease runs out);
+-- meanwhile its worker may still finish it. A lost l:<key> forgets holders, so the
 -- key admits more than its limit until they end (their SREM then finds
 -- nothing); a lost lw:<key> forgets who waited, and those tasks stay ready
 -- but out of every list until their run is cancelled (the store cannot find
