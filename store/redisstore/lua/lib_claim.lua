@@ -266,20 +266,26 @@ do
   end
 
   -- ex_args holds the keys of nothing_to_claim's EXISTS, kept across
-  -- calls; the first ex_n are this call's.
+  -- calls; the first ex_n are this call's. probe_next remembers, per shard
+  -- base, whether the shard's last claim found nothing (an idle shard):
+  -- only then does the next claim ask first, so a claim on a busy shard,
+  -- which finds work, never pays the EXISTS. It lives as long as the
+  -- function library (a script sent with EVALSHA starts without it and
+  -- always asks), and is only a guess: either path claims the same.
   local ex_args, ex_n = {}, 0
+  local probe_next = {}
 
   -- nothing_to_claim reports whether none of the keys a claim would read
   -- exists: the delayed set, the four ready lists and the aside index of
   -- every queue, and the shard's rate wake-ups (ld). Then there is nothing
   -- due, ready, set aside or to wake, and the claim answers at once: one
   -- EXISTS instead of a read of each (an empty claim is what a worker
-  -- polling an idle queue sends). It is asked only when this call buffered
-  -- no ready entry (a finish before it releasing a child or giving a task
-  -- back), since those are not in Redis yet; a claim that finds work pays
-  -- the one EXISTS more.
+  -- polling an idle queue sends). It is asked only on a shard whose last
+  -- claim found nothing (probe_next), and only when this call buffered no
+  -- ready entry (a finish before it releasing a child or giving a task
+  -- back), since those are not in Redis yet.
   local function nothing_to_claim(qkeys, nq)
-    if #push_order > 0 or #front_order > 0 or held_n > 0 then return false end
+    if probe_next[ctx.base] == false or #push_order > 0 or #front_order > 0 or held_n > 0 then return false end
     local n = 6 * nq
     for i = 1, n do ex_args[i] = qkeys[i] end
     ex_args[n + 1] = key(ctx.base, 'ld')
@@ -412,6 +418,7 @@ do
     out[head + 2] = next_ms
     out[head + 3] = n
     out[head + 4] = n
+    probe_next[ctx.base] = n == 0
     ctx, hs, memo, got, payload_at, payload_keys = nil, nil, nil, nil, nil, nil
   end
 end
