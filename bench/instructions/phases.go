@@ -53,6 +53,7 @@ var phases = []phase{
 	{"empty", "empty claim (`TaskClaim`, limit 64)", "call", 1000, phaseEmpty},
 	{"many", "`SubmitMany`, 64 one-task runs per call", "run", 2048, phaseMany},
 	{"progress", "progress reports, 64 per call (`TaskProgress`), off the hot path", "report", 2048, phaseProgress},
+	{"extend", "lease extensions, 64 per call (`LeaseExtend`), of long tasks", "lease", 2048, phaseExtend},
 }
 
 // phaseSubmit: one-task runs, one Submit each, from one goroutine.

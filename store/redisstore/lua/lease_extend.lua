@@ -27,21 +27,30 @@
 -- that gets through afterwards answers STALE, which stops the attempt
 -- too.
 
+-- Each lease reads its run's meta and its task's state with one HMGET and
+-- checks them in their scanned form (meta_scan, state_scan: no number
+-- conversion), its epoch compared as the digits both sides write; the
+-- deadline goes to every ZADD as the string made once.
+
 local now = now_ms(ARGV[1])
 local until_ms = now + tonumber(ARGV[2])
+local until_s = int(until_ms)
 local n = tonumber(ARGV[3])
-local out = {int(until_ms)}
+local out = {until_s}
 for i = 1, n do
   local a = 4 + 3 * (i - 1)
-  local rk, id, name, epoch = KEYS[1 + i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2])
+  local rk, id, name = KEYS[1 + i], ARGV[a], ARGV[a + 1]
   local code = OK
-  local r = meta_get(rk)
-  if r == nil then code = NOT_FOUND elseif r == false then code = CORRUPT else
-    local t = state_get(rk, name)
-    if t == nil then code = NOT_FOUND
-    elseif t == false then code = CORRUPT
-    elseif t.st ~= 'U' or t.epoch ~= epoch then code = STALE
-    else redis.call('ZADD', KEYS[1], until_ms, entry(id, name)) end
+  local v = redis.call('HMGET', rk, 'm', 's:' .. name)
+  local m, s = v[1], v[2]
+  if not m then code = NOT_FOUND
+  elseif not meta_scan(m, scan_r) then code = CORRUPT
+  elseif not s then code = NOT_FOUND
+  else
+    local t = state_scan(s, scan_t)
+    if not t then code = CORRUPT
+    elseif t.st ~= 'U' or t.epoch ~= ARGV[a + 2] then code = STALE
+    else redis.call('ZADD', KEYS[1], until_s, entry(id, name)) end
   end
   out[#out + 1] = code
 end

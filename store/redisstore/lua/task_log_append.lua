@@ -46,10 +46,12 @@
 -- deletes it with the run (forget_run).
 
 local rk, lk = KEYS[1], KEYS[2]
-local name, epoch, seq = ARGV[1], tonumber(ARGV[2]), ARGV[4]
+-- The state is checked in its scanned form (state_scan: no number
+-- conversion), the epoch compared as the digits both sides write.
+local name, epoch, seq = ARGV[1], ARGV[2], ARGV[4]
 local s = redis.call('HGET', rk, 's:' .. name)
 if not s then return {NOT_FOUND, 0, 0} end
-local t = state_parse(s)
+local t = state_scan(s, scan_t)
 if not t then return {CORRUPT, 0, 0} end
 if t.epoch ~= epoch then return {STALE, 0, 0} end
 

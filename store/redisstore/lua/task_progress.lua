@@ -43,32 +43,36 @@
 -- sweep, so the reports it sends late answer STALE and are never shown as
 -- the next attempt's.
 
+-- Each report reads the task's state and its last report with one HMGET
+-- and checks the state in its scanned form (state_scan: no number
+-- conversion), its epoch compared as the digits both sides write.
+
 local ctx = new_ctx(ARGV[2], ARGV[1])
 local n = tonumber(ARGV[3])
 local out = {}
 for i = 1, n do
   local a = 4 + 5 * (i - 1)
-  local rk, id, name, epoch, value, text = KEYS[i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3], ARGV[a + 4]
+  local rk, id, name, epoch, value, text = KEYS[i], ARGV[a], ARGV[a + 1], ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   local code = OK
-  local s = redis.call('HGET', rk, 's:' .. name)
+  local f = 'pg:' .. name
+  local v = redis.call('HMGET', rk, 's:' .. name, f)
+  local s, prev = v[1], v[2]
   if not s then code = NOT_FOUND else
-    local t = state_parse(s)
+    local t = state_scan(s, scan_t)
     if not t then code = CORRUPT
     elseif t.st ~= 'U' or t.epoch ~= epoch then code = STALE
     else
-      local f = 'pg:' .. name
-      local prev = redis.call('HGET', rk, f)
       if prev then
         local pe = string.match(prev, '^(%d+),')
-        if pe and tonumber(pe) ~= epoch then redis.call('HSET', rk, f .. ':' .. pe, prev) end
+        if pe and pe ~= epoch then redis.call('HSET', rk, f .. ':' .. pe, prev) end
       end
       redis.call('HSET', rk, f, epoch .. ',' .. t.attempt .. ',' .. ctx.nows .. ',' .. value .. ';' .. text)
       -- The generation of a task a replay reset is in its state, after
-      -- the status letter ('' for 0): the event carries it after the
+      -- the status letter (none for 0): the event carries it after the
       -- note's length, only above 0, as every other event does.
       local gen = ''
-      if t.gen ~= '' then gen = ',' .. t.gen end
-      note(ctx, id, '%' .. name .. ',' .. t.attempt .. ',' .. epoch .. ',' .. value .. ',' .. #text .. gen .. ';' .. text .. t.worker, false)
+      if t.gen and t.gen ~= '' then gen = ',' .. t.gen end
+      note(ctx, id, '%' .. name .. ',' .. t.attempt .. ',' .. epoch .. ',' .. value .. ',' .. itoa(#text) .. gen .. ';' .. text .. t.worker, false)
     end
   end
   out[i] = code
