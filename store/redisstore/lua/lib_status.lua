@@ -333,7 +333,9 @@ end
 local function run_index(ctx, rk, id, r, from, to)
   local q = run_q(ctx, rk, from == '')
   if not q then return end
-  local b, created = ctx.base, r.created
+  -- the creation time as read when the record was parsed (a number would
+  -- be turned into a string by each ZADD)
+  local b, created = ctx.base, r.created_s or r.created
   if from == '' then
     local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
     if not wf then return end
