@@ -275,7 +275,7 @@ func body(name string) string {
 // newScript builds the EVALSHA form of a script: the lib files it needs,
 // then its own file.
 func newScript(name string) *script {
-	src := "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + "return s_" + name + "(KEYS, ARGV)\n"
+	src := "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + body(name) + unguardLua + "return s_" + name + "(unguard(KEYS), ARGV)\n"
 	return &script{name: name, eval: redis.NewScript(src)}
 }
 
@@ -285,6 +285,7 @@ func buildLibrary() (string, string) {
 	for _, n := range scriptNames {
 		b.WriteString(body(n))
 	}
+	b.WriteString(unguardLua)
 	src := b.String()
 	sum := sha1.Sum([]byte(src))
 	name := "plait_" + hex.EncodeToString(sum[:6])
@@ -298,7 +299,7 @@ func buildLibrary() (string, string) {
 			flags = "{'no-writes'}"
 		}
 		reg.WriteString("redis.register_function{function_name='" + name + "_" + n +
-			"', callback=function(k, a) reset() return s_" + n + "(k, a) end, flags=" + flags + "}\n")
+			"', callback=function(k, a) reset() return s_" + n + "(unguard(k), a) end, flags=" + flags + "}\n")
 	}
 	return "#!lua name=" + name + "\n" + src + reg.String(), name
 }
@@ -331,6 +332,7 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 // scripts order their writes so that Redis refuses only a first write (see
 // each script's "Out of memory" line).
 func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
+	keys = s.guarded(keys)
 	var v any
 	var err error
 	if s.functions {
