@@ -129,6 +129,8 @@ type attemptCounter struct {
 	total atomic.Int64
 	// progress receives a token (dropped when one is waiting) at each call.
 	progress chan struct{}
+	// work is how long each call works before it returns.
+	work time.Duration
 }
 
 func newAttemptCounter() *attemptCounter {
@@ -143,6 +145,9 @@ func (a *attemptCounter) handler(ctx context.Context, task *plait.Task) (any, er
 	select {
 	case a.progress <- struct{}{}:
 	default:
+	}
+	if a.work > 0 {
+		time.Sleep(a.work) // the handler's work, not a wait on a condition
 	}
 	return nil, nil
 }
