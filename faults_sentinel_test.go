@@ -148,7 +148,7 @@ func TestSentinelFailoverUnderLoad(t *testing.T) {
 const sentinelLag = 4 * time.Second
 
 func sentinelFailover(t *testing.T, minReplicas int) string {
-	sent, err := redistest.StartSentinel(3)
+	sent, err := redistest.StartSentinel(3, true)
 	if err != nil {
 		redistest.Skip(t, err)
 	}

@@ -19,17 +19,18 @@ import (
 const SentinelMaster = "plait"
 
 // Sentinel is a primary, one replica and sentinels watching them, started
-// for tests. The replica replicates through a fault proxy (ReplicaLink),
-// so a test can hold replication back while the replica stays healthy in
-// the sentinels' eyes (it answers their pings), which is how a replica
-// lags in production.
+// for tests. The replica may replicate through a fault proxy
+// (ReplicaLink), so a test can hold replication back while the replica
+// stays healthy in the sentinels' eyes (it answers their pings), which is
+// how a replica lags in production.
 type Sentinel struct {
 	// Addrs are the sentinels' addresses, for a failover client.
 	Addrs []string
 	// Primary and Replica are the servers as started; after a failover
 	// Replica is the master.
 	Primary, Replica *Server
-	// ReplicaLink carries the replica's replication link to the primary.
+	// ReplicaLink carries the replica's replication link to the primary;
+	// nil when the replica replicates straight from it.
 	ReplicaLink *faultproxy.Proxy
 	sentinels   []*Server
 }
@@ -38,11 +39,12 @@ type Sentinel struct {
 // sentinels monitoring the primary with a quorum of a majority of them,
 // and waits until the replica is in sync and every sentinel knows it.
 // The sentinels declare a server down after a second without an answer.
-// Their failover timeout is a minute: a sentinel points a replica
-// replicating from another address than the master's (here, the proxy)
-// at the master itself once that long has passed since it found it, and
-// a test must be done with the proxy before.
-func StartSentinel(n int, extra ...string) (*Sentinel, error) {
+// With lagging, the replica replicates through ReplicaLink. The
+// sentinels' failover timeout is a minute: a sentinel points a replica
+// replicating from another address than the master's (the proxy) at the
+// master itself once that long has passed since it found it, so a test
+// must be done with the proxy, failover included, before.
+func StartSentinel(n int, lagging bool, extra ...string) (*Sentinel, error) {
 	if n < 1 {
 		return nil, errors.New("redistest: Sentinel needs at least one sentinel")
 	}
@@ -51,11 +53,15 @@ func StartSentinel(n int, extra ...string) (*Sentinel, error) {
 	if s.Primary, err = Start(extra...); err != nil {
 		return nil, err
 	}
-	if s.ReplicaLink, err = faultproxy.Start(s.Primary.Addr); err != nil {
-		s.Close()
-		return nil, err
+	link := s.Primary.Addr
+	if lagging {
+		if s.ReplicaLink, err = faultproxy.Start(s.Primary.Addr); err != nil {
+			s.Close()
+			return nil, err
+		}
+		link = s.ReplicaLink.Addr()
 	}
-	host, port, _ := strings.Cut(s.ReplicaLink.Addr(), ":")
+	host, port, _ := strings.Cut(link, ":")
 	if s.Replica, err = Start(append([]string{"--replicaof", host, port}, extra...)...); err != nil {
 		s.Close()
 		return nil, err
