@@ -58,6 +58,7 @@ func drive(o options, w io.Writer, name string, l *load, f fleet, g gauges, fail
 		failoverAt = o.dur / 2
 	}
 	kills := 0
+	var failedOver time.Time
 	for {
 		now := time.Since(begin)
 		if now >= o.dur {
@@ -75,6 +76,7 @@ func drive(o options, w io.Writer, name string, l *load, f fleet, g gauges, fail
 		case failoverAt >= 0 && now >= failoverAt:
 			failoverAt = -1
 			t0 := time.Now()
+			failedOver = t0
 			if err := failover(); err != nil {
 				events = append(events, "failover failed: "+err.Error())
 			} else {
@@ -113,7 +115,17 @@ func drive(o options, w io.Writer, name string, l *load, f fleet, g gauges, fail
 	}
 	events = append(events, fmt.Sprintf("stop (%d runs in flight; slowest worker stop %s), drain", inFlight, slowest.Round(10*time.Millisecond)))
 	take()
-	return report(w, name, o, rows, settled, failures), nil
+	ok := report(w, name, o, rows, settled, failures)
+	if first, last := l.lostSpan(); !first.IsZero() {
+		where := "submitted from " + first.Sub(begin).Round(time.Millisecond).String() + " to " +
+			last.Sub(begin).Round(time.Millisecond).String() + " into the soak"
+		if !failedOver.IsZero() {
+			where += fmt.Sprintf(" (%s to %s from the failover's start)",
+				first.Sub(failedOver).Round(time.Millisecond), last.Sub(failedOver).Round(time.Millisecond))
+		}
+		fmt.Fprintf(w, "The lost runs were %s.\n", where)
+	}
+	return ok, nil
 }
 
 // report writes the table and the summary, and answers whether every run

@@ -28,6 +28,8 @@ type load struct {
 	// longer knows; stuck are runs still not finished at the wait's limit;
 	// notCompleted ended in another status.
 	lost, stuck, notCompleted int
+	// lostAt holds when each lost run was submitted.
+	lostAt []time.Time
 	// twice counts tasks with two successful attempts; crashes the leases
 	// lost (a killed worker's tasks), retries the attempts past the first.
 	twice, crashes, retries int
@@ -90,6 +92,7 @@ func (l *load) wait(ctx context.Context, id string, begin time.Time) {
 		l.mu.Lock()
 		if errors.Is(err, plait.ErrNotFound) || errors.Is(gerr, plait.ErrNotFound) {
 			l.lost++
+			l.lostAt = append(l.lostAt, begin)
 		} else {
 			l.stuck++
 		}
@@ -140,6 +143,21 @@ func (l *load) settle(limit time.Duration) bool {
 	case <-time.After(limit):
 		return false
 	}
+}
+
+// lostSpan answers when the first and the last lost run were submitted.
+func (l *load) lostSpan() (first, last time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, at := range l.lostAt {
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+		if at.After(last) {
+			last = at
+		}
+	}
+	return first, last
 }
 
 // tally is the load's counters at one instant, with the latency
