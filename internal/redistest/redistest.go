@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,18 +35,34 @@ type Server struct {
 	// (Restart).
 	bin  string
 	args []string
+	// stop makes Close (a kill -9 and the removal of dir) happen once.
+	stop sync.Once
 }
 
 // Start launches redis-server with extra arguments appended to the defaults
 // and waits until it answers PING.
 func Start(extra ...string) (*Server, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, ErrNotInstalled
-	}
 	dir, err := os.MkdirTemp("", "plait-redis-")
 	if err != nil {
 		return nil, err
+	}
+	return launch(dir, func(port int) []string {
+		return append([]string{
+			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
+			"--save", "", "--appendonly", "no", "--dir", dir,
+			"--logfile", filepath.Join(dir, "redis.log"),
+		}, extra...)
+	})
+}
+
+// launch starts redis-server with the arguments args gives for a free
+// port, in dir, which Close removes (so does a failed launch), and waits
+// until it answers PING.
+func launch(dir string, args func(port int) []string) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, ErrNotInstalled
 	}
 	var lastErr error
 	for try := 0; try < 5; try++ {
@@ -54,18 +71,14 @@ func Start(extra ...string) (*Server, error) {
 			lastErr = err
 			continue
 		}
-		args := append([]string{
-			"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--save", "", "--appendonly", "no", "--dir", dir,
-			"--logfile", filepath.Join(dir, "redis.log"),
-		}, extra...)
-		cmd := exec.Command(bin, args...)
+		argv := args(port)
+		cmd := exec.Command(bin, argv...)
 		dieWithParent(cmd)
 		if err := cmd.Start(); err != nil {
 			lastErr = err
 			continue
 		}
-		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, done: make(chan error, 1), bin: bin, args: args}
+		s := &Server{Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), cmd: cmd, dir: dir, done: make(chan error, 1), bin: bin, args: argv}
 		go func() { s.done <- cmd.Wait() }()
 		if err := s.waitReady(10 * time.Second); err != nil {
 			lastErr = err
@@ -104,11 +117,16 @@ func (s *Server) waitReady(limit time.Duration) error {
 	}
 }
 
-// Close stops the server and removes its directory.
+// Close kills the server (SIGKILL, as kill -9) and removes its directory;
+// closing it again does nothing.
 func (s *Server) Close() error {
-	_ = s.cmd.Process.Kill()
-	<-s.done
-	return os.RemoveAll(s.dir)
+	var err error
+	s.stop.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		err = os.RemoveAll(s.dir)
+	})
+	return err
 }
 
 // Client returns a new client for the server; the caller closes it.

@@ -275,9 +275,9 @@ func (s *Store) createInParts(ctx context.Context, keys []string, parts [][]any,
 	for try := 0; ; try++ {
 		pipe := s.client.Pipeline()
 		for _, p := range parts {
-			scriptRunCreatePart.eval.EvalSha(ctx, pipe, keys[:1], append([]any{ttl}, p...)...)
+			scriptRunCreatePart.eval.EvalSha(ctx, pipe, s.guarded(keys[:1]), append([]any{ttl}, p...)...)
 		}
-		last := scriptRunCreate.eval.EvalSha(ctx, pipe, keys, commit...)
+		last := scriptRunCreate.eval.EvalSha(ctx, pipe, s.guarded(keys), commit...)
 		cmds, err := pipe.Exec(ctx)
 		if err != nil && try == 0 && hasNoScript(cmds) {
 			for _, sc := range []*redis.Script{scriptRunCreatePart.eval, scriptRunCreate.eval} {

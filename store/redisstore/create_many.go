@@ -223,15 +223,16 @@ func (s *Store) pipeline(ctx context.Context, sc *script, calls []scriptCall, re
 		pipe := s.client.Pipeline()
 		cmds := make([]*redis.Cmd, len(calls))
 		for i, c := range calls {
+			keys := s.guarded(c.keys)
 			switch {
 			case s.functions && readOnly:
-				cmds[i] = pipe.FCallRO(ctx, sc.function(), c.keys, c.args...)
+				cmds[i] = pipe.FCallRO(ctx, sc.function(), keys, c.args...)
 			case s.functions:
-				cmds[i] = pipe.FCall(ctx, sc.function(), c.keys, c.args...)
+				cmds[i] = pipe.FCall(ctx, sc.function(), keys, c.args...)
 			default:
 				// EVALSHA even for a read-only script: servers without
 				// functions (before Redis 7) have no EVALSHA_RO either.
-				cmds[i] = sc.eval.EvalSha(ctx, pipe, c.keys, c.args...)
+				cmds[i] = sc.eval.EvalSha(ctx, pipe, keys, c.args...)
 			}
 		}
 		_, execErr := pipe.Exec(ctx)

@@ -293,8 +293,8 @@ func newScript(name string) *script {
 
 // scriptSource is the source of the EVALSHA form of the script name.
 func scriptSource(name string) string {
-	return "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + scriptsTable + body(name) +
-		"return scripts." + name + "(KEYS, ARGV)\n"
+	return "-- plait " + name + "\n" + libSource(scriptLibs[name]...) + scriptsTable + body(name) + unguardLua +
+		"return scripts." + name + "(unguard(KEYS), ARGV)\n"
 }
 
 func buildLibrary() (string, string) {
@@ -304,6 +304,7 @@ func buildLibrary() (string, string) {
 	for _, n := range scriptNames {
 		b.WriteString(body(n))
 	}
+	b.WriteString(unguardLua)
 	src := b.String()
 	sum := sha1.Sum([]byte(src))
 	name := "plait_" + hex.EncodeToString(sum[:6])
@@ -317,7 +318,7 @@ func buildLibrary() (string, string) {
 			flags = "{'no-writes'}"
 		}
 		reg.WriteString("redis.register_function{function_name='" + name + "_" + n +
-			"', callback=function(k, a) reset() return scripts." + n + "(k, a) end, flags=" + flags + "}\n")
+			"', callback=function(k, a) reset() return scripts." + n + "(unguard(k), a) end, flags=" + flags + "}\n")
 	}
 	return "#!lua name=" + name + "\n" + src + reg.String(), name
 }
@@ -350,6 +351,7 @@ func (s *Store) loadLibrary(ctx context.Context) error {
 // scripts order their writes so that Redis refuses only a first write (see
 // each script's "Out of memory" line).
 func (s *Store) runScript(ctx context.Context, sc *script, keys []string, args ...any) ([]any, error) {
+	keys = s.guarded(keys)
 	var v any
 	var err error
 	if s.functions {
