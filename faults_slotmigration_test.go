@@ -196,7 +196,7 @@ func TestSlotMigrationUnderLoad(t *testing.T) {
 	}
 	t.Cleanup(cluster.Close)
 	ctx := context.Background()
-	const shards, workers, preload = 4, 4, 500
+	const shards, workers, preload = 4, 4, 2000
 	prefix := "mig"
 	opts := []redisstore.Option{redisstore.WithShards(shards), redisstore.WithPrefix(prefix), redisstore.WithLogger(quietSlog())}
 	nodeErrs, storeErrs := newErrKinds(), newErrKinds()

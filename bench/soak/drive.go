@@ -21,15 +21,17 @@ type fleet interface {
 	drain() (func() error, error)
 }
 
-// gauges read the store's memory (bytes in use and the process's RSS)
-// and its key count (-1 when it has none).
-type gauges func(ctx context.Context) (used, rss, keys int64, err error)
+// gauges read the store's memory (bytes in use and the process's RSS),
+// its key count and the entries of its event stream (-1 when it has
+// none).
+type gauges func(ctx context.Context) (used, rss, keys, events int64, err error)
 
 // sample is one row of the table.
 type sample struct {
 	at              time.Duration
 	t               tally
 	used, rss, keys int64
+	stream          int64
 	events          string
 }
 
@@ -47,7 +49,7 @@ func drive(o options, w io.Writer, name string, l *load, f fleet, g gauges, fail
 		s := sample{at: time.Since(begin).Round(time.Second), t: l.tally(), events: strings.Join(events, ", ")}
 		events = nil
 		var err error
-		if s.used, s.rss, s.keys, err = g(ctx); err != nil {
+		if s.used, s.rss, s.keys, s.stream, err = g(ctx); err != nil {
 			s.events = strings.TrimPrefix(s.events+", gauges: "+err.Error(), ", ")
 		}
 		rows = append(rows, s)
@@ -138,10 +140,10 @@ func report(w io.Writer, name string, o options, rows []sample, settled bool, fa
 		}
 		return fmt.Sprint(n)
 	}
-	fmt.Fprintf(w, "\n## %s\n\n| t | submitted | ended in period | p50 | p99 | memory MB | RSS MB | keys | events |\n|---|---|---|---|---|---|---|---|---|\n", name)
+	fmt.Fprintf(w, "\n## %s\n\n| t | submitted | ended in period | p50 | p99 | memory MB | RSS MB | keys | event stream | events |\n|---|---|---|---|---|---|---|---|---|---|\n", name)
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s |\n", r.at, r.t.submitted, r.t.ended,
-			r.t.p50.Round(time.Millisecond), r.t.p99.Round(time.Millisecond), mb(r.used), mb(r.rss), keys(r.keys), r.events)
+		fmt.Fprintf(w, "| %s | %d | %d | %s | %s | %s | %s | %s | %s | %s |\n", r.at, r.t.submitted, r.t.ended,
+			r.t.p50.Round(time.Millisecond), r.t.p99.Round(time.Millisecond), mb(r.used), mb(r.rss), keys(r.keys), keys(r.stream), r.events)
 	}
 	last := rows[len(rows)-1].t
 	fmt.Fprintf(w, "\nRuns: %d submitted (%d submits refused), %d completed, %d lost, %d stuck, %d ended otherwise; "+

@@ -51,13 +51,20 @@ func soakRedis(o options, w io.Writer) (bool, error) {
 		f.procs = append(f.procs, p)
 	}
 	defer f.kill()
-	g := func(ctx context.Context) (int64, int64, int64, error) {
+	// The event stream (one entry per script call, capped at
+	// store.EventCapDefault entries) is most of what grows until it
+	// reaches its cap: its length is a column of its own.
+	g := func(ctx context.Context) (int64, int64, int64, int64, error) {
 		info, err := c.Info(ctx, "memory").Result()
 		if err != nil {
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		}
 		keys, err := c.DBSize(ctx).Result()
-		return infoInt(info, "used_memory"), infoInt(info, "used_memory_rss"), keys, err
+		if err != nil {
+			return 0, 0, 0, 0, err
+		}
+		stream, err := c.XLen(ctx, "soak:{0}:e").Result()
+		return infoInt(info, "used_memory"), infoInt(info, "used_memory_rss"), keys, stream, err
 	}
 	failover := func() error { return sent.Failover(ctx) }
 	ok, err := drive(o, w, "Redis (primary, replica, 3 sentinels; worker processes)", newLoad(s, o.rate), f, g, failover)
@@ -158,10 +165,10 @@ func soakMemory(o options, w io.Writer) (bool, error) {
 			return false, err
 		}
 	}
-	g := func(context.Context) (int64, int64, int64, error) {
+	g := func(context.Context) (int64, int64, int64, int64, error) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
-		return int64(m.HeapInuse), rss(), -1, nil
+		return int64(m.HeapInuse), rss(), -1, -1, nil
 	}
 	return drive(o, w, "memory store (in-process schedulers)", newLoad(s, o.rate), f, g, nil)
 }
