@@ -53,7 +53,16 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := plait.New(st, plait.WithLogger(quiet), plait.WithConcurrency(4), plait.WithIdleWait(5*time.Millisecond))
+	// registered closes once the store has answered the worker's first
+	// node heartbeat: from then on the node is listed.
+	registered := make(chan struct{})
+	var beat sync.Once
+	w, err := plait.New(st, plait.WithLogger(quiet), plait.WithConcurrency(4), plait.WithIdleWait(5*time.Millisecond),
+		plait.WithObserver(func(e plait.Event) {
+			if e.Type == plait.EventNodeHeartbeat {
+				beat.Do(func() { close(registered) })
+			}
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +114,11 @@ func newFixture(t *testing.T) *fixture {
 	case <-f.held:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the live run's hold task did not start")
+	}
+	select {
+	case <-registered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker's node was never registered")
 	}
 	_, err = w.ScheduleSave(ctx, &plait.Schedule{Name: "heartbeat", Spec: "@every 1h",
 		Workflow: plait.NewWorkflow("heartbeat").Task("ping", "step", nil)})
