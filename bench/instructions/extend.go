@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/plaitdag/plait/store"
@@ -19,16 +18,9 @@ func phaseExtend(ctx context.Context, e *env, ph phase, ops int) (result, error)
 		return result{}, err
 	}
 	defer p.client.Close()
-	if err := e.submitMany(ctx, p.sched, batch); err != nil {
-		return result{}, err
-	}
-	params := workerClaim(p.NodeID(), batch, "extend.1")
-	res, err := p.store.TaskClaim(ctx, &params)
+	res, err := runningBatch(ctx, e, p, "extend.1")
 	if err != nil {
 		return result{}, err
-	}
-	if len(res.Tasks) != batch {
-		return result{}, fmt.Errorf("claimed %d of %d tasks", len(res.Tasks), batch)
 	}
 	leases := make([]store.Lease, len(res.Tasks))
 	for i, t := range res.Tasks {
@@ -36,7 +28,7 @@ func phaseExtend(ctx context.Context, e *env, ph phase, ops int) (result, error)
 	}
 	send := func(n int) error {
 		for done := 0; done < n; done += batch {
-			out, err := p.store.LeaseExtend(ctx, &store.LeaseExtendParams{WorkerID: params.WorkerID, Leases: leases, Duration: time.Minute})
+			out, err := p.store.LeaseExtend(ctx, &store.LeaseExtendParams{WorkerID: p.NodeID(), Leases: leases, Duration: time.Minute})
 			if err != nil {
 				return err
 			}

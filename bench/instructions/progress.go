@@ -19,16 +19,9 @@ func phaseProgress(ctx context.Context, e *env, ph phase, ops int) (result, erro
 		return result{}, err
 	}
 	defer p.client.Close()
-	if err := e.submitMany(ctx, p.sched, batch); err != nil {
-		return result{}, err
-	}
-	params := workerClaim(p.NodeID(), batch, "progress.1")
-	res, err := p.store.TaskClaim(ctx, &params)
+	res, err := runningBatch(ctx, e, p, "progress.1")
 	if err != nil {
 		return result{}, err
-	}
-	if len(res.Tasks) != batch {
-		return result{}, fmt.Errorf("claimed %d of %d tasks", len(res.Tasks), batch)
 	}
 	round := 0
 	send := func(n int) error {
@@ -55,4 +48,22 @@ func phaseProgress(ctx context.Context, e *env, ph phase, ops int) (result, erro
 	}
 	ops = max(batch, ops/batch*batch) // whole calls only
 	return e.count(ctx, ph, ops, func() error { return send(ops) })
+}
+
+// runningBatch submits batch one-task runs and claims them all, with
+// request id rid: the running attempts the progress and extend phases
+// report on.
+func runningBatch(ctx context.Context, e *env, p *plaitEnv, rid string) (*store.TaskClaimResult, error) {
+	if err := e.submitMany(ctx, p.sched, batch); err != nil {
+		return nil, err
+	}
+	params := workerClaim(p.NodeID(), batch, rid)
+	res, err := p.store.TaskClaim(ctx, &params)
+	if err != nil {
+		return nil, err
+	}
+	if len(res.Tasks) != batch {
+		return nil, fmt.Errorf("claimed %d of %d tasks", len(res.Tasks), batch)
+	}
+	return res, nil
 }
