@@ -65,7 +65,9 @@ local function query_match(f, base, id)
     end
   end
   if f.cfrom or f.cto then
-    local created = tonumber(string.match(m, '^%a,%d+,%d+,%d+,%d+,%d+,(%-?%d+),'))
+    -- either layout, and a run of any generation (lib_codec.lua)
+    local r = meta_scan(m, scan_r)
+    local created = r and tonumber(r.created)
     if not created or (f.cfrom and created < f.cfrom) or (f.cto and created >= f.cto) then return false, st, 1 end
   end
   if f.errp ~= '' then
