@@ -60,27 +60,6 @@ local function next_due(ctx, qkeys, nq)
   return next_ms
 end
 
--- handler_of returns the handler name of a task definition d (field d:):
--- the first string of the body after the header line and its version byte,
--- a uvarint length then the bytes (codec_task.go).
-local function handler_of(d)
-  local nl = string.find(d, '\n', 1, true)
-  if not nl then return nil end
-  local at, len, shift = nl + 2, 0, 0
-  while true do
-    local b = string.byte(d, at)
-    if not b then return nil end
-    at = at + 1
-    if b < 128 then
-      len = len + b * 2 ^ shift
-      break
-    end
-    len = len + (b - 128) * 2 ^ shift
-    shift = shift + 7
-  end
-  return string.sub(d, at, at + len - 1)
-end
-
 -- share_list parses the claim's shares argument: nil for '' (strict
 -- priority), else the four counts, urgent first.
 local function share_list(arg)
@@ -164,7 +143,12 @@ do
   -- from when its handler is still to be checked, nil for an entry taken
   -- from an aside list (its handler was checked there).
   local function take(e, gk)
-    local id, name = string.match(e, '^([^ ]*) (.*)$')
+    -- the entry "<run> <task>" and the header of d: are cut at the bytes
+    -- that end their parts (string.find without a pattern, string.byte):
+    -- a pattern match costs twice as much, and they are read per task.
+    local sp = string.find(e, ' ', 1, true)
+    local id, name
+    if sp then id, name = string.sub(e, 1, sp - 1), string.sub(e, sp + 1) end
     local rk, sf, d, ps, r, t, deps, apart, ns, nm, info, lim, q
     if id then
       rk = base .. 'r:' .. id
@@ -175,7 +159,7 @@ do
       t = m and s and d and state_scan(s, scan_t)
       if t and t.st == 'R' then
         r = meta_scan(m, scan_r)
-        deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n')
+        deps, apart = def_tail(d)
       end
     end
     if r and deps and hs and gk then
@@ -467,7 +451,7 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
     local r = v[1] and meta_scan(v[1], scan_r)
     local t = v[2] and state_scan(v[2], scan_t)
     local deps, apart
-    if d then deps, apart = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),([01])\n') end
+    if d then deps, apart = def_tail(d) end
     local until_ms = redis.call('ZSCORE', active, entry(id, name))
     if r and t and deps and until_ms and t.st == 'U' and t.epoch == epoch then
       n = n + 1

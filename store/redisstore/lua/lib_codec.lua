@@ -176,6 +176,44 @@ local function def_get(rk, name)
     deps = tonumber(deps), apart = apart == '1'}, d
 end
 
+-- def_tail answers the last two fields of the header of a definition d:,
+-- its number of parents (a digit string) and its apart flag ('0' or '1'),
+-- or nil when the header does not end so. A task without parents, the
+-- most common, is read from the bytes before the header's newline, with
+-- no pattern match.
+local function def_tail(d)
+  local nl = string.find(d, '\n', 1, true)
+  if not nl or nl < 5 then return nil end
+  local c1, z, c2, a = string.byte(d, nl - 4, nl - 1)
+  if c2 ~= 44 or (a ~= 48 and a ~= 49) then return nil end
+  local apart = a == 49 and '1' or '0'
+  if z == 48 and c1 == 44 then return '0', apart end
+  local deps = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),[01]\n')
+  if not deps then return nil end
+  return deps, apart
+end
+
+-- handler_of returns the handler name of a task definition d (field d:):
+-- the first string of the body after the header line and its version byte,
+-- a uvarint length then the bytes (codec_task.go).
+local function handler_of(d)
+  local nl = string.find(d, '\n', 1, true)
+  if not nl then return nil end
+  local at, len, shift = nl + 2, 0, 0
+  while true do
+    local b = string.byte(d, at)
+    if not b then return nil end
+    at = at + 1
+    if b < 128 then
+      len = len + b * 2 ^ shift
+      break
+    end
+    len = len + (b - 128) * 2 ^ shift
+    shift = shift + 7
+  end
+  return string.sub(d, at, at + len - 1)
+end
+
 -- edges parses an edge list "name:cond name:cond" into {name, cond} pairs.
 local function edges(s)
   local out = {}

@@ -81,7 +81,7 @@ end
 local fast_h = {}
 
 -- finish_fast applies outcome succeeded to a running task of the current
--- epoch in a run that is not over. It returns nil, having written nothing,
+-- epoch (a digit string, as the state spells it) in a run that is not over. It returns nil, having written nothing,
 -- for every other case; the fields it read are then in the cache for
 -- finish_one.
 --
@@ -115,8 +115,9 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   local r = m and meta_scan(m, scan_r)
   local t = s and state_scan(s, scan_t)
   local hend, _
-  if r and t and d and (r.st == 'P' or r.st == 'U') and t.st == 'U' and tonumber(t.epoch) == epoch then
-    _, hend = string.find(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,%d+,[01]\n')
+  if r and t and d and (r.st == 'P' or r.st == 'U') and t.st == 'U' and t.epoch == epoch then
+    local _, apart = def_tail(d)
+    if apart then hend = string.find(d, '\n', 1, true) end
   end
   if not hend then
     if not ch then
@@ -183,13 +184,15 @@ end
 -- finish_one applies one outcome (1 succeeded, 2 retry, 3 failed,
 -- 4 released, 5 returned) and returns a code (OK applied, NOT_FOUND, STALE
 -- epoch, CORRUPT record, ILLEGAL refused move) and the run's status letter
--- after it.
+-- after it. epoch is the digit string the caller sent: the fast path
+-- compares it with the state's own digits, the others as a number.
 local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err, delay, timed)
   ctx.refused = nil
   if outcome == 1 then
     local code, st = finish_fast(ctx, active, rk, id, name, epoch, result, err)
     if code then return code, st end
   end
+  epoch = tonumber(epoch)
   hmget(rk, {'m', 's:' .. name, 'd:' .. name, 'e:' .. name, 'c:' .. name, 'k', 'tl'})
   local r = meta_get(rk)
   if r == nil then return NOT_FOUND, '' end
@@ -259,6 +262,10 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   return OK, r.st
 end
 
+-- outcome_codes are the outcome arguments of outcomes not caused by a
+-- timeout, looked up instead of parsed: finish_batch reads one per task.
+local outcome_codes = {['1'] = 1, ['2'] = 2, ['3'] = 3, ['4'] = 4, ['5'] = 5}
+
 -- finish_batch applies n outcomes, each on its own; rks[i] is the run hash
 -- of the i-th outcome and its arguments start at ARGV[first + 7(i-1)]: run
 -- id, task, epoch, outcome (its code, followed by 't' for a retry or
@@ -268,9 +275,12 @@ end
 local function finish_batch(ctx, active, rks, ARGV, first, n, out)
   for i = 1, n do
     local a = first + 7 * (i - 1)
-    local oc, timed = string.match(ARGV[a + 3], '^(%d+)(t?)$')
-    local code, st = finish_one(ctx, active, rks[i], ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]),
-      tonumber(oc), ARGV[a + 4], ARGV[a + 5], tonumber(ARGV[a + 6]) or 0, timed == 't')
+    local oa, dl = ARGV[a + 3], ARGV[a + 6]
+    local oc, timed = outcome_codes[oa], false
+    if not oc then oc, timed = tonumber(string.match(oa, '^(%d+)t$')), true end
+    if dl == '0' then dl = 0 else dl = tonumber(dl) or 0 end
+    local code, st = finish_one(ctx, active, rks[i], ARGV[a], ARGV[a + 1], ARGV[a + 2], oc, ARGV[a + 4],
+      ARGV[a + 5], dl, timed)
     out[#out + 1] = code
     out[#out + 1] = st
   end
