@@ -368,6 +368,10 @@ func (s *Store) runHub(ctx context.Context, shard int) *hub {
 			s.runHubs.byAddr = map[string]*hub{}
 		}
 		opts := *node.Options()
+		if m := opts.MaintNotificationsConfig; m != nil {
+			c := *m // the node client's own, not to be shared
+			opts.MaintNotificationsConfig = &c
+		}
 		h = &hub{opts: &opts, chans: map[string]*hubChan{}, pending: map[string]int{}}
 		s.runHubs.byAddr[addr] = h
 	}
