@@ -50,7 +50,7 @@ type hub struct {
 // hubChan is one subscribed channel and its watchers.
 type hubChan struct {
 	watchers map[*watcher]struct{}
-	// runs are the watchers of watchers waiting for one run's end, by run.
+	// runs indexes the watchers that wait for one run's end by the run.
 	runs map[string]map[*watcher]struct{}
 	// confirmed reports that the server confirmed the subscription since
 	// it was last sent; ready watchers wait for it.
@@ -222,7 +222,7 @@ func (h *hub) receive(ps *redis.PubSub, done chan struct{}) {
 			if m.Kind == "subscribe" {
 				// a first subscription, or one sent again after a reconnect:
 				// whatever was published in between is unknown.
-				h.signal(ps, m.Channel, true)
+				h.subscribed(ps, m.Channel)
 			}
 		}
 	}
@@ -235,13 +235,17 @@ func (h *hub) current(ps *redis.PubSub) bool {
 	return h.ps == ps
 }
 
-func (h *hub) signal(ps *redis.PubSub, channel string, confirm bool) {
+// subscribed takes the server's confirmation of a subscription to
+// channel: the one a watch sent makes the channel's watchers ready; one
+// sent again after a reconnect tells every watcher of the channel, since
+// what was published while the connection was down is unknown.
+func (h *hub) subscribed(ps *redis.PubSub, channel string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.ps != ps {
 		return
 	}
-	if confirm && h.unpendLocked(channel) {
+	if h.unpendLocked(channel) {
 		c := h.chans[channel]
 		if c != nil && !c.confirmed && h.pending[channel] == 0 {
 			c.confirmed = true
@@ -261,8 +265,8 @@ func (h *hub) signal(ps *redis.PubSub, channel string, confirm bool) {
 }
 
 // route tells the watchers of channel of a message: those of every
-// message, and of the runs it names (every watcher when it names none in
-// the form of eachEnded).
+// message and those of the runs it names, or every watcher when the
+// message is not of the form that names runs (eachEnded).
 func (h *hub) route(ps *redis.PubSub, channel, payload string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

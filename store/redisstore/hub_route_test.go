@@ -182,3 +182,25 @@ func TestRunWaitOfAnEarlierPlaitIsNotWoken(t *testing.T) {
 	require.Equal(t, old[0], msg.Channel)
 	require.Equal(t, "test", msg.Payload, "the old waiter heard an end")
 }
+
+// TestHubTellsRunWaitersOfAReconnect: a cut of the shared connection tells
+// the waiters of runs too, though no message names their runs: an end
+// published while it was down is lost to the hub, and each waiter reads its
+// run again.
+func TestHubTellsRunWaitersOfAReconnect(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	h := newHub(c)
+	const ch = "reconnect:ev"
+	w, err := h.watch(ctx, ch, "1-a")
+	require.NoError(t, err)
+	t.Cleanup(w.stop)
+	select {
+	case <-w.ready:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the subscription was never confirmed")
+	}
+	requireQuiet(t, w, "the waiter of 1-a")
+	require.NoError(t, c.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err())
+	waitSignal(t, w, "the waiter of 1-a")
+}
