@@ -102,7 +102,7 @@ func (s *Store) EventRead(ctx context.Context, params *store.EventReadParams) (*
 	if err != nil || len(res.Events) > 0 || res.FellBehind || params.Wait == 0 {
 		return res, err
 	}
-	w, err := s.hub.watch(ctx, s.keys.eventsChannel())
+	w, err := s.hub.watch(ctx, s.keys.eventsChannel(), "")
 	if err != nil {
 		return nil, err
 	}

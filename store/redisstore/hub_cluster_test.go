@@ -13,9 +13,9 @@ import (
 )
 
 // TestClusterRunWaitSubscribesOnTheRunsMaster: on a cluster, RunWait
-// subscribes to its run's channel on the master of the run's shard, where
-// the script that ends the run publishes, and on no other node; the waits
-// of runs on one master share one connection, and each ends with its run.
+// subscribes to the events channel on the master of the run's shard, where
+// the script that ends the run publishes; the waits of runs on one master
+// share one connection and one subscription, and each ends with its run.
 func TestClusterRunWaitSubscribesOnTheRunsMaster(t *testing.T) {
 	cluster, err := redistest.StartCluster(3)
 	if err != nil {
@@ -41,24 +41,35 @@ func TestClusterRunWaitSubscribesOnTheRunsMaster(t *testing.T) {
 			done <- err
 		}()
 	}
+	ch := s.keys.eventsChannel()
+	masters := map[string]bool{}
 	for _, id := range runs {
 		shard, err := s.runShard(id)
 		require.NoError(t, err)
-		ch := s.keys.done(shard, id)
-		master, err := c.MasterForKey(ctx, ch)
+		master, err := c.MasterForKey(ctx, s.keys.base(shard))
 		require.NoError(t, err)
+		masters[master.Options().Addr] = true
 		// The servers are other processes: they are asked until the wait
 		// has subscribed.
-		require.Eventually(t, func() bool { return master.PubSubNumSub(ctx, ch).Val()[ch] == 1 },
-			10*time.Second, time.Millisecond, "run %s is waited for on its master", id)
-		for _, addr := range cluster.Addrs {
-			if addr != master.Options().Addr {
-				other := redis.NewClient(&redis.Options{Addr: addr})
-				n := other.PubSubNumSub(ctx, ch).Val()[ch]
-				_ = other.Close()
-				require.Zero(t, n, "run %s is waited for on %s", id, addr)
+		require.Eventually(t, func() bool {
+			s.runHubs.mu.Lock()
+			h := s.runHubs.byAddr[master.Options().Addr]
+			s.runHubs.mu.Unlock()
+			if h == nil {
+				return false
 			}
-		}
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			c := h.chans[ch]
+			return c != nil && c.confirmed && len(c.runs[id]) == 1
+		}, 10*time.Second, time.Millisecond, "run %s is waited for on its master's hub", id)
+	}
+	require.Len(t, masters, len(cluster.Addrs), "the runs' shards span every master")
+	for _, addr := range cluster.Addrs {
+		node := redis.NewClient(&redis.Options{Addr: addr})
+		n := node.PubSubNumSub(ctx, ch).Val()[ch]
+		_ = node.Close()
+		require.EqualValues(t, 1, n, "one subscription on %s for the waits of its runs", addr)
 	}
 	s.runHubs.mu.Lock()
 	hubs := len(s.runHubs.byAddr)

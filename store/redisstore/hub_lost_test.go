@@ -25,7 +25,7 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	id := createOneTaskRun(t, s)
 	// One more confirmation owed than will come: the watcher never turns ready.
 	s.hub.mu.Lock()
-	s.hub.pending[s.keys.done(0, id)]++
+	s.hub.pending[s.keys.eventsChannel()]++
 	s.hub.mu.Unlock()
 	done := make(chan error, 1)
 	go func() {
@@ -37,7 +37,7 @@ func TestWaitEndsWhenItsConfirmationIsLost(t *testing.T) {
 	}()
 	// Cancel only once the server holds the wait's subscription, so the
 	// end's message reaches it.
-	ch := s.keys.done(0, id)
+	ch := s.keys.eventsChannel()
 	require.Eventually(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 },
 		10*time.Second, time.Millisecond, "the wait never subscribed")
 	if _, err := s.RunCancel(ctx, &store.RunCancelParams{ID: id}); err != nil {

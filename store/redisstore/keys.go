@@ -11,7 +11,7 @@ import (
 //
 //	<prefix>:{seq}                       run id sequence (string, INCRBY per block)
 //	<prefix>:{<shard>}:r:<run>           run hash: meta, spec and state of every task
-//	<prefix>:{<shard>}:w:<run>           run channel (pub/sub, no key): the run's end is published to it
+//	<prefix>:{<shard>}:w:<run>           run channel of earlier plaits (pub/sub, no key): their RunWait waits on it; unused now
 //	<prefix>:{<shard>}:k:<key>           idempotency key -> run id
 //	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task ends
 //	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
@@ -39,7 +39,7 @@ import (
 //	<prefix>:{<shard>}:sm:<hour>:<c>     one counter's counts per minute of an hour (hash: minute 0-59 -> count, TTL 25 h)
 //	<prefix>:{<shard>}:ac                caps on pending tasks of the shard (hash: q:<queue>, t:<tenant> -> cap; admission.go)
 //	<prefix>:{<shard>}:an                pending tasks counted against a cap (hash, fields as ac)
-//	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it
+//	<prefix>:ev                          events channel (pub/sub, no key): a script that appended events publishes to it, naming the runs it ended
 //	<prefix>:{sched}:s:<name>            schedule hash: def, next, last, run, ver, upd (schedule.go)
 //	<prefix>:{sched}:due                 schedules by next instant (zset, score ms; only those with one)
 //	<prefix>:{sched}:names               every schedule name (zset, score 0, read by lex range)
@@ -83,8 +83,11 @@ func (k keys) base(s int) string { return k.prefix + ":{" + strconv.Itoa(s) + "}
 // run is the run hash.
 func (k keys) run(s int, id string) string { return k.base(s) + "r:" + id }
 
-// done is the pub/sub channel RunWait subscribes to; the script that ends
-// the run publishes its status letter to it. It is a channel, not a key.
+// done is the run's channel of plaits before the end of a run rode in the
+// events channel's message: their RunWait subscribes to it and their
+// scripts publish the run's status letter to it. Nothing of this plait
+// publishes there (lua/lib_run.lua says what an old RunWait sees in a
+// rolling upgrade); the name stays reserved. It is a channel, not a key.
 func (k keys) done(s int, id string) string { return k.base(s) + "w:" + id }
 
 // payload holds the payload of a task kept apart from the run hash.

@@ -75,9 +75,10 @@ import (
 //	RunCancel        1: run_cancel.lua answers with the run's fields
 //	RunReplay        1: run_replay.lua answers with the reset tasks and the
 //	                 run's fields
-//	RunWait          SUBSCRIBE to the run's channel on the store's one shared
-//	                 pub/sub connection (hub.go), HGETALL, then wait for
-//	                 the message the run's end publishes
+//	RunWait          SUBSCRIBE to the events channel on the store's one
+//	                 shared pub/sub connection (hub.go; once for every
+//	                 waiter), HGETALL, then wait for a message naming the
+//	                 run, which the call that ends it publishes
 //	EventRead        LRANGE of a run's events or one XRANGE per shard
 //	                 (pipelined), then one pipelined HMGET per run
 //	StoreStats       HGETALL of each shard's counters, then LRANGE of each

@@ -13,12 +13,13 @@ import (
 )
 
 // RunWait blocks until the run is terminal. A run not finished yet is
-// waited for on its pub/sub channel, to which the script that ends the run
-// publishes, through a subscription connection shared by the store's
-// waiters (hub.go; on a cluster, one per master, the run's own):
-// RunWait subscribes first and reads the run after the server confirmed the
-// subscription, so an end between the two is seen by the read. It reads the
-// run again only when the channel says the run ended, or when the shared
+// waited for on the events channel, whose message from the script that
+// ends the run names it, through a subscription connection and a
+// subscription shared by the store's waiters (hub.go; on a cluster, one
+// per master, the run's own): RunWait subscribes first and reads the run
+// after the server confirmed the subscription, so an end between the two
+// is seen by the read. It reads the run again only when a message names
+// the run (or is of a plait that named no runs), or when the shared
 // connection was cut (a message may have been lost). A finished run costs
 // no memory for its waiters. See [store.Store.RunWait].
 func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*store.Run, error) {
@@ -30,8 +31,7 @@ func (s *Store) RunWait(ctx context.Context, params *store.RunWaitParams) (*stor
 	if err != nil || run.Status.Terminal() {
 		return run, err
 	}
-	channel := s.keys.done(shard, params.ID)
-	w, err := s.runHub(ctx, channel).watch(ctx, channel)
+	w, err := s.runHub(ctx, shard).watch(ctx, s.keys.eventsChannel(), params.ID)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -46,6 +46,9 @@ local ev_base, ev_cap, ev_win, ev_now = nil, nil, 0, nil
 local st_incr = {}
 local st_durs = {}
 local st_min = {}
+-- the runs this call ended, "e" then an id and a status letter per run
+-- (run_ended, lib_run.lua), up to ended_n, sent by flush_events
+local ended, ended_n = {'e'}, 1
 
 -- reset empties the buffers above; a function library keeps its locals
 -- between calls, so every function call starts with it, which also drops
@@ -70,6 +73,7 @@ local function reset()
   if next(st_incr) ~= nil then st_incr = {} end
   if next(st_durs) ~= nil then st_durs = {} end
   if next(st_min) ~= nil then st_min = {} end
+  ended_n = 1
 end
 
 local function hfields(rk)
@@ -230,9 +234,10 @@ end
 -- Redis less per event than a string joined in Lua (table.concat) or a
 -- field of its own per event. With stats on, one HINCRBY per counter
 -- changed and an LPUSH and LTRIM per task name with durations; then one
--- PUBLISH to <prefix>:ev for live readers. Nothing is written per run: a
--- run's events are read from its shard's stream (a run lives in one
--- shard). The cap and the stats window come from the step argument
+-- PUBLISH to <prefix>:ev for live readers and RunWait callers, "e" then
+-- " <run> <status letter>" per run the call ended (ended; hub.go routes
+-- it). Nothing is written per run: a run's events are read from its
+-- shard's stream (a run lives in one shard). The cap and the stats window come from the step argument
 -- (new_ctx). An event's error is read last, from the fields the step
 -- wrote. The channel's name is kept across calls with the shard base it
 -- was made from, and made again only when a call's base differs.
@@ -257,7 +262,12 @@ do
       redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
     end
     if base ~= chan_base then chan_base, chan = base, string.match(base, '^(.*):{') .. ':ev' end
-    redis.call('PUBLISH', chan, '1')
+    if ended_n > 1 then
+      redis.call('PUBLISH', chan, table.concat(ended, ' ', 1, ended_n))
+      ended_n = 1
+    else
+      redis.call('PUBLISH', chan, 'e')
+    end
     if ev_n > 0 then evs, ev_n = {}, 0 end
     if win == 0 then return end
     local sk = base .. 'st'

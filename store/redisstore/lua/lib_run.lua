@@ -1,5 +1,28 @@
 -- lib_run.lua: what every writer of a run shares: a pending task made due,
 -- and a run that ends, by its last task or by a stop.
+--
+-- A run's end wakes its RunWait callers through the one PUBLISH to
+-- <prefix>:ev a call makes for its events (flush_events, lib_buffers.lua):
+-- its message is "e", then " <run> <status letter>" per run the call
+-- ended, and each process's hub routes it to the waiters of the runs it
+-- names (hub.go), so a call ending 64 runs sends one PUBLISH, not 65.
+-- Retried: a resent call that ends nothing names nothing; its waiters read
+-- the run once subscribed, so they saw the first call's end.
+-- Lost data: a run whose end Redis lost is not ended and wakes nobody; a
+-- message lost with a connection is made up by the hub, whose waiters
+-- read their runs again at every reconnect.
+-- Out of memory: a PUBLISH needs no memory, and the step's first write
+-- has been accepted before it.
+-- Cut off: a worker's step ended the run and named it, or did neither.
+-- Rolling upgrade: a plait before this one published "<status letter>" to
+-- <prefix>:{s}:w:<run> per run it ended and "1" to <prefix>:ev. Its
+-- RunWait, subscribed to w:<run>, hears nothing when an upgraded process
+-- ends the run: it has no poll, so it returns when its context ends or its
+-- process is stopped for the upgrade, and the end is not lost (RunWait in
+-- an upgraded process reads it). An upgraded hub takes a "1" from a process
+-- not yet upgraded as "any run may have ended": each of its RunWait calls
+-- reads its run again, exact at one read per waiter per such call while
+-- the versions overlap.
 
 -- make_due schedules a task whose dependencies are met: due at
 -- max(now, runAt, created + delay); ready at once when due <= now, else
@@ -30,13 +53,25 @@ local dead_grace = 3600000
 -- run_ended is sent once when a run has reached a terminal status, after
 -- the writes of the step that ended it: every key it owns starts its
 -- retention (the rule its field q settled at creation, see
--- run_retention), whatever the status it ended in, and RunWait callers,
--- subscribed to the run's channel, wake up. Nothing is stored per
--- finished run for the waiters. k is the run's idempotency key (false:
--- none), or nil to read it; tl is the run's field tl (false: none), or nil
--- to read it.
+-- run_retention), whatever the status it ended in, and RunWait callers
+-- wake up: the run's id and status ride in the message the call publishes
+-- to <prefix>:ev anyway (flush_events, lib_buffers.lua), one PUBLISH per
+-- call however many runs it ends (see the top of this file). Nothing is
+-- stored per finished run for the waiters. k is the run's idempotency key
+-- (false: none), or nil to read it; tl is the run's field tl (false:
+-- none), or nil to read it.
 local function run_ended(ctx, rk, id, r, k, tl)
-  redis.call('PUBLISH', key(ctx.base, 'w', id), r.st)
+  if ev_base ~= nil then
+    -- the end's move buffered an event: the run rides in the call's one
+    -- message (flush_events)
+    local n = ended_n
+    ended[n + 1], ended[n + 2] = id, r.st
+    ended_n = n + 2
+  else
+    -- a step that flushed its events before it sent run_ended (stop_run,
+    -- task_control): a message of its own
+    redis.call('PUBLISH', string.match(ctx.base, '^(.*):{') .. ':ev', 'e ' .. id .. ' ' .. r.st)
+  end
   if ctx.retention > 0 then
     local ret = run_retention(ctx, rk, r.st)
     redis.call('PEXPIRE', rk, ret)

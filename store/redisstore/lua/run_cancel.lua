@@ -4,7 +4,7 @@
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
--- ARGV[2]  shard base "<prefix>:{s}:" (lease zset, payload keys, run channel, key index)
+-- ARGV[2]  shard base "<prefix>:{s}:" (lease zset, payload keys, events channel, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  run id
 -- ARGV[5]  reason, recorded as the error of every task the cancel stops

@@ -6,7 +6,7 @@
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (lease zset, delayed sets, ready
---          lists, run channel, key index)
+--          lists, events channel, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  run id
 -- ARGV[5]  task name

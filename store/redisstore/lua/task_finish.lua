@@ -6,8 +6,8 @@
 -- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
 --          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
 -- ARGV[2]  shard base "<prefix>:{s}:" (queues and wake lists of released
---          children, payload keys, dead-letter lists and the index dl, run
---          channels, key index)
+--          children, payload keys, dead-letter lists and the index dl, the
+--          events channel, key index)
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  number of outcomes n
 -- ARGV[5+7(i-1) ..]  per outcome: run id, task, epoch, outcome (1 succeeded,
@@ -39,7 +39,8 @@
 -- an attempt that ended, and HINCRBY of the minute's field in
 -- <base>sm:<hour>:<counter> per counter moved (tasks succeeded, failed,
 -- retried; runs completed, failed), with a PEXPIRE of 25 h when it made the
--- field (flush_series); one PUBLISH to <prefix>:ev. An outcome refused
+-- field (flush_series); one PUBLISH to <prefix>:ev, naming the runs the
+-- call ended for their RunWait callers (lib_run.lua). An outcome refused
 -- (stale epoch) moves nothing and makes no event.
 --
 -- Queue registry: a push that makes a queue's ready list or delayed set
