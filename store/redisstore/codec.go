@@ -33,7 +33,15 @@ import (
 //
 // Versions:
 //
-//	7  the current format: version 6, with the run's generation, when
+//	8  the current format: version 7, with a payload longer than a hash's
+//	   compact values kept inline in the run hash, in pieces, rather than in
+//	   a key of its own, and the final attempt of a task that succeeded
+//	   folded into its state rather than a record of its own. A version 7
+//	   run is read and worked on as it is, and keeps its layout. A plait of
+//	   version 7 cannot work on a version 8 run: during a rolling upgrade
+//	   the upgraded processes create version 7 runs (WithFormatVersion)
+//	   until no process of version 7 is left.
+//	7  version 6, with the run's generation, when
 //	   above 0, right after the status letter of m, of the states s: of
 //	   the tasks a replay reset, and after the outcome letter of their
 //	   attempt records ("U2,..."; lua/lib_codec.lua), so that every event
@@ -97,7 +105,7 @@ import (
 // Format versions of a run hash.
 const (
 	// formatVersion is the version this code writes, the newest it reads.
-	formatVersion = 7
+	formatVersion = 8
 	// minFormatVersion is the oldest version this code reads.
 	minFormatVersion = 2
 )

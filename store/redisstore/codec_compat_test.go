@@ -115,16 +115,16 @@ type goldenRecords struct {
 	payloads map[string]string
 }
 
-// writeGolden plays the golden scenario on miniredis with the current code
-// and returns what it stored.
-func writeGolden(t *testing.T) goldenRecords {
+// writeGolden plays the golden scenario on miniredis with the current code,
+// given opts, and returns what it stored.
+func writeGolden(t *testing.T, opts ...Option) goldenRecords {
 	ctx := context.Background()
 	m := miniredis.RunT(t)
 	m.SetTime(goldenStart)
 	clk := fakeclock.New(goldenStart)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
-	s, err := New(ctx, c, WithClock(clk), WithCompression(64), WithLogger(discardLogger()))
+	s, err := New(ctx, c, append([]Option{WithClock(clk), WithCompression(64), WithLogger(discardLogger())}, opts...)...)
 	require.NoError(t, err)
 	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: goldenWorkflow(), Key: "order-42",
 		Tenant: "acme", Service: "billing", Metadata: goldenRun(formatVersion).Metadata})
@@ -266,6 +266,16 @@ func TestGoldenRecordsCurrent(t *testing.T) {
 	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(formatVersion)+".txt"))
 	require.NoError(t, err)
 	require.Equal(t, inflated(t, g), inflated(t, writeGolden(t)))
+}
+
+// TestGoldenRecordsPrevious checks that a store told to write the previous
+// format version (for a rolling upgrade) writes exactly what that
+// version's golden file holds: what a plait of that version wrote, and
+// reads.
+func TestGoldenRecordsPrevious(t *testing.T) {
+	g, err := loadGolden(filepath.Join("testdata", "run_v"+strconv.Itoa(FormatVersionPrevious)+".txt"))
+	require.NoError(t, err)
+	require.Equal(t, inflated(t, g), inflated(t, writeGolden(t, WithFormatVersion(FormatVersionPrevious))))
 }
 
 // inflated returns the records with every compressed payload decoded. The

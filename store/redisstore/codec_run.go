@@ -69,11 +69,11 @@ type runInfo struct {
 	Metadata map[string]string
 }
 
-// encodeRunInfo encodes field i: the format version of the whole hash,
-// then the info. Metadata is written in key order, so equal runs store
+// encodeRunInfo encodes field i: the format version of the whole hash
+// (the version the store writes), then the info. Metadata is written in key order, so equal runs store
 // equal bytes.
-func encodeRunInfo(in runInfo) string {
-	w := &writer{b: []byte{formatVersion}}
+func encodeRunInfo(in runInfo, version byte) string {
+	w := &writer{b: []byte{version}}
 	w.str(in.Workflow)
 	w.str(in.Tenant)
 	w.str(in.Service)

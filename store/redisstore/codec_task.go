@@ -72,14 +72,14 @@ type taskFields struct {
 // optional compression). With mayApart, a payload that would make d:<task>
 // longer than a listpack value goes to its own key instead, so the run hash
 // stays compact.
-func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool) taskFields {
+func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool, version byte) taskFields {
 	var payload string
 	if t.Payload != nil {
 		payload = enc.encode(t.Payload)
 	}
-	out := taskFields{def: encodeTaskDef(t, payload, false)}
+	out := taskFields{def: encodeTaskDef(t, payload, false, version)}
 	if mayApart && len(payload) > 0 && len(out.def) > maxListpackValue {
-		out.def = encodeTaskDef(t, "", true)
+		out.def = encodeTaskDef(t, "", true, version)
 		out.payload = payload
 		out.apart = true
 	}
@@ -98,7 +98,7 @@ func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool) taskFields {
 // task is kept on), then the body: the version
 // byte and the spec. payload is the encoded payload (flag byte first),
 // inline unless apart.
-func encodeTaskDef(t *store.TaskSpec, payload string, apart bool) string {
+func encodeTaskDef(t *store.TaskSpec, payload string, apart bool, version byte) string {
 	var b strings.Builder
 	// The scripts queue the task by this name: its routed queue when it
 	// requires capabilities (store.RoutedQueue).
@@ -123,7 +123,7 @@ func encodeTaskDef(t *store.TaskSpec, payload string, apart bool) string {
 		b.WriteString(",0\n")
 	}
 
-	w := &writer{b: []byte{formatVersion}}
+	w := &writer{b: []byte{version}}
 	w.str(t.Handler)
 	if t.Payload == nil || apart {
 		w.uvarint(0)

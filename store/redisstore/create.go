@@ -152,7 +152,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 		if len(t.Deps) == 0 {
 			roots = append(roots, t.Name)
 		}
-		tf := encodeTask(t, enc, mayApart)
+		tf := encodeTask(t, enc, mayApart, s.cfg.format)
 		f := []any{"d:" + t.Name, tf.def, "s:" + t.Name, newTaskState}
 		if tf.parents != "" {
 			f = append(f, "u:"+t.Name, tf.parents)
@@ -169,7 +169,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 		taskFieldsOf[i] = f
 	}
 	runFields := []any{"o", strings.Join(names, " "),
-		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata})}
+		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata}, s.cfg.format)}
 	runFields = append(runFields, "q", s.queryField(wf.Name, params))
 	if params.Key != "" {
 		runFields = append(runFields, "k", params.Key)

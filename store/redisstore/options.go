@@ -73,6 +73,9 @@ type config struct {
 	eventCap, statsWindow int
 	// logLines and logBytes cap each task's stored log lines (tasklog.go).
 	logLines, logBytes int
+	// format is the format version of the runs this store creates
+	// (WithFormatVersion).
+	format byte
 	// errs collects what the options rejected; New reports them all.
 	errs []error
 }
@@ -109,6 +112,9 @@ func (c *config) withDefaults() {
 	}
 	if c.logLines == 0 {
 		c.logLines, c.logBytes = store.TaskLogLinesDefault, store.TaskLogBytesDefault
+	}
+	if c.format == 0 {
+		c.format = FormatVersionNewest
 	}
 }
 

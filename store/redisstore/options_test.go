@@ -41,6 +41,8 @@ func TestOptionsRejected(t *testing.T) {
 		{WithPrefix(hostile), `redisstore.WithPrefix("` + strings.Repeat("x{", 16) + `"…(201 bytes)): is longer than 128 bytes`},
 		{WithShards(0), "redisstore.WithShards(0): want 1..16384"},
 		{WithShards(-1), "redisstore.WithShards(-1): want 1..16384"},
+		{WithFormatVersion(FormatVersionPrevious - 1), "redisstore.WithFormatVersion(6): want 7 or 8"},
+		{WithFormatVersion(FormatVersionNewest + 1), "redisstore.WithFormatVersion(9): want 7 or 8"},
 		{WithShards(MaxShards + 1), "redisstore.WithShards(16385): want 1..16384"},
 		{WithRetention(0), "redisstore.WithRetention(0s): want at least 1ms"},
 		{WithRetention(-time.Second), "redisstore.WithRetention(-1s): want at least 1ms"},
