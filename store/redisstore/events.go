@@ -34,20 +34,28 @@ func WithEventCap(n int) Option {
 }
 
 // stepArg is the first argument of the scripts that change statuses: the
-// "now" of nowArg, then ";" the event cap and ";" the stats window (0 when
-// stats are off), so a transition reads its settings from its arguments
-// and not from Redis.
-func (s *Store) stepArg() string {
-	return s.nowArg() + ";" + strconv.Itoa(s.cfg.eventCap) + ";" + strconv.Itoa(s.cfg.statsWindow)
-}
+// "now" of nowArg, then ";" the event cap, ";" the stats window (0 when
+// stats are off), ";" a claim's inline results limit (empty elsewhere) and
+// ";" the format version the store writes (WithFormatVersion), so a
+// transition reads its settings from its arguments and not from Redis.
+func (s *Store) stepArg() string { return s.stepWith(0) }
 
-// claimStepArg is stepArg for a claim: it adds the claim's inline results
+// claimStepArg is stepArg for a claim: with the claim's inline results
 // limit (TaskClaimParams.InlineResultsMax) when it has one.
 func (s *Store) claimStepArg(p *store.TaskClaimParams) string {
 	if p == nil || p.InlineResultsMax <= 0 {
 		return s.stepArg()
 	}
-	return s.stepArg() + ";" + strconv.Itoa(p.InlineResultsMax)
+	return s.stepWith(p.InlineResultsMax)
+}
+
+func (s *Store) stepWith(inline int) string {
+	in := ""
+	if inline > 0 {
+		in = strconv.Itoa(inline)
+	}
+	return s.nowArg() + ";" + strconv.Itoa(s.cfg.eventCap) + ";" + strconv.Itoa(s.cfg.statsWindow) + ";" + in + ";" +
+		strconv.Itoa(int(s.cfg.format))
 }
 
 // EventRead reads the events after params.After from the stream of one run
@@ -307,7 +315,22 @@ func decodeEvent(r rawEvent) (store.StoreEvent, error) {
 		return ev, decodeNoteEvent(&ev, r.v[1:])
 	}
 	if r.v[0] == '!' {
-		m, err := decodeMeta(r.v[1:])
+		// A run's move: its status letter and generation (format version
+		// 8), or its whole meta (version 7).
+		v := r.v[1:]
+		if strings.IndexByte(v, ',') < 0 {
+			letter, gen, err := splitGen(v)
+			if err != nil {
+				return ev, err
+			}
+			st, ok := runStatusOf(letter)
+			if !ok {
+				return ev, corrupt("event %s: run status", clip(r.v))
+			}
+			ev.RunStatus, ev.Type, ev.Generation = st, store.RunEventType(st), gen
+			return ev, nil
+		}
+		m, err := decodeMeta(v)
 		if err != nil {
 			return ev, err
 		}

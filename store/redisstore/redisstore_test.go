@@ -87,15 +87,18 @@ const maxResultBytes = 1 << 10
 
 // newMiniredisHarness gives each case its own miniredis; Advance moves the
 // fake clock and miniredis's TTLs together.
-func newMiniredisHarness(t *testing.T) *storetest.Harness {
+func newMiniredisHarness(t *testing.T) *storetest.Harness { return miniredisHarness(t) }
+
+// miniredisHarness is newMiniredisHarness with more options.
+func miniredisHarness(t *testing.T, opts ...redisstore.Option) *storetest.Harness {
 	m := miniredis.RunT(t)
 	m.SetTime(start)
 	clk := fakeclock.New(start)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
 	t.Cleanup(func() { c.Close() })
-	s, err := redisstore.New(context.Background(), c, redisstore.WithClock(clk), redisstore.WithLogger(quietLogger()),
-		redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0), redisstore.WithTaskLogLimit(5, 64),
-		redisstore.WithHistoryRetention(3*store.RetentionDefault))
+	s, err := redisstore.New(context.Background(), c, append([]redisstore.Option{redisstore.WithClock(clk),
+		redisstore.WithLogger(quietLogger()), redisstore.WithMaxResultBytes(maxResultBytes), redisstore.WithStats(0),
+		redisstore.WithTaskLogLimit(5, 64), redisstore.WithHistoryRetention(3 * store.RetentionDefault)}, opts...)...)
 	require.NoError(t, err)
 	return &storetest.Harness{
 		Store: s,

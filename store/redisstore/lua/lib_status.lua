@@ -162,8 +162,16 @@ local function waiting_head(t, name)
   return '?' .. t.gen .. ':' .. name
 end
 
-local function note_run(ctx, id, m)
-  note(ctx, id, '!' .. m, false)
+-- note_run writes a run's move: its status letter and generation when the
+-- process writes format version 8 (ctx.short), which is all a reader
+-- takes from it, else its whole packed meta m, which readers of version 7
+-- expect (codec.go).
+local function note_run(ctx, id, r, m)
+  if ctx.short then
+    note(ctx, id, '!' .. r.st .. (r.gen or ''), false)
+  else
+    note(ctx, id, '!' .. m, false)
+  end
 end
 
 local function task_terminal(st) return task_final[st] == true end
@@ -410,7 +418,7 @@ local function run_to(ctx, rk, id, r, to, packed)
     run_index(ctx, rk, id, r, from, to)
   end
   local m = meta_pack(r)
-  note_run(ctx, id, m)
+  note_run(ctx, id, r, m)
   if not packed then hset(rk, 'm', m) end
   return m
 end

@@ -1,0 +1,89 @@
+package redisstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
+	"github.com/plaitdag/plait/store/redisstore"
+	"github.com/plaitdag/plait/store/storetest"
+)
+
+// TestConformancePreviousFormat runs the whole conformance suite on a
+// store that creates its runs in the previous format version, as the
+// upgraded processes of a rolling upgrade do: what that version writes
+// must keep meaning what it meant.
+func TestConformancePreviousFormat(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) *storetest.Harness {
+		return miniredisHarness(t, redisstore.WithFormatVersion(redisstore.FormatVersionPrevious))
+	})
+}
+
+// TestRunEventsOfEachFormat reads the events of one run's life from a
+// store writing each format version: the newest writes a run's moves as
+// its status letter alone, the previous its whole record, which a reader
+// of that version expects; both read back as the same events.
+func TestRunEventsOfEachFormat(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := context.Background()
+	var read [2][]store.StoreEvent
+	for i, v := range []int{redisstore.FormatVersionPrevious, redisstore.FormatVersionNewest} {
+		c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+		t.Cleanup(func() { _ = c.Close() })
+		prefix := "fv" + string(rune('a'+i))
+		clk := fakeclock.New(start)
+		s, err := redisstore.New(ctx, c, redisstore.WithPrefix(prefix), redisstore.WithFormatVersion(v), redisstore.WithClock(clk))
+		require.NoError(t, err)
+		wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
+		created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, got.Tasks, 1)
+		clk.Advance(time.Second)
+		_, err = s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w",
+			Outcomes: []store.TaskOutcome{{Lease: got.Tasks[0].Lease, Outcome: store.OutcomeSucceeded}}})
+		require.NoError(t, err)
+
+		var runMoves []string
+		raw, err := c.Do(ctx, "XRANGE", prefix+":{0}:e", "-", "+").Slice()
+		require.NoError(t, err)
+		for _, entry := range raw {
+			fields := entry.([]any)[1].([]any)
+			for j := 0; j+1 < len(fields); j += 2 {
+				if v := fields[j+1].(string); strings.HasPrefix(v, "!") {
+					runMoves = append(runMoves, v)
+				}
+			}
+		}
+		require.Len(t, runMoves, 3, "created, started, completed")
+		for _, m := range runMoves {
+			if v == redisstore.FormatVersionNewest {
+				require.Len(t, m, 2, "a run's move as its status letter: %q", m)
+			} else {
+				require.Contains(t, m, ",", "a run's move as its whole record: %q", m)
+			}
+		}
+		res, err := s.EventRead(ctx, &store.EventReadParams{RunID: created.Run.ID, Limit: 100})
+		require.NoError(t, err)
+		for _, ev := range res.Events {
+			ev.At, ev.RunID, ev.Cursor = time.Time{}, "", ""
+			read[i] = append(read[i], ev)
+		}
+	}
+	require.NotEmpty(t, read[0])
+	require.Equal(t, read[0], read[1])
+}
