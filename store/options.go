@@ -23,9 +23,8 @@ const (
 	// ends, before its caller could read it.
 	RetentionMin = time.Millisecond
 
-	// EventCapDefault is how many entries each event stream keeps at
-	// least (see EventStore and each store's WithEventCap for what an
-	// entry holds).
+	// EventCapDefault is about how many events each event stream keeps
+	// (see EventStore and each store's WithEventCap).
 	EventCapDefault = 100_000
 	// EventCapMax bounds WithEventCap: far above any useful backlog, low
 	// enough that a stream's memory stays within reach of one server.

@@ -14,12 +14,13 @@ import (
 )
 
 // WithEventCap sets the event cap, which means the same on every store:
-// each event stream keeps at least its newest n entries; on Redis an entry
-// holds the events of one script call (one or a few transitions), on
-// memstore one event. Redis keeps one stream per shard, and a run's events
-// are read from its shard's stream, so this caps them too. The stream is
-// trimmed with MAXLEN ~, so it holds at least its cap and at most about
-// one stream node (100 entries by default) more. Defaults to
+// each event stream keeps about its newest n events. On Redis a stream
+// entry holds the events of one script call (one to thousands), so the
+// stream is trimmed, with MAXLEN ~, to n divided by the recent average of
+// events per entry: it keeps about n events, at least n while calls are
+// alike, and a stream node or so more. Redis keeps one stream per shard,
+// and a run's events are read from its shard's stream, so this caps them
+// too. Defaults to
 // [store.EventCapDefault]; below 1 or above [store.EventCapMax] is an
 // error. Every process of a prefix should use the same cap: each trims to
 // its own.

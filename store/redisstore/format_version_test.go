@@ -87,3 +87,42 @@ func TestRunEventsOfEachFormat(t *testing.T) {
 	require.NotEmpty(t, read[0])
 	require.Equal(t, read[0], read[1])
 }
+
+// TestEventCapCountsEvents fills a shard's stream with calls of many
+// events each: the stream keeps about its cap in events, not in entries
+// (which would keep a hundred times as many here).
+func TestEventCapCountsEvents(t *testing.T) {
+	t.Parallel()
+	srv, err := redistest.Start()
+	if err != nil {
+		redistest.Skip(t, err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { _ = c.Close() })
+	const eventCap = 1000
+	s, err := redisstore.New(ctx, c, redisstore.WithEventCap(eventCap))
+	require.NoError(t, err)
+	wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}}}
+	params := make([]*store.RunCreateParams, 50)
+	for i := range params {
+		params[i] = &store.RunCreateParams{Workflow: wf}
+	}
+	for range 100 {
+		out, err := s.RunCreateMany(ctx, params)
+		require.NoError(t, err)
+		require.NoError(t, out[0].Err)
+	}
+	raw, err := c.Do(ctx, "XRANGE", "plait:{0}:e", "-", "+").Slice()
+	require.NoError(t, err)
+	events, most := 0, 0
+	for _, entry := range raw {
+		n := len(entry.([]any)[1].([]any))/2 - 1 // pairs but "t"
+		events += n
+		most = max(most, n)
+	}
+	t.Logf("FIGURE %d events in %d entries kept for a cap of %d, of %d written", events, len(raw), eventCap, 100*100)
+	require.GreaterOrEqual(t, events, eventCap, "the cap's newest events are kept")
+	require.LessOrEqual(t, events, eventCap+2*most, "no more than about the cap is kept")
+}

@@ -229,8 +229,12 @@ end
 -- none of them is a call's first write): one XADD to the shard's stream
 -- per call (per 4000 events), its first pair "t" and the call's now in ms,
 -- then one pair per event, the run id and the event (lib_status.lua), with
--- Redis's own trimming to the cap in entries (MAXLEN ~, so it stays bounded
--- and an append frees about what it takes). Pairs of a repeated field cost
+-- Redis's own trimming (MAXLEN ~, so it stays bounded and an append frees
+-- about what it takes). The cap counts events: an entry holds the events
+-- of one call, from one to thousands, so the stream is trimmed to the cap
+-- divided by the recent average of events per entry (per_entry, kept
+-- across calls per stream; a script run as EVALSHA keeps nothing and
+-- takes its own call's count). Pairs of a repeated field cost
 -- Redis less per event than a string joined in Lua (table.concat) or a
 -- field of its own per event. With stats on, one HINCRBY per counter
 -- changed and an LPUSH and LTRIM per task name with durations; then one
@@ -244,6 +248,7 @@ end
 local flush_events
 do
   local chan_base, chan
+  local per_entry, cap_n, cap_s = {}, {}, {}
 
   flush_events = function()
     if ev_base == nil then return end
@@ -258,8 +263,20 @@ do
     end
     if next(ev_errs) ~= nil then ev_errs = {} end
     local sk = base .. 'e'
+    local cap = ev_cap
+    if ev_n > 0 then
+      -- events in each entry of this call (a pair each, 2000 to an entry)
+      local n = ev_n / 2
+      n = n / math.ceil(n / 2000)
+      local avg = per_entry[sk]
+      if avg then avg = avg + (n - avg) / 16 else avg = n end
+      per_entry[sk] = avg
+      local entries = math.ceil(ev_cap / avg)
+      if entries ~= cap_n[sk] then cap_n[sk], cap_s[sk] = entries, itoa(entries) end
+      cap = cap_s[sk]
+    end
     for i = 1, ev_n, 4000 do
-      redis.call('XADD', sk, 'MAXLEN', '~', ev_cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
+      redis.call('XADD', sk, 'MAXLEN', '~', cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
     end
     if base ~= chan_base then chan_base, chan = base, string.match(base, '^(.*):{') .. ':ev' end
     if ended_n > 1 then
