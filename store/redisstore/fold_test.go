@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store"
 )
 
@@ -173,16 +174,41 @@ func requireSameAttempts(t *testing.T, stage string, want, got map[string][]stor
 // tasks it resets out as records first: the first generation's final
 // attempts are kept), at the second end, and AttemptHistory after the
 // run's hash expired (its copy h:<run>, whose stale error of a task failed
-// then succeeded is not read).
+// then succeeded is not read). On miniredis, whose time the test moves,
+// and on a real redis-server, where the run hashes are given 1 ms left.
 func TestFoldedAttemptsReadAsRecords(t *testing.T) {
+	t.Run("miniredis", func(t *testing.T) {
+		m := miniredis.RunT(t)
+		m.SetTime(foldStart)
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		t.Cleanup(func() { c.Close() })
+		testFoldedAttempts(t, c, func(...*foldSide) { m.FastForward(2 * time.Hour) })
+	})
+	t.Run("redis-server", func(t *testing.T) {
+		c := redistest.Private(t)
+		testFoldedAttempts(t, c, func(sides ...*foldSide) {
+			for _, sd := range sides {
+				require.True(t, c.PExpire(context.Background(), sd.s.keys.run(0, sd.id), time.Millisecond).Val())
+			}
+			require.Eventually(t, func() bool {
+				for _, sd := range sides {
+					if c.Exists(context.Background(), sd.s.keys.run(0, sd.id)).Val() != 0 {
+						return false
+					}
+				}
+				return true
+			}, 10*time.Second, 5*time.Millisecond)
+		})
+	})
+}
+
+// foldStart is the fake clocks' first reading in the fold scenario.
+var foldStart = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func testFoldedAttempts(t *testing.T, c *redis.Client, expire func(...*foldSide)) {
 	ctx := context.Background()
-	m := miniredis.RunT(t)
-	start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
-	m.SetTime(start)
-	c := redis.NewClient(&redis.Options{Addr: m.Addr()})
-	t.Cleanup(func() { c.Close() })
 	side := func(opts ...Option) *foldSide {
-		clk := fakeclock.New(start)
+		clk := fakeclock.New(foldStart)
 		s, err := New(ctx, c, append([]Option{WithClock(clk), WithLogger(discardLogger()),
 			WithRetention(time.Hour), WithHistoryRetention(24 * time.Hour)}, opts...)...)
 		require.NoError(t, err)
@@ -219,7 +245,7 @@ func TestFoldedAttemptsReadAsRecords(t *testing.T) {
 	require.Equal(t, int64(1), last["fail"][1].Generation)
 	require.Empty(t, last["fail"][1].Error)
 
-	m.FastForward(2 * time.Hour)
+	expire(v7, v8)
 	for _, sd := range []*foldSide{v7, v8} {
 		_, err := sd.s.RunGet(ctx, &store.RunGetParams{ID: sd.id})
 		require.ErrorIs(t, err, store.ErrNotFound, "the run hash expired")
