@@ -71,7 +71,8 @@ func goldenWorkflow() *store.WorkflowSpec {
 
 // goldenRun is the run the golden records of format version v hold:
 // before version 4 an attempt record kept no retry delay, before version 6
-// no queued time.
+// no queued time. From version 8 fetch's final attempt has no record (it
+// is folded into the task's state) and decodes the same.
 func goldenRun(v int) *store.Run {
 	var delay time.Duration
 	if v >= 4 {

@@ -256,7 +256,7 @@ func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	}
 	run.Tasks = make([]store.TaskInstance, len(names))
 	for i, name := range names {
-		in, err := decodeInstance(name, h, m.created)
+		in, err := decodeInstance(name, h, hashVersion(h), m.created)
 		if err != nil {
 			return nil, fmt.Errorf("run %s: %w", id, err)
 		}
@@ -265,8 +265,9 @@ func decodeRun(id string, h map[string]string) (*store.Run, error) {
 	return run, nil
 }
 
-// decodeInstance builds one task of a run from the run's hash fields.
-func decodeInstance(name string, h map[string]string, created int64) (store.TaskInstance, error) {
+// decodeInstance builds one task of a run from the run's hash fields, of
+// format version version.
+func decodeInstance(name string, h map[string]string, version int, created int64) (store.TaskInstance, error) {
 	ss, ok := h["s:"+name]
 	if !ok {
 		return store.TaskInstance{}, corrupt("task %q has no state", name)
@@ -304,7 +305,7 @@ func decodeInstance(name string, h map[string]string, created int64) (store.Task
 			return store.TaskInstance{}, fmt.Errorf("task %q result: %w", name, err)
 		}
 	}
-	if in.Attempts, err = decodeTaskAttempts(name, h, st.epoch, created); err != nil {
+	if in.Attempts, err = decodeTaskAttempts(name, h, st, version, created); err != nil {
 		return store.TaskInstance{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	if in.Progress, err = taskProgress(name, h); err != nil {

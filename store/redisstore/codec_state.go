@@ -112,11 +112,14 @@ func decodeState(s string) (taskState, error) {
 	return t, nil
 }
 
-// decodeTaskAttempts gathers the attempt records of one task: those of a
-// run written before per-epoch fields, in a:<task>, then one field
-// a:<task>:<epoch> per ended claim up to the task's epoch, oldest first.
+// decodeTaskAttempts gathers the attempt records of one task of state st
+// in a hash of format version version: those of a run written before
+// per-epoch fields, in a:<task>, then one field a:<task>:<epoch> per ended
+// claim up to the task's epoch, oldest first, then the final attempt
+// folded into the state (version 8; codec_fold.go) when the task has one.
 // It looks up at most epoch fields and never scans the hash.
-func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) ([]store.Attempt, error) {
+func decodeTaskAttempts(name string, h map[string]string, st taskState, version int, created int64) ([]store.Attempt, error) {
+	epoch := st.epoch
 	var out []store.Attempt
 	if a, ok := h["a:"+name]; ok {
 		legacy, err := decodeAttempts(a, created)
@@ -136,6 +139,13 @@ func decodeTaskAttempts(name string, h map[string]string, epoch, created int64) 
 			return nil, err
 		}
 		out = append(out, recs...)
+	}
+	folded, ok, err := foldedAttempt(name, h, st, version, created)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		out = append(out, folded)
 	}
 	return out, nil
 }

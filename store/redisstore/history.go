@@ -38,6 +38,9 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", params.RunID, err)
 	}
+	// the copy h:<run> holds field i too: its version says whether final
+	// attempts are folded into the states (codec_fold.go)
+	version := hashVersion(h)
 	res := &store.AttemptHistoryResult{}
 	for _, name := range strings.Fields(h["o"]) {
 		if params.Task != "" && name != params.Task {
@@ -47,7 +50,7 @@ func (s *Store) AttemptHistory(ctx context.Context, params *store.AttemptHistory
 		if err != nil {
 			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
 		}
-		attempts, err := decodeTaskAttempts(name, h, st.epoch, m.created)
+		attempts, err := decodeTaskAttempts(name, h, st, version, m.created)
 		if err != nil {
 			return nil, fmt.Errorf("run %s task %q: %w", params.RunID, name, err)
 		}

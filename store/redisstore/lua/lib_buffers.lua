@@ -303,7 +303,8 @@ end
 
 -- keep_history asks the next flush to copy what the attempt records of a
 -- run that has just ended need to be read (its fields m, i, o, every s:,
--- a: and pg:) from its hash rk into hk, kept for ms: the records outlive the
+-- a: and pg:, and from format version 8 on every w: and e:, which a final
+-- attempt folded into its state is read with) from its hash rk into hk, kept for ms: the records outlive the
 -- run (WithHistoryRetention). The copy is made once the hashes are
 -- written, so it holds this call's writes. A run that ends again after a
 -- replay is copied again, over the first copy. Only a store keeping
@@ -319,10 +320,13 @@ end
 local function copy_kept()
   for _, k in ipairs(kept) do
     local all = redis.call('HGETALL', k[1])
+    -- w: and e: from format version 8 on (the first byte of i; folded)
+    local fold = (string.byte(redis.call('HGET', k[1], 'i') or '', 1) or 0) >= 8
     local out = {}
     for i = 1, #all, 2 do
       local f = all[i]
-      if f == 'm' or f == 'i' or f == 'o' or string.find(f, '^[as]:') or string.find(f, '^pg:') then
+      if f == 'm' or f == 'i' or f == 'o' or string.find(f, '^[as]:') or string.find(f, '^pg:') or
+        (fold and string.find(f, '^[ew]:')) then
         out[#out + 1] = f
         out[#out + 1] = all[i + 1]
       end

@@ -30,6 +30,17 @@
 --                        l released, c crashed, x cancelled; gen as in s: (version 7)
 --                        delayMs: the retry delay chosen (0 when none and queuedOff follows)
 --                        queuedOff: field w:<task> when the attempt ended (version 6; record_head)
+--                        folded (format version 8): the final attempt of a task that succeeded
+--                        with no error text, or failed ('f', not timed out), has no record of
+--                        its own; the task's state is the record (folded, unfold): attempt,
+--                        epoch, claimOff as startOff, endOff - claimOff as durMs, S as s and F
+--                        as f, gen and worker from s:, queuedOff from w:<task>, the error from
+--                        e:<task> (F; '' for S), delayMs 0. A record is written for every other
+--                        end, and for these in a version 7 run. The version is the byte after
+--                        d:'s header line, which every finish reads anyway. Nothing rewrites an
+--                        ended task's state but a replay, which writes the folded attempt out
+--                        as its record first (unfold); history copies of a version 8 run carry
+--                        w: and e: (keep_history).
 --   field w:<task>      when the task last became ready, or the due time it waits for (set_queued)
 --   field a:<task>      attempt records of runs written before per-epoch fields, each as above,
 --                        one after another (read only)
@@ -273,4 +284,37 @@ local function has_attempts(rk, name, t, claimed)
     if hget(rk, 'a:' .. name .. ':' .. e) then return true end
   end
   return false
+end
+
+-- folded reports whether the final attempt of a task whose definition is d
+-- (field d:) is folded into its state rather than written as a record of
+-- its own: a run of format version 8 on, whose version is the byte after
+-- the header line of d: (codec.go). nl is the position of that '\n' when
+-- the caller has it.
+local function folded(d, nl)
+  nl = nl or string.find(d, '\n', 1, true)
+  return nl ~= nil and (string.byte(d, nl + 1) or 0) >= 8
+end
+
+-- unfold writes out, as the record a:<task>:<epoch> a version 7 finish
+-- would have written, the final attempt folded into the state t of a task
+-- that succeeded or failed (a run where folded holds), before a move
+-- rewrites that state (a replay resets its offsets, its generation and
+-- e:<task>). A task with a record for its epoch (an error text on a
+-- success, a timeout, a version 7 finish) or ended otherwise has nothing
+-- folded and is left alone. The record is built from the same strings the
+-- finish would have used (decodeTaskAttempts in codec_state.go reads the
+-- state the same way).
+local function unfold(rk, name, t)
+  local letter
+  if t.st == 'S' then letter = 's' elseif t.st == 'F' then letter = 'f' else return end
+  if tonumber(t.epoch) == 0 or t.ended == nil or t.ended == '' then return end
+  local af = 'a:' .. name .. ':' .. itoa(t.epoch)
+  if hget(rk, af) then return end
+  local err = ''
+  if letter == 'f' then err = hget(rk, 'e:' .. name) or '' end
+  local claim = t.claim
+  if claim == nil or claim == '' then claim = 0 end
+  hset(rk, af, record_head(itoa(t.attempt), itoa(t.epoch), itoa(claim), int(t.ended - claim), letter .. (t.gen or ''),
+    #t.worker, #err, nil, hget(rk, 'w:' .. name)) .. t.worker .. err)
 end

@@ -127,8 +127,6 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     end
     return nil
   end
-  -- the record's field, named by the epoch as the state spells it
-  local af = 'a:' .. name .. ':' .. t.epoch
   if ch then
     -- through the cache, where later steps of this call find the records.
     r, t = meta_parse(m), state_parse(s)
@@ -157,12 +155,21 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   -- validated: writes start here, with the lease entry.
   unlease_now(active, entry(id, name))
   err = err or ''
-  local rec = record_head(t.attempt, t.epoch, claim, int(t.ended - claim), 's' .. (t.gen or ''), #t.worker, #err, nil, w or nil) ..
-    t.worker .. err
+  -- The attempt record, in its field named by the epoch as the state
+  -- spells it; none for a success without error text in a run of format
+  -- version 8 on (the byte after the header line of d:), whose state is
+  -- the record (folded, lib_codec.lua).
+  local af, rec
+  local v = string.byte(d, hend + 1)
+  if err ~= '' or not v or v < 8 then
+    af = 'a:' .. name .. ':' .. t.epoch
+    rec = record_head(t.attempt, t.epoch, claim, int(t.ended - claim), 's' .. (t.gen or ''), #t.worker, #err, nil, w or nil) ..
+      t.worker .. err
+  end
 
   if ch then
     -- through the cache: the task's fields, its children, then the meta.
-    hset(rk, af, rec)
+    if rec then hset(rk, af, rec) end
     if result ~= '' then hset(rk, 'r:' .. name, result) end
     if e then hdel(rk, ef) end
     release_children(ctx, rk, id, r, name, 'S')
@@ -171,10 +178,16 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
     return OK, r.st
   end
 
-  if result ~= '' then
-    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm, 'r:' .. name, result)
+  if rec then
+    if result ~= '' then
+      redis.call('HSET', rk, sf, ns, af, rec, 'm', nm, 'r:' .. name, result)
+    else
+      redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
+    end
+  elseif result ~= '' then
+    redis.call('HSET', rk, sf, ns, 'm', nm, 'r:' .. name, result)
   else
-    redis.call('HSET', rk, sf, ns, af, rec, 'm', nm)
+    redis.call('HSET', rk, sf, ns, 'm', nm)
   end
   if e then redis.call('HDEL', rk, ef) end
   if ended then run_ended(ctx, rk, id, r, k, tl) end
@@ -201,7 +214,7 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   if t == nil then return NOT_FOUND, r.st end
   if t == false then return CORRUPT, r.st end
   if t.st ~= 'U' or t.epoch ~= epoch then return STALE, r.st end
-  local h = def_get(rk, name)
+  local h, d = def_get(rk, name)
   if not h then return CORRUPT, r.st end
   local to = 'R'
   if outcome == 1 then to = 'S'
@@ -212,7 +225,8 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
   -- validated: writes start here (the lease entry goes first, at the flush).
   unlease(active, entry(id, name))
   if outcome == 1 then
-    attempt(rk, name, t, r, ctx.now, 's', err)
+    -- folded: no record for a success without error text (lib_codec.lua)
+    if (err ~= nil and err ~= '') or not folded(d) then attempt(rk, name, t, r, ctx.now, 's', err) end
     if result ~= '' then hset(rk, 'r:' .. name, result) end
     if hget(rk, 'e:' .. name) then hdel(rk, 'e:' .. name) end
     task_to(ctx, rk, id, r, name, t, 'S', h)
@@ -230,7 +244,9 @@ local function finish_one(ctx, active, rk, id, name, epoch, outcome, result, err
       push_ready(ctx, id, name, h)
     end
   elseif outcome == 3 then
-    attempt(rk, name, t, r, ctx.now, timed and 't' or 'f', err)
+    -- folded: no record for a failure the task's Timeout did not cause;
+    -- its error stays in e:<task> (lib_codec.lua)
+    if timed or not folded(d) then attempt(rk, name, t, r, ctx.now, timed and 't' or 'f', err) end
     hset(rk, 'e:' .. name, err)
     fail_task(ctx, rk, id, r, name, t, 'F', h)
   elseif outcome == 4 then

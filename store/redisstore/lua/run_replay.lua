@@ -58,7 +58,11 @@
 -- run that is active again or ended later (run_prune.lua). The dead
 -- letters of the reset tasks leave x:<run> (LREM) and the index dl (ZREM).
 -- A reset task's latest progress report pg:<task> moves to
--- pg:<task>:<epoch>, where its attempt record still finds it.
+-- pg:<task>:<epoch>, where its attempt record still finds it. A reset
+-- task whose final attempt was folded into its state (format version 8,
+-- lib_codec.lua) gets that attempt's record a:<task>:<epoch> written out
+-- before its state is reset; a resend that finds the run replayed already
+-- (REPLAY_EXISTING) writes nothing, and the record stays as written.
 -- A cancelled task's stale queue entries (a cancel leaves them for the
 -- next claim to drop) find the task ready again and may claim it; the
 -- entry pushed here then finds it taken and is dropped, so it runs once.
@@ -157,6 +161,9 @@ local x = key(ctx.base, 'x', id)
 for _, i in ipairs(reset) do
   local name, t = names[i], states[i]
   local was = t.st
+  -- a final attempt folded into the state (format version 8) becomes a
+  -- record of its own first: the reset below clears what it is read from
+  if folded(hget(rk, 'd:' .. name)) then unfold(rk, name, t) end
   t.attempt, t.resolved, t.satisfied, t.gen = 0, 0, 0, g
   if not task_to(ctx, rk, id, r, name, t, 'P', heads[i]) then return {ILLEGAL} end
   for _, f in ipairs({'e:', 'r:', 'g:'}) do

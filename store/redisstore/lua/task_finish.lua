@@ -53,7 +53,9 @@
 -- and answers STALE (stale epoch), changing nothing: no dead letter, slot
 -- release, event or count (of <base>st or a minute) is written twice. Each applied outcome writes its
 -- attempt record once, into field a:<task>:<epoch> of its own (never
--- rewritten), so a retry cannot append a record twice.
+-- rewritten), so a retry cannot append a record twice; one that ends a
+-- task of a version 8 run folds it into the state it writes (lib_codec.lua),
+-- which the retry's STALE leaves as it is.
 -- Lost data: an outcome whose run hash Redis lost answers NOT_FOUND and
 -- writes nothing (the worker takes its lease as lost); a lease entry lost
 -- from the lease zset does not stop a finish (its ZREM finds nothing). A
