@@ -184,7 +184,7 @@ func (s *Store) claimedLocked(t *task, until time.Time, inline int) *store.Claim
 		return ct
 	}
 	for _, d := range spec.Deps {
-		p := &r.tasks[r.index[d.Task]]
+		p := &r.tasks[r.indexOf(d.Task)]
 		if p.status != store.TaskSucceeded {
 			continue
 		}

@@ -189,10 +189,12 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 			Total:    len(wf.Tasks),
 		},
 		spec:     store.WorkflowSpec{Name: wf.Name, Strategy: wf.Strategy, Tasks: make([]store.TaskSpec, len(wf.Tasks))},
-		index:    make(map[string]int, len(wf.Tasks)),
 		tasks:    make([]task, len(wf.Tasks)),
 		children: make([][]edge, len(wf.Tasks)),
 		done:     make(chan struct{}),
+	}
+	if len(wf.Tasks) >= indexedRun {
+		r.index = make(map[string]int, len(wf.Tasks))
 	}
 	if r.rec.Strategy == "" {
 		r.rec.Strategy = store.StrategyContinue
@@ -201,10 +203,12 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 	for i := range wf.Tasks {
 		r.spec.Tasks[i] = copySpec(&wf.Tasks[i])
 		name := wf.Tasks[i].Name
-		if _, dup := r.index[name]; dup {
+		if _, dup := specIndex(r, r.spec.Tasks[:i], name); dup {
 			return nil, fmt.Errorf("memstore: task %s listed twice: %w", ids.Quote(name), store.ErrInvalidArgument)
 		}
-		r.index[name] = i
+		if r.index != nil {
+			r.index[name] = i
+		}
 	}
 	for i := range r.spec.Tasks {
 		ts := &r.spec.Tasks[i]
@@ -212,7 +216,7 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 			ts.Queue = store.DefaultQueue
 		}
 		for _, d := range ts.Deps {
-			p, ok := r.index[d.Task]
+			p, ok := specIndex(r, r.spec.Tasks, d.Task)
 			if !ok || p == i {
 				return nil, fmt.Errorf("memstore: task %s depends on %s: %w", ids.Quote(ts.Name), ids.Quote(d.Task), store.ErrInvalidArgument)
 			}
