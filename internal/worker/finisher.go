@@ -129,6 +129,8 @@ func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.Tas
 			if failures > 0 {
 				p.cfg.Logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
 			}
+			// One clock reading stamps the batch's events and node records.
+			now := p.cfg.Clock.Now()
 			for i, r := range batch {
 				if given[i] {
 					continue
@@ -137,7 +139,7 @@ func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.Tas
 					continue
 				}
 				p.untrack(r.e)
-				f.report(r, res.Finished[i])
+				f.report(r, res.Finished[i], now)
 			}
 			return res.Claimed
 		}
@@ -263,10 +265,10 @@ func (p *pool) retryWait(d time.Duration) bool {
 	return !p.pastDeadline()
 }
 
-func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
+func (f *finisher) report(r finishReq, res store.TaskFinishResult, now time.Time) {
 	p := f.p
 	ct := r.e.ct
-	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus}
+	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus, At: now}
 	switch {
 	case res.Err == nil:
 	case errors.Is(res.Err, store.ErrStaleEpoch), errors.Is(res.Err, store.ErrNotFound):
@@ -295,7 +297,7 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 	}
 	p.emit(ev)
 	if p.node != nil {
-		p.node.finished(r.e, r.o.Outcome)
+		p.node.finished(r.e, r.o.Outcome, now)
 	}
 	if m := p.cfg.Metrics; m != nil && r.o.Outcome != store.OutcomeReturned {
 		l := labelsOf(ct)
@@ -310,7 +312,7 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 			// nothing; elsewhere they learn it at their next heartbeat.
 			p.cancelRun(ct.Lease.RunID, ErrRunCancelled)
 		}
-		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus})
+		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus, At: now})
 		// Only the finish that ended the run answers it terminal: a task
 		// of an ended run holds no lease, so any later finish is stale.
 		if rm := p.cfg.RunMetrics; rm != nil {
