@@ -108,43 +108,61 @@ func (l *eventLog) at(i int) *evRec { return &l.blocks[i/evBlock][i%evBlock] }
 // appendEventLocked numbers ev, an event of r, and adds it to the store's
 // stream.
 func (s *Store) appendEventLocked(r *run, ev evRec) {
+	slot := s.nextEventLocked(r)
+	ev.run, ev.seq = slot.run, slot.seq
+	*slot = ev
+}
+
+// nextEventLocked numbers the next event of r and returns its slot in the
+// store's stream, cleared but for its run and number, for the caller to
+// fill under the same lock: the events of the hot path are written once,
+// in place, rather than built and copied.
+func (s *Store) nextEventLocked(r *run) *evRec {
 	l := &s.ev
 	l.initLocked()
 	l.seq++
-	ev.seq = l.seq
 	if r.firstEvent == 0 {
 		r.firstEvent = l.seq
 	}
 	if r.ev == nil {
 		r.ev = &evRun{id: r.rec.ID, workflow: r.rec.Workflow, tenant: r.rec.Tenant, service: r.rec.Service, gen: r.rec.Generation}
 	}
-	ev.run = r.ev
+	var slot *evRec
 	if l.n < l.cap {
 		if l.n%evBlock == 0 {
 			l.blocks = append(l.blocks, make([]evRec, min(evBlock, l.cap-l.n)))
 		}
-		*l.at(l.n) = ev
+		slot = l.at(l.n)
 		l.n++
 	} else {
 		l.dropped = l.seq - uint64(l.n)
-		*l.at(l.head) = ev
+		slot = l.at(l.head)
 		l.head++
 		if l.head == l.cap {
 			l.head = 0
 		}
 	}
+	*slot = evRec{run: r.ev, seq: l.seq}
 	if l.waited {
 		close(l.wake)
 		l.wake = make(chan struct{})
 		l.waited = false
 	}
+	return slot
 }
 
 // taskEvent is the record of an event of t at now, its status current.
 func taskEvent(t *task, now time.Time) evRec {
+	var ev evRec
+	ev.setTask(t, now)
+	return ev
+}
+
+// setTask fills in the fields of an event of t at now, its status current.
+func (ev *evRec) setTask(t *task, now time.Time) {
 	spec := t.spec()
-	return evRec{task: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority,
-		status: string(t.status), attempt: int32(t.inst.Attempt), epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
+	ev.task, ev.queue, ev.handler, ev.prio = spec.Name, spec.Queue, spec.Handler, spec.Priority
+	ev.status, ev.attempt, ev.epoch, ev.at, ev.worker = string(t.status), int32(t.inst.Attempt), t.epoch, now.UnixNano(), recorded(t)
 }
 
 // taskEventLocked records t's move from status from to its current status.
@@ -152,7 +170,8 @@ func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	if from == "" || from == t.status {
 		return
 	}
-	ev := taskEvent(t, now)
+	ev := s.nextEventLocked(t.run)
+	ev.setTask(t, now)
 	if from == store.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
@@ -160,7 +179,6 @@ func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	case store.TaskFailed, store.TaskRetrying, store.TaskDead, store.TaskCancelled:
 		ev.note = t.inst.Error
 	}
-	s.appendEventLocked(t.run, ev)
 }
 
 // waitingEventLocked records that ready task t waits for what reason says.
@@ -172,7 +190,8 @@ func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
 
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
-	s.appendEventLocked(r, evRec{runEvent: true, status: string(r.rec.Status), at: now.UnixNano()})
+	ev := s.nextEventLocked(r)
+	ev.runEvent, ev.status, ev.at = true, string(r.rec.Status), now.UnixNano()
 }
 
 // event builds the event a record stands for.
