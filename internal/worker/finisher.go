@@ -43,6 +43,8 @@ type finisher struct {
 	queue  []finishReq
 	closed bool
 	done   chan struct{} // closed by close
+	// outcomes lends the slices finish calls carry (outcome_bufs.go).
+	outcomes outcomeBufs
 }
 
 func newFinisher(p *pool) *finisher { return &finisher{p: p, done: make(chan struct{})} }
@@ -112,7 +114,9 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.Ta
 // send is write; part says batch is a part of a rejected batch.
 func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams, part bool) *store.TaskClaimResult {
 	p := f.p
-	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: outcomesOf(batch)}}
+	outcomes := f.outcomes.get(batch)
+	defer f.outcomes.put(outcomes)
+	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: *outcomes}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
@@ -219,14 +223,6 @@ func (f *finisher) failInstead(r finishReq, err error, msg string) {
 	f.queue = append(f.queue, finishReq{e: r.e, o: failed, standIn: true})
 	f.mu.Unlock()
 	f.p.wake()
-}
-
-func outcomesOf(batch []finishReq) []store.TaskOutcome {
-	out := make([]store.TaskOutcome, len(batch))
-	for i, r := range batch {
-		out[i] = r.o
-	}
-	return out
 }
 
 // giveUp drops outcomes that could not be recorded: their leases expire
