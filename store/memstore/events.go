@@ -20,12 +20,13 @@ const evBlock = 1024
 // holds the events of one script call, on memstore one event. memstore
 // keeps one stream, and a run's events are read from it, so this caps them
 // too; a reader behind the events dropped is told so. The ring grows a
-// block at a time up to n events of 144 bytes each, plus about 90 bytes
-// for each run (and each generation of a replayed run) it holds events of
-// and the text of the errors its events
-// carry: at the default about 15 MB, at most 22 MB, errors aside. It
-// holds no run: a run freed at the end of its retention goes, with its
-// payloads and results, while its events stay. Defaults to
+// block at a time up to n events of 104 bytes each, plus about 90 bytes
+// for each run (and each generation of a replayed run) and 64 for each
+// task it holds events of, and the text of the errors its events carry:
+// at the default about 11 MB, at most 26 MB (every event of a run and a
+// task of its own), errors aside. It holds no run: a run freed at the end
+// of its retention goes, with its payloads and results, while its events
+// stay. Defaults to
 // [store.EventCapDefault], as on Redis; below 1 or above
 // [store.EventCapMax] is an error.
 func WithEventCap(n int) Option {
@@ -41,12 +42,13 @@ func WithEventCap(n int) Option {
 // eventLog holds the store's event stream: a ring of the newest cap
 // events, each numbered by seq (the cursor is that number in decimal, the
 // same for the store's stream and a run's). Events are kept as compact
-// records that share the strings of their run (evRec), built into
-// [store.StoreEvent] values only when read: a transition costs a copy into
-// a slot of the ring and no allocation once the ring is full, past the one
-// small record of a run's names its events share (evRun). A record never
-// points at its run, which would keep a freed run, its payloads and
-// results, for as long as one of its events is in the ring. A run keeps no
+// records that share the strings of their run and task (evRec), built into
+// [store.StoreEvent] values only when read: a transition writes a slot of
+// the ring and allocates nothing once the ring is full, past the one small
+// record of a run's names and the one of a task's that their events share
+// (evRun, evTask). A record never points at its run, which would keep a
+// freed run, its payloads and results, for as long as one of its events
+// is in the ring. A run keeps no
 // list of its own: it remembers the seq of its first event, and a read of
 // the run filters the ring from there.
 type eventLog struct {
@@ -72,13 +74,21 @@ type evRun struct {
 	gen                           int64
 }
 
-// evRec is one stored event: 144 bytes.
+// evTask holds the names of a task that its events answer, shared by them
+// (task.ev), from its spec: 56 bytes. Like evRun it points at neither the
+// task nor its run, and a task's events, three at least, pay for it once
+// instead of carrying its names each.
+type evTask struct {
+	name, queue, handler string
+	prio                 store.Priority
+}
+
+// evRec is one stored event: 104 bytes.
 type evRec struct {
 	run *evRun
-	// task, queue and handler name the task of a task event, from its
-	// spec; empty for a run event.
-	task, queue, handler string
-	worker               string // as recorded: the node id when there is one (store.SplitWorker)
+	// task names the task of a task event; nil for a run event.
+	task   *evTask
+	worker string // as recorded: the node id when there is one (store.SplitWorker)
 	// note is the error, or what a task_waiting event waits for
 	// (routing.go, keylimits.go).
 	note    string
@@ -88,7 +98,6 @@ type evRec struct {
 	dur     int64
 	epoch   int64
 	attempt int32
-	prio    store.Priority
 	// runEvent is set for a run's event, waiting for a task_waiting one,
 	// progress for a task_progress one (progress.go), runNote with
 	// runEvent for a run_note, its text in note (run_note.go).
@@ -160,8 +169,11 @@ func taskEvent(t *task, now time.Time) evRec {
 
 // setTask fills in the fields of an event of t at now, its status current.
 func (ev *evRec) setTask(t *task, now time.Time) {
-	spec := t.spec()
-	ev.task, ev.queue, ev.handler, ev.prio = spec.Name, spec.Queue, spec.Handler, spec.Priority
+	if t.ev == nil {
+		spec := t.spec()
+		t.ev = &evTask{name: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority}
+	}
+	ev.task = t.ev
 	ev.status, ev.attempt, ev.epoch, ev.at, ev.worker = string(t.status), int32(t.inst.Attempt), t.epoch, now.UnixNano(), recorded(t)
 }
 
@@ -210,7 +222,9 @@ func (e *evRec) event() store.StoreEvent {
 		ev.Type = store.RunEventType(ev.RunStatus)
 		return ev
 	}
-	ev.Task, ev.Queue, ev.Priority, ev.Handler = e.task, e.queue, e.prio, e.handler
+	if n := e.task; n != nil {
+		ev.Task, ev.Queue, ev.Priority, ev.Handler = n.name, n.queue, n.prio, n.handler
+	}
 	ev.TaskStatus = store.TaskStatus(e.status)
 	ev.Type = store.TaskEventType(ev.TaskStatus)
 	ev.Attempt, ev.Epoch = int(e.attempt), e.epoch

@@ -83,6 +83,9 @@ type task struct {
 	// progress is the task's latest progress report (progress.go); nil
 	// until one is made, and again after a replay resets the task.
 	progress *store.TaskProgress
+	// ev holds the names the task's events share (events.go), nil before
+	// its first event.
+	ev *evTask
 
 	resolved, satisfied int
 
