@@ -88,7 +88,7 @@ func (s *Scheduler) runner(fn HandlerFunc) worker.Handler {
 // emitEngine hands an engine event to the observers as an Event.
 func (s *Scheduler) emitEngine(e worker.Event) {
 	s.emit(Event{Type: EventType(e.Type), RunID: e.RunID, Task: e.Task, Attempt: e.Attempt, Epoch: e.Epoch,
-		Err: e.Err, RetryIn: e.RetryIn, RunStatus: e.RunStatus, Count: e.Count, Node: e.Node})
+		Err: e.Err, RetryIn: e.RetryIn, RunStatus: e.RunStatus, Count: e.Count, Node: e.Node, At: e.At})
 }
 
 // metricsHooks passes the engine's metrics to the user's [Metrics].

@@ -308,7 +308,11 @@ func (s *Scheduler) emit(e Event) {
 	if len(s.cfg.observers) == 0 {
 		return
 	}
-	e.At = s.cfg.clock.Now()
+	if e.At.IsZero() {
+		// The engine stamps the events of its hot path with a reading it
+		// made anyway; every other event is stamped here.
+		e.At = s.cfg.clock.Now()
+	}
 	for _, fn := range s.cfg.observers {
 		fn(e)
 	}

@@ -43,6 +43,8 @@ type finisher struct {
 	queue  []finishReq
 	closed bool
 	done   chan struct{} // closed by close
+	// outcomes lends the slices finish calls carry (outcome_bufs.go).
+	outcomes outcomeBufs
 }
 
 func newFinisher(p *pool) *finisher { return &finisher{p: p, done: make(chan struct{})} }
@@ -112,7 +114,9 @@ func (f *finisher) write(ctx context.Context, batch []finishReq, claim *store.Ta
 // send is write; part says batch is a part of a rejected batch.
 func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.TaskClaimParams, part bool) *store.TaskClaimResult {
 	p := f.p
-	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: outcomesOf(batch)}}
+	outcomes := f.outcomes.get(batch)
+	defer f.outcomes.put(outcomes)
+	params := &store.TaskFinishClaimParams{Finish: store.TaskFinishParams{WorkerID: p.cfg.NodeID, Outcomes: *outcomes}}
 	if claim != nil && claim.Limit > 0 {
 		params.Claim = *claim
 	}
@@ -129,6 +133,8 @@ func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.Tas
 			if failures > 0 {
 				p.cfg.Logger.Info("plait: outcomes recorded after failed tries", "count", len(batch), "failed", failures)
 			}
+			// One clock reading stamps the batch's events and node records.
+			now := p.cfg.Clock.Now()
 			for i, r := range batch {
 				if given[i] {
 					continue
@@ -137,7 +143,7 @@ func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.Tas
 					continue
 				}
 				p.untrack(r.e)
-				f.report(r, res.Finished[i])
+				f.report(r, res.Finished[i], now)
 			}
 			return res.Claimed
 		}
@@ -219,14 +225,6 @@ func (f *finisher) failInstead(r finishReq, err error, msg string) {
 	f.p.wake()
 }
 
-func outcomesOf(batch []finishReq) []store.TaskOutcome {
-	out := make([]store.TaskOutcome, len(batch))
-	for i, r := range batch {
-		out[i] = r.o
-	}
-	return out
-}
-
 // giveUp drops outcomes that could not be recorded: their leases expire
 // and the sweep recovers the tasks, which run again (at-least-once).
 func (f *finisher) giveUp(batch []finishReq, err error) {
@@ -263,10 +261,10 @@ func (p *pool) retryWait(d time.Duration) bool {
 	return !p.pastDeadline()
 }
 
-func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
+func (f *finisher) report(r finishReq, res store.TaskFinishResult, now time.Time) {
 	p := f.p
 	ct := r.e.ct
-	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus}
+	ev := Event{RunID: ct.Lease.RunID, Task: ct.Spec.Name, Attempt: ct.Attempt, Epoch: ct.Lease.Epoch, RunStatus: res.RunStatus, At: now}
 	switch {
 	case res.Err == nil:
 	case errors.Is(res.Err, store.ErrStaleEpoch), errors.Is(res.Err, store.ErrNotFound):
@@ -295,7 +293,7 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 	}
 	p.emit(ev)
 	if p.node != nil {
-		p.node.finished(r.e, r.o.Outcome)
+		p.node.finished(r.e, r.o.Outcome, now)
 	}
 	if m := p.cfg.Metrics; m != nil && r.o.Outcome != store.OutcomeReturned {
 		l := labelsOf(ct)
@@ -310,7 +308,7 @@ func (f *finisher) report(r finishReq, res store.TaskFinishResult) {
 			// nothing; elsewhere they learn it at their next heartbeat.
 			p.cancelRun(ct.Lease.RunID, ErrRunCancelled)
 		}
-		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus})
+		p.emit(Event{Type: EventRunFinished, RunID: ct.Lease.RunID, RunStatus: res.RunStatus, At: now})
 		// Only the finish that ended the run answers it terminal: a task
 		// of an ended run holds no lease, so any later finish is stale.
 		if rm := p.cfg.RunMetrics; rm != nil {

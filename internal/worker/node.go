@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/plaitdag/plait/store"
 )
@@ -75,12 +76,11 @@ func (n *node) loop(ctx context.Context) {
 	}
 }
 
-// finished records an attempt this node handed back.
-func (n *node) finished(e *Attempt, o store.Outcome) {
+// finished records an attempt this node handed back, ended at end.
+func (n *node) finished(e *Attempt, o store.Outcome, end time.Time) {
 	if o == store.OutcomeReturned {
 		return
 	}
-	end := n.pool.cfg.Clock.Now()
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	switch o {

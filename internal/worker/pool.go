@@ -56,8 +56,11 @@ type pool struct {
 	// wantWait asks the waiter goroutine to block on the store's wake-up.
 	wantWait chan struct{}
 
+	// execs holds the attempts in this process, keyed by themselves: each
+	// claim makes a new epoch, so no two hold the same lease, and a pointer
+	// hashes for less than a lease's two strings, on every task.
 	mu    sync.Mutex
-	execs map[store.Lease]*Attempt
+	execs map[*Attempt]struct{}
 
 	// requests names this process's claims: every claim carries a fresh
 	// RequestID, so a claim whose answer was lost can be sent again and
@@ -86,7 +89,7 @@ type pool struct {
 
 func newPool(cfg *Config) *pool {
 	capacity := cfg.Concurrency + cfg.Prefetch
-	p := &pool{store: cfg.Store, cfg: cfg, execs: map[store.Lease]*Attempt{}, pace: newPace(),
+	p := &pool{store: cfg.Store, cfg: cfg, execs: map[*Attempt]struct{}{}, pace: newPace(),
 		kick: make(chan struct{}, 1), wantWait: make(chan struct{}, 1), work: make(chan *Attempt, capacity),
 		stopped: make(chan struct{})}
 	p.slots = newSlots(capacity, p.wake)
@@ -172,7 +175,7 @@ func (p *pool) run(ctx context.Context) error {
 
 func (p *pool) track(e *Attempt) {
 	p.mu.Lock()
-	p.execs[e.ct.Lease] = e
+	p.execs[e] = struct{}{}
 	p.mu.Unlock()
 }
 
@@ -180,9 +183,7 @@ func (p *pool) track(e *Attempt) {
 // written or given up, or its lease is gone.
 func (p *pool) untrack(e *Attempt) {
 	p.mu.Lock()
-	if p.execs[e.ct.Lease] == e {
-		delete(p.execs, e.ct.Lease)
-	}
+	delete(p.execs, e)
 	p.mu.Unlock()
 	e.end()
 }
@@ -191,7 +192,7 @@ func (p *pool) snapshot() []*Attempt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	out := make([]*Attempt, 0, len(p.execs))
-	for _, e := range p.execs {
+	for e := range p.execs {
 		out = append(out, e)
 	}
 	return out

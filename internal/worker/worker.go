@@ -161,6 +161,10 @@ type Event struct {
 	RunStatus store.RunStatus
 	Count     int
 	Node      string
+	// At is the scheduler's clock when the event happened, when the
+	// engine read it anyway (a handler's start, a batch of outcomes
+	// recorded); zero lets the sink read it.
+	At time.Time
 }
 
 // emit hands e to the event sink.

@@ -160,17 +160,15 @@ func (s *Store) claimLocked(t *task, worker string, inline int, now, until time.
 func (s *Store) claimedLocked(t *task, until time.Time, inline int) *store.ClaimedTask {
 	r := t.run
 	spec := t.spec()
+	// The answer comes zeroed and is written field by field: a whole
+	// struct assigned would clear and copy its every word.
 	ct := s.answers.task()
-	*ct = store.ClaimedTask{
-		Lease:          store.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch},
-		LeaseUntil:     until,
-		Spec:           *spec,
-		Attempt:        t.inst.Attempt,
-		FirstStartedAt: t.inst.StartedAt,
-		Workflow:       r.rec.Workflow,
-		Tenant:         r.rec.Tenant,
-		Service:        r.rec.Service,
-	}
+	ct.Lease = store.Lease{RunID: r.rec.ID, Task: spec.Name, Epoch: t.epoch}
+	ct.LeaseUntil = until
+	ct.Spec = *spec
+	ct.Attempt = t.inst.Attempt
+	ct.FirstStartedAt = t.inst.StartedAt
+	ct.Workflow, ct.Tenant, ct.Service = r.rec.Workflow, r.rec.Tenant, r.rec.Service
 	s.answers.copySpecSlices(&ct.Spec, spec)
 	if r.rec.Metadata != nil {
 		ct.Metadata = make(map[string]string, len(r.rec.Metadata))
@@ -184,7 +182,7 @@ func (s *Store) claimedLocked(t *task, until time.Time, inline int) *store.Claim
 		return ct
 	}
 	for _, d := range spec.Deps {
-		p := &r.tasks[r.index[d.Task]]
+		p := &r.tasks[r.indexOf(d.Task)]
 		if p.status != store.TaskSucceeded {
 			continue
 		}

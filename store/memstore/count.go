@@ -29,11 +29,11 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 	s.expireLocked(s.now())
 	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	if f.CountIndexed() && !f.ByEnd() && from.IsZero() && to.IsZero() {
-		for st, n := range s.counts {
+		s.counts.each(func(st store.RunStatus, n int64) {
 			if len(f.Statuses) == 0 || containsStatus(f.Statuses, st) {
 				out.Counts[st] = n
 			}
-		}
+		})
 		return out, nil
 	}
 	// each reads one index entry; it answers false once the budget is

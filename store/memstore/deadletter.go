@@ -60,7 +60,7 @@ func (s *Store) deadLetters(params *store.DeadLetterListParams) *store.DeadLette
 		if r == nil {
 			continue
 		}
-		i, ok := r.index[d.task]
+		i, ok := r.find(d.task)
 		if !ok {
 			continue
 		}
@@ -109,7 +109,7 @@ func (s *Store) DeadLetterPurge(ctx context.Context, params *store.DeadLetterPur
 		delete(want, d) // a letter is listed once
 		res.Purged++
 		if r := s.runs[d.run]; r != nil {
-			if i, ok := r.index[d.task]; ok {
+			if i, ok := r.find(d.task); ok {
 				r.dead = slices.DeleteFunc(r.dead, func(x int) bool { return x == i })
 			}
 		}

@@ -20,12 +20,13 @@ const evBlock = 1024
 // holds the events of one script call, on memstore one event. memstore
 // keeps one stream, and a run's events are read from it, so this caps them
 // too; a reader behind the events dropped is told so. The ring grows a
-// block at a time up to n events of 144 bytes each, plus about 90 bytes
-// for each run (and each generation of a replayed run) it holds events of
-// and the text of the errors its events
-// carry: at the default about 15 MB, at most 22 MB, errors aside. It
-// holds no run: a run freed at the end of its retention goes, with its
-// payloads and results, while its events stay. Defaults to
+// block at a time up to n events of 104 bytes each, plus about 90 bytes
+// for each run (and each generation of a replayed run) and 64 for each
+// task it holds events of, and the text of the errors its events carry:
+// at the default about 11 MB, at most 26 MB (every event of a run and a
+// task of its own), errors aside. It holds no run: a run freed at the end
+// of its retention goes, with its payloads and results, while its events
+// stay. Defaults to
 // [store.EventCapDefault], as on Redis; below 1 or above
 // [store.EventCapMax] is an error.
 func WithEventCap(n int) Option {
@@ -41,12 +42,13 @@ func WithEventCap(n int) Option {
 // eventLog holds the store's event stream: a ring of the newest cap
 // events, each numbered by seq (the cursor is that number in decimal, the
 // same for the store's stream and a run's). Events are kept as compact
-// records that share the strings of their run (evRec), built into
-// [store.StoreEvent] values only when read: a transition costs a copy into
-// a slot of the ring and no allocation once the ring is full, past the one
-// small record of a run's names its events share (evRun). A record never
-// points at its run, which would keep a freed run, its payloads and
-// results, for as long as one of its events is in the ring. A run keeps no
+// records that share the strings of their run and task (evRec), built into
+// [store.StoreEvent] values only when read: a transition writes a slot of
+// the ring and allocates nothing once the ring is full, past the one small
+// record of a run's names and the one of a task's that their events share
+// (evRun, evTask). A record never points at its run, which would keep a
+// freed run, its payloads and results, for as long as one of its events
+// is in the ring. A run keeps no
 // list of its own: it remembers the seq of its first event, and a read of
 // the run filters the ring from there.
 type eventLog struct {
@@ -72,13 +74,21 @@ type evRun struct {
 	gen                           int64
 }
 
-// evRec is one stored event: 144 bytes.
+// evTask holds the names of a task that its events answer, shared by them
+// (task.ev), from its spec: 56 bytes. Like evRun it points at neither the
+// task nor its run, and a task's events, three at least, pay for it once
+// instead of carrying its names each.
+type evTask struct {
+	name, queue, handler string
+	prio                 store.Priority
+}
+
+// evRec is one stored event: 104 bytes.
 type evRec struct {
 	run *evRun
-	// task, queue and handler name the task of a task event, from its
-	// spec; empty for a run event.
-	task, queue, handler string
-	worker               string // as recorded: the node id when there is one (store.SplitWorker)
+	// task names the task of a task event; nil for a run event.
+	task   *evTask
+	worker string // as recorded: the node id when there is one (store.SplitWorker)
 	// note is the error, or what a task_waiting event waits for
 	// (routing.go, keylimits.go).
 	note    string
@@ -88,7 +98,6 @@ type evRec struct {
 	dur     int64
 	epoch   int64
 	attempt int32
-	prio    store.Priority
 	// runEvent is set for a run's event, waiting for a task_waiting one,
 	// progress for a task_progress one (progress.go), runNote with
 	// runEvent for a run_note, its text in note (run_note.go).
@@ -108,43 +117,64 @@ func (l *eventLog) at(i int) *evRec { return &l.blocks[i/evBlock][i%evBlock] }
 // appendEventLocked numbers ev, an event of r, and adds it to the store's
 // stream.
 func (s *Store) appendEventLocked(r *run, ev evRec) {
+	slot := s.nextEventLocked(r)
+	ev.run, ev.seq = slot.run, slot.seq
+	*slot = ev
+}
+
+// nextEventLocked numbers the next event of r and returns its slot in the
+// store's stream, cleared but for its run and number, for the caller to
+// fill under the same lock: the events of the hot path are written once,
+// in place, rather than built and copied.
+func (s *Store) nextEventLocked(r *run) *evRec {
 	l := &s.ev
 	l.initLocked()
 	l.seq++
-	ev.seq = l.seq
 	if r.firstEvent == 0 {
 		r.firstEvent = l.seq
 	}
 	if r.ev == nil {
 		r.ev = &evRun{id: r.rec.ID, workflow: r.rec.Workflow, tenant: r.rec.Tenant, service: r.rec.Service, gen: r.rec.Generation}
 	}
-	ev.run = r.ev
+	var slot *evRec
 	if l.n < l.cap {
 		if l.n%evBlock == 0 {
 			l.blocks = append(l.blocks, make([]evRec, min(evBlock, l.cap-l.n)))
 		}
-		*l.at(l.n) = ev
+		slot = l.at(l.n)
 		l.n++
 	} else {
 		l.dropped = l.seq - uint64(l.n)
-		*l.at(l.head) = ev
+		slot = l.at(l.head)
 		l.head++
 		if l.head == l.cap {
 			l.head = 0
 		}
 	}
+	*slot = evRec{run: r.ev, seq: l.seq}
 	if l.waited {
 		close(l.wake)
 		l.wake = make(chan struct{})
 		l.waited = false
 	}
+	return slot
 }
 
 // taskEvent is the record of an event of t at now, its status current.
 func taskEvent(t *task, now time.Time) evRec {
-	spec := t.spec()
-	return evRec{task: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority,
-		status: string(t.status), attempt: int32(t.inst.Attempt), epoch: t.epoch, at: now.UnixNano(), worker: recorded(t)}
+	var ev evRec
+	ev.setTask(t, now)
+	return ev
+}
+
+// setTask fills in the fields of an event of t at now, its status current.
+func (ev *evRec) setTask(t *task, now time.Time) {
+	if t.ev == nil {
+		spec := t.spec()
+		t.ev = &evTask{name: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority}
+	}
+	ev.task = t.ev
+	ev.status, ev.attempt, ev.epoch, ev.at, ev.worker = string(t.status), int32(t.inst.Attempt), t.epoch, now.UnixNano(), recorded(t)
 }
 
 // taskEventLocked records t's move from status from to its current status.
@@ -152,7 +182,8 @@ func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	if from == "" || from == t.status {
 		return
 	}
-	ev := taskEvent(t, now)
+	ev := s.nextEventLocked(t.run)
+	ev.setTask(t, now)
 	if from == store.TaskRunning {
 		ev.dur = int64(now.Sub(t.claimedAt))
 	}
@@ -160,7 +191,6 @@ func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 	case store.TaskFailed, store.TaskRetrying, store.TaskDead, store.TaskCancelled:
 		ev.note = t.inst.Error
 	}
-	s.appendEventLocked(t.run, ev)
 }
 
 // waitingEventLocked records that ready task t waits for what reason says.
@@ -172,7 +202,8 @@ func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
 
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
-	s.appendEventLocked(r, evRec{runEvent: true, status: string(r.rec.Status), at: now.UnixNano()})
+	ev := s.nextEventLocked(r)
+	ev.runEvent, ev.status, ev.at = true, string(r.rec.Status), now.UnixNano()
 }
 
 // event builds the event a record stands for.
@@ -191,7 +222,9 @@ func (e *evRec) event() store.StoreEvent {
 		ev.Type = store.RunEventType(ev.RunStatus)
 		return ev
 	}
-	ev.Task, ev.Queue, ev.Priority, ev.Handler = e.task, e.queue, e.prio, e.handler
+	if n := e.task; n != nil {
+		ev.Task, ev.Queue, ev.Priority, ev.Handler = n.name, n.queue, n.prio, n.handler
+	}
 	ev.TaskStatus = store.TaskStatus(e.status)
 	ev.Type = store.TaskEventType(ev.TaskStatus)
 	ev.Attempt, ev.Epoch = int(e.attempt), e.epoch

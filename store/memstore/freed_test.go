@@ -21,12 +21,13 @@ func (s *Store) perRunEntries() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := map[string]int{
-		"runs": len(s.runs), "keys": len(s.keys), "counts": len(s.counts),
+		"runs": len(s.runs), "keys": len(s.keys), "counts": 0,
 		"kept": len(s.kept), "keptOrder": len(s.keptOrder),
 		"dead": len(s.dead), "memos": len(s.memos), "memoOrder": len(s.memoOrder),
 		"indexes": len(s.indexes), "leases": len(s.leases),
 		"limits": len(s.limits), "rateWaits": len(s.rateWaits), "rateExpiry": len(s.rateExpiry),
 	}
+	s.counts.each(func(store.RunStatus, int64) { n["counts"]++ })
 	for _, ix := range s.indexes {
 		n["index entries"] += len(ix.runs)
 	}

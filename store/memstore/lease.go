@@ -41,7 +41,7 @@ func (s *Store) leasedLocked(l store.Lease) (*task, error) {
 	if err != nil {
 		return nil, err
 	}
-	i, ok := r.index[l.Task]
+	i, ok := r.find(l.Task)
 	if !ok {
 		return nil, fmt.Errorf("memstore: run %s has no task %s: %w", ids.Quote(l.RunID), ids.Quote(l.Task), store.ErrNotFound)
 	}

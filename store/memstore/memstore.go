@@ -78,7 +78,7 @@ type Store struct {
 	// indexes lists runs by service, tenant and workflow (query.go);
 	// counts holds the number of runs in each status.
 	indexes map[string]*runIndex
-	counts  map[store.RunStatus]int64
+	counts  runCounts
 	// ended lists the finished runs by end time (query_end.go).
 	ended endIndex
 
@@ -132,7 +132,6 @@ func New(opts ...Option) (*Store, error) {
 		expiry:  make(map[time.Duration]*expiryList),
 		kept:    make(map[string]*keptHistory),
 		indexes: make(map[string]*runIndex),
-		counts:  make(map[store.RunStatus]int64),
 	}
 	if s.clock == nil {
 		s.clock = clock.Real{}

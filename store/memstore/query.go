@@ -115,10 +115,7 @@ func (s *Store) indexLocked(r *run) {
 
 // unindexLocked forgets a removed run in its indexes and its count.
 func (s *Store) unindexLocked(r *run) {
-	s.counts[r.rec.Status]--
-	if s.counts[r.rec.Status] == 0 {
-		delete(s.counts, r.rec.Status)
-	}
+	s.counts.add(r.rec.Status, -1)
 	for _, k := range indexKeys(&r.rec) {
 		ix := s.indexes[k]
 		if ix == nil {

@@ -51,6 +51,12 @@ func (s *Store) endLocked(r *run) {
 	for i > 0 && !l[i-1].before(e.end, r.num) {
 		i--
 	}
+	if len(l) == cap(l) && len(l) >= 256 {
+		// Doubled, where append would grow a long list by a quarter: a
+		// run's end then costs about two entries' worth of allocation and
+		// copy over the list's growth, not five.
+		l = append(make([]endEntry, 0, 2*cap(l)), l...)
+	}
 	s.ended.entries = append(l, endEntry{})
 	copy(s.ended.entries[i+1:], s.ended.entries[i:])
 	s.ended.entries[i] = e

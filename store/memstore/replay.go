@@ -69,7 +69,7 @@ func (s *Store) RunReplay(ctx context.Context, params *store.RunReplayParams) (*
 	for _, i := range reset {
 		t := &r.tasks[i]
 		for _, d := range t.spec().Deps {
-			p := &r.tasks[r.index[d.Task]]
+			p := &r.tasks[r.indexOf(d.Task)]
 			if !p.status.Terminal() {
 				continue
 			}
@@ -124,7 +124,7 @@ func replayTargets(r *run, names []string) ([]int, error) {
 		return out, nil
 	}
 	for _, n := range names {
-		i, ok := r.index[n]
+		i, ok := r.find(n)
 		if !ok {
 			return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(n), store.ErrNotFound)
 		}
@@ -176,7 +176,7 @@ func (s *Store) dropLettersLocked(r *run, reset []int) {
 		if d.run != r.rec.ID {
 			return false
 		}
-		i, ok := r.index[d.task]
+		i, ok := r.find(d.task)
 		return ok && gone[i]
 	}))
 }

@@ -39,14 +39,14 @@ func (s *Store) readNamed(id, child string, names []string, read func(t *task)) 
 	}
 	var parent map[string]bool
 	if child != "" {
-		c, ok := r.index[child]
+		c, ok := r.find(child)
 		if !ok {
 			return nil
 		}
 		deps := r.tasks[c].spec().Deps
 		if len(names) == 0 {
 			for _, d := range deps {
-				read(&r.tasks[r.index[d.Task]])
+				read(&r.tasks[r.indexOf(d.Task)])
 			}
 			return nil
 		}
@@ -56,7 +56,7 @@ func (s *Store) readNamed(id, child string, names []string, read func(t *task)) 
 		}
 	}
 	for _, name := range names {
-		if i, ok := r.index[name]; ok && (parent == nil || parent[name]) {
+		if i, ok := r.find(name); ok && (parent == nil || parent[name]) {
 			read(&r.tasks[i])
 		}
 	}

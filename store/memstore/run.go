@@ -83,6 +83,9 @@ type task struct {
 	// progress is the task's latest progress report (progress.go); nil
 	// until one is made, and again after a replay resets the task.
 	progress *store.TaskProgress
+	// ev holds the names the task's events share (events.go), nil before
+	// its first event.
+	ev *evTask
 
 	resolved, satisfied int
 
@@ -189,10 +192,12 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 			Total:    len(wf.Tasks),
 		},
 		spec:     store.WorkflowSpec{Name: wf.Name, Strategy: wf.Strategy, Tasks: make([]store.TaskSpec, len(wf.Tasks))},
-		index:    make(map[string]int, len(wf.Tasks)),
 		tasks:    make([]task, len(wf.Tasks)),
 		children: make([][]edge, len(wf.Tasks)),
 		done:     make(chan struct{}),
+	}
+	if len(wf.Tasks) >= indexedRun {
+		r.index = make(map[string]int, len(wf.Tasks))
 	}
 	if r.rec.Strategy == "" {
 		r.rec.Strategy = store.StrategyContinue
@@ -201,10 +206,12 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 	for i := range wf.Tasks {
 		r.spec.Tasks[i] = copySpec(&wf.Tasks[i])
 		name := wf.Tasks[i].Name
-		if _, dup := r.index[name]; dup {
+		if _, dup := specIndex(r, r.spec.Tasks[:i], name); dup {
 			return nil, fmt.Errorf("memstore: task %s listed twice: %w", ids.Quote(name), store.ErrInvalidArgument)
 		}
-		r.index[name] = i
+		if r.index != nil {
+			r.index[name] = i
+		}
 	}
 	for i := range r.spec.Tasks {
 		ts := &r.spec.Tasks[i]
@@ -212,7 +219,7 @@ func newRun(params *store.RunCreateParams) (*run, error) {
 			ts.Queue = store.DefaultQueue
 		}
 		for _, d := range ts.Deps {
-			p, ok := r.index[d.Task]
+			p, ok := specIndex(r, r.spec.Tasks, d.Task)
 			if !ok || p == i {
 				return nil, fmt.Errorf("memstore: task %s depends on %s: %w", ids.Quote(ts.Name), ids.Quote(d.Task), store.ErrInvalidArgument)
 			}

@@ -103,12 +103,8 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 		r.rec.EndedAt = time.Time{}
 		r.done = make(chan struct{})
 	}
-	if from := r.rec.Status; from != "" {
-		if s.counts[from]--; s.counts[from] == 0 {
-			delete(s.counts, from)
-		}
-	}
-	s.counts[to]++
+	s.counts.add(r.rec.Status, -1)
+	s.counts.add(to, 1)
 	r.rec.Status = to
 	if created {
 		s.statsRunLocked(r)

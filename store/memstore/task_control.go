@@ -28,7 +28,7 @@ func (s *Store) TaskControl(ctx context.Context, params *store.TaskControlParams
 	if err != nil {
 		return nil, err
 	}
-	i, ok := r.index[params.Task]
+	i, ok := r.find(params.Task)
 	if !ok {
 		return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(params.Task), store.ErrNotFound)
 	}

@@ -146,7 +146,7 @@ func (s *Store) searchSectionLocked(sec int, params *store.TaskSearchParams, fro
 			if r == nil {
 				continue
 			}
-			if i, ok := r.index[d.task]; ok {
+			if i, ok := r.find(d.task); ok {
 				t := &r.tasks[i]
 				out = append(out, found{store.TaskSearchPosition{Section: sec, Score: t.inst.EndedAt.UnixMilli(), Member: t.member()}, t})
 			}
@@ -174,7 +174,7 @@ func (s *Store) searchSectionLocked(sec int, params *store.TaskSearchParams, fro
 					continue
 				}
 				if r.rec.ID == run {
-					skip = r.index[task]
+					skip = r.indexOf(task)
 				}
 			}
 			for i := range r.tasks {

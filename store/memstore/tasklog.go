@@ -48,7 +48,7 @@ func (s *Store) TaskLogAppend(ctx context.Context, params *store.TaskLogAppendPa
 	if err != nil {
 		return nil, err
 	}
-	i, ok := r.index[params.Lease.Task]
+	i, ok := r.find(params.Lease.Task)
 	if !ok {
 		return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(params.Lease.Task), store.ErrNotFound)
 	}
@@ -97,7 +97,7 @@ func (s *Store) TaskLogRead(ctx context.Context, params *store.TaskLogReadParams
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := r.index[params.Task]; !ok {
+	if _, ok := r.find(params.Task); !ok {
 		return nil, fmt.Errorf("memstore: run %s task %s: %w", r.rec.ID, ids.Quote(params.Task), store.ErrNotFound)
 	}
 	res := &store.TaskLogReadResult{}
