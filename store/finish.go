@@ -102,4 +102,12 @@ type TaskFinishClaimResult struct {
 	Finished []TaskFinishResult
 	// Claimed is the claim's answer; nil when no claim was asked for.
 	Claimed *TaskClaimResult
+	// ParentsLeft is, among the tasks these outcomes brought closer to
+	// ready without making them ready (a task that waits on all its
+	// parents: not JoinAny), the fewest parents one still waits on; 0 when
+	// there is none, or when the call was a resend answered from memory.
+	// A worker keeps its batches small while a join is about to become
+	// ready, so that the outcomes it waits on are not held up behind
+	// others. A hint: a store may always answer 0.
+	ParentsLeft int
 }
