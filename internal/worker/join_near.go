@@ -17,28 +17,32 @@ import (
 //
 // The store tells how near (store.TaskFinishClaimResult.ParentsLeft, the
 // fewest parents a join fed by the outcomes still waits on). An answer of
-// more than Concurrency parents sets the bound for nearJoinHold: a claim
-// takes at most ParentsLeft/nearJoinShare tasks, and never fewer than
-// Concurrency (what the handlers run at once) when slots are free. Far
-// from a join the bound is above what the driver claims anyway; a join on
-// at most Concurrency parents gains nothing from it (one claim for the
-// handlers takes all it waits on), so it sets nothing; the answers about
-// a wide join's last few parents refresh nothing either, the hold covers
-// them.
+// more parents than this process holds at once (Concurrency + Prefetch)
+// sets the bound for nearJoinHold: a claim takes at most
+// ParentsLeft/nearJoinShare tasks, and never fewer than Concurrency (what
+// the handlers run at once) when slots are free. Far from a join the bound
+// is above what the driver claims anyway. A join on fewer parents sets
+// nothing: one claim may take all it waits on whatever the bound, and a
+// stream of such joins (many runs with narrow fan-ins) would otherwise
+// turn claiming ahead off for good; the answers about a wide join's last
+// parents refresh nothing either, the hold covers them.
 const (
 	// nearJoinShare: a sixteenth of what the join still waits on, which
 	// counts the tasks held and the outcomes on their way besides those
 	// still queued: the bound comes under a claim's usual size only for
 	// the last few hundred parents, and each claim there is a fraction of
 	// the one before. Measured on a 5,000-wide fan-out at concurrency 10:
-	// a quarter changed nothing (the claims were already below it), a
-	// sixteenth made the join's pickup about 0.6x for about 5% more store
-	// calls, a bound of the free handler slots over the last 200 parents
-	// 0.3x but made those parents slower to run than the pickup gained.
+	// a quarter changed nothing (the claims were already below it), an
+	// eighth made the join's pickup about 0.65x for 1% more store calls, a
+	// sixteenth about 0.4-0.5x for 5% more, the free handler slots alone
+	// over the last 200 parents 0.3x but made those parents slower to run
+	// than the pickup gained.
 	nearJoinShare = 16
-	// nearJoinHold outlasts a few store calls, so that the answers about
-	// the join's last parents, which no longer refresh it, fall inside.
-	nearJoinHold = 5 * time.Millisecond
+	// nearJoinHold outlasts the run of a wide join's last parents (those
+	// a process holds at once take a few milliseconds), whose answers no
+	// longer refresh the bound; after the join it costs claiming ahead
+	// that long.
+	nearJoinHold = 20 * time.Millisecond
 )
 
 // joinNear is what the last answer about a wide join said.
@@ -52,7 +56,7 @@ type joinNear struct {
 
 // observeJoin notes the ParentsLeft of a store answer.
 func (p *pool) observeJoin(left int) {
-	if left <= p.cfg.Concurrency {
+	if left <= p.cfg.Concurrency+p.cfg.Prefetch {
 		return
 	}
 	p.near.left.Store(int64(left))
