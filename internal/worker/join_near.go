@@ -27,17 +27,19 @@ import (
 // turn claiming ahead off for good; the answers about a wide join's last
 // parents refresh nothing either, the hold covers them.
 const (
-	// nearJoinShare: a sixteenth of what the join still waits on, which
+	// nearJoinShare: an eighth of what the join still waits on, which
 	// counts the tasks held and the outcomes on their way besides those
 	// still queued: the bound comes under a claim's usual size only for
 	// the last few hundred parents, and each claim there is a fraction of
-	// the one before. Measured on a 5,000-wide fan-out at concurrency 10:
-	// a quarter changed nothing (the claims were already below it), an
-	// eighth made the join's pickup about 0.65x for 1% more store calls, a
-	// sixteenth about 0.4-0.5x for 5% more, the free handler slots alone
-	// over the last 200 parents 0.3x but made those parents slower to run
-	// than the pickup gained.
-	nearJoinShare = 16
+	// the one before. Each claim it cuts costs a store call, and the tail
+	// of a fan-out runs no faster than its calls go: measured on a
+	// 5,000-wide fan-out at concurrency 10, a quarter changed nothing (the
+	// claims were already below it); an eighth made the join's pickup
+	// about 0.65x for 1% more store calls; a sixteenth about 0.5x for 5%
+	// more, which cost about 3% of the fan-out's time on a loaded machine,
+	// more than the pickup gained; the free handler slots alone over the
+	// last 200 parents 0.3x, for more still.
+	nearJoinShare = 8
 	// nearJoinHold outlasts the run of a wide join's last parents (those
 	// a process holds at once take a few milliseconds), whose answers no
 	// longer refresh the bound; after the join it costs claiming ahead

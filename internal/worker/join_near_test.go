@@ -27,7 +27,7 @@ func (s *leftStore) TaskFinishClaim(_ context.Context, params *store.TaskFinishC
 // TestNearJoinBoundsClaims writes an outcome whose answer says a join
 // waits on so many parents, then asks how many of all the free slots a
 // claim may take: after an answer of more parents than the process holds
-// at once, a sixteenth of what the join waits on, never fewer than the
+// at once, an eighth of what the join waits on, never fewer than the
 // handlers run at once, the rest of the slots given back; every slot after
 // a narrower join, and once the hold has passed without another such
 // answer.
@@ -39,8 +39,8 @@ func TestNearJoinBoundsClaims(t *testing.T) {
 		{left: 10, want: 74},   // a join the handlers' claim takes whole
 		{left: 74, want: 74},   // a join one claim may take whole
 		{left: 2000, want: 74}, // far: the bound is over every slot
-		{left: 800, want: 50},  // 800/16
-		{left: 100, want: 10},  // near: the handlers' share, not 100/16
+		{left: 400, want: 50},  // 400/8
+		{left: 76, want: 10},   // near: the handlers' share, not 76/8
 	} {
 		st := &leftStore{left: c.left}
 		clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
