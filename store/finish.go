@@ -102,4 +102,13 @@ type TaskFinishClaimResult struct {
 	Finished []TaskFinishResult
 	// Claimed is the claim's answer; nil when no claim was asked for.
 	Claimed *TaskClaimResult
+	// ParentsLeft is, among the tasks these outcomes brought closer to
+	// ready without making them ready (a task that waits on all its
+	// parents: not JoinAny), the fewest parents one still waits on; 0 when
+	// there is none, or when the call was a resend answered from memory.
+	// A worker claims fewer tasks ahead while a wide join is about to
+	// become ready, so that the join's last parents do not all come in one
+	// large claim whose outcomes it then waits for together. A hint: a
+	// store may always answer 0.
+	ParentsLeft int
 }

@@ -145,6 +145,7 @@ func (f *finisher) send(ctx context.Context, batch []finishReq, claim *store.Tas
 				p.untrack(r.e)
 				f.report(r, res.Finished[i], now)
 			}
+			p.observeJoin(res.ParentsLeft)
 			return res.Claimed
 		}
 		if err == nil {

@@ -19,6 +19,8 @@ type pool struct {
 	slots *slots
 	fin   *finisher
 	pace  *pace
+	// near says whether a wide join is about to be ready (join_near.go).
+	near joinNear
 	// stopping is set once Run's context is done: tasks claimed ahead and
 	// not started yet go back to their queues instead of starting. startMu
 	// orders it against startAll.

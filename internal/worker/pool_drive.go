@@ -31,7 +31,7 @@ func (p *pool) drive(ctx, bg context.Context) {
 			if p.pace.ahead() {
 				reserve = 0
 			}
-			free = p.slots.take(reserve)
+			free = p.nearJoinBound(p.slots.take(reserve))
 		}
 		if len(batch) == 0 && free == 0 {
 			if !claiming && p.fin.drained() {

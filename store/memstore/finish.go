@@ -50,9 +50,11 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 		res.Claimed = s.replayLocked(m, now, params.Claim.InlineResultsMax)
 		return res, nil
 	}
+	s.parentsLeft = 0
 	for i := range params.Finish.Outcomes {
 		res.Finished[i] = s.finishLocked(&params.Finish.Outcomes[i], now)
 	}
+	res.ParentsLeft = s.parentsLeft
 	if claim {
 		res.Claimed = s.claimAllLocked(&params.Claim, names, now)
 		s.rememberLocked(params.Claim.RequestID, now.Add(ceilDur(params.Claim.LeaseDuration)), res.Claimed,
@@ -229,6 +231,10 @@ func (s *Store) releaseChildrenLocked(t *task, now time.Time) error {
 					return err
 				}
 				work = append(work, c.idx)
+			case c.spec().Join != store.JoinAny:
+				if left := deps - c.resolved; s.parentsLeft == 0 || left < s.parentsLeft {
+					s.parentsLeft = left
+				}
 			}
 		}
 	}

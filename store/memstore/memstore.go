@@ -51,6 +51,10 @@ type Store struct {
 	rateExpiry rateHeap
 	// leases orders running tasks by lease deadline for the sweep.
 	leases leaseHeap
+	// parentsLeft is the ParentsLeft of the TaskFinishClaim under way:
+	// the fewest parents a task its finishes left pending still waits on
+	// (0: none), kept by releaseChildrenLocked.
+	parentsLeft int
 
 	// wake is closed and replaced when work becomes ready and someone is
 	// waiting on it (woken reports that a waiter took the channel).

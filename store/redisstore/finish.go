@@ -246,6 +246,7 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 			first = false
 			done[b.shard] = true
 		}
+		readParentsLeft(r, res)
 	}
 	if claim && !full && taken < cp.Limit {
 		if _, err := s.claimShards(ctx, cp, queues, res.Claimed, done, first, taken); err != nil {
@@ -253,4 +254,15 @@ func (s *Store) TaskFinishClaim(ctx context.Context, params *store.TaskFinishCla
 		}
 	}
 	return res, nil
+}
+
+// readParentsLeft reads the value task_finish_claim.lua puts last when a
+// finish left a join waiting, and keeps the fewest over the shards.
+func readParentsLeft(r *reply, res *store.TaskFinishClaimResult) {
+	if r.i >= len(r.v) {
+		return
+	}
+	if left := int(r.int()); left > 0 && (res.ParentsLeft == 0 || left < res.ParentsLeft) {
+		res.ParentsLeft = left
+	}
 }

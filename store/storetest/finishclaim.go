@@ -23,7 +23,7 @@ func finishClaim(t *testing.T, h *Harness, outcomes []store.TaskOutcome, c store
 }
 
 func testFinishClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
-	runCases(t, newHarness, []testCase{
+	runCases(t, newHarness, append(parentsLeftCases(), []testCase{
 		{
 			name: "ClaimsReleased",
 			rule: "a finish with a claim picks up the child it released in the same call, with a fresh lease, attempt 1 and the parents' results",
@@ -175,5 +175,5 @@ func testFinishClaim(t *testing.T, newHarness func(t *testing.T) *Harness) {
 				succeed(t, h, ct.Lease, "", rule)
 			},
 		},
-	})
+	}...))
 }

@@ -58,6 +58,13 @@ local function release_children(ctx, rk, id, r, name, st)
             work[#work + 1] = {name = e.name, st = 'K'}
           else
             state_put(rk, e.name, c)
+            -- ctx.left: the fewest parents a join on all of them, left
+            -- pending by this call, still waits on (task_finish_claim.lua
+            -- answers it: TaskFinishClaimResult.ParentsLeft)
+            if ch.join ~= '1' then
+              local left = ch.deps - c.resolved
+              if not ctx.left or left < ctx.left then ctx.left = left end
+            end
           end
         end
       end

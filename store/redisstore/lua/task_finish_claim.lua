@@ -31,8 +31,11 @@
 -- list gives; the entries it leaves are pushed after its pops.
 --
 -- Returns the 2n values of task_finish.lua, then, when the limit is at
--- least 1, the reply of task_claim.lua. Wake-up tokens are pushed only for
--- tasks made ready or delayed by the finish that the claim did not take.
+-- least 1, the reply of task_claim.lua, then, when a finish left a task
+-- that waits on all its parents still waiting, the fewest parents such a
+-- task still waits on (TaskFinishClaimResult.ParentsLeft; a resend
+-- answers without it). Wake-up tokens are pushed only for tasks made
+-- ready or delayed by the finish that the claim did not take.
 -- With a request id, the outcome codes and the claimed tasks are kept in
 -- the claim memory (lib_claim.lua), one SET.
 --
@@ -94,4 +97,7 @@ end
 flush()
 wake(ctx)
 if mk then remember(mk, out, n, memo or {}, ARGV[6]) end
+-- last, and only when the finish left a join waiting: how many parents it
+-- still waits on (see ctx.left in lib_finish.lua)
+if ctx.left then out[#out + 1] = ctx.left end
 return out
