@@ -1,0 +1,241 @@
+package redisstore_test
+
+import (
+	"context"
+	"maps"
+	"math/rand"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// pieceClasses are the payload sizes of the four ways a payload is stored:
+// in its definition, in a few pieces, in the most pieces one payload is cut
+// into (8: 512 B with its flag byte), and past that in its own key. pieces
+// is what format version 8 writes (0: none); version 7 keeps every payload
+// that leaves d: in its own key.
+var pieceClasses = []struct {
+	task   string
+	size   int
+	pieces int
+	key    bool
+}{
+	{"short", 10, 0, false},
+	{"few", 100, 2, false},
+	{"longest", 511, 8, false},
+	{"longer", 512, 0, true},
+}
+
+// piecesWorkflow has one root task per payload size class, each with the
+// payload of that size, random so that nothing compresses it.
+func piecesWorkflow() (*store.WorkflowSpec, map[string][]byte) {
+	rnd := rand.New(rand.NewSource(8))
+	wf := &store.WorkflowSpec{Name: "pieces"}
+	want := map[string][]byte{}
+	for _, c := range pieceClasses {
+		p := make([]byte, c.size)
+		rnd.Read(p)
+		want[c.task] = p
+		wf.Tasks = append(wf.Tasks, store.TaskSpec{Name: c.task, Handler: "h", Payload: p})
+	}
+	return wf, want
+}
+
+// TestPayloadPiecesBothVersions creates a run in format version 7 and one
+// in version 8 on the same Redis and prefix, each with a payload of every
+// size class, and checks where each payload is stored, then that every
+// path reads it the same: RunSpecGet, TaskPayloads (the dead-letter read),
+// a claim and the same claim sent again, a replay of the failed tasks,
+// and that a success drops the key or pieces and a deletion leaves no key
+// of the run behind. Claims from either store work on both runs.
+func TestPayloadPiecesBothVersions(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	open := func(v int) *redisstore.Store {
+		s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()), redisstore.WithFormatVersion(v))
+		require.NoError(t, err)
+		return s
+	}
+	stores := map[int]*redisstore.Store{7: open(redisstore.FormatVersionPrevious), 8: open(redisstore.FormatVersionNewest)}
+	wf, want := piecesWorkflow()
+	ids := map[int]string{}
+	for _, v := range []int{7, 8} {
+		res, err := stores[v].RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		ids[v] = res.Run.ID
+	}
+	runKey := func(v int) string { return "plait:{0}:r:" + ids[v] }
+	keyOf := func(v int, task string) string { return "plait:{0}:p:" + ids[v] + ":" + task }
+	// pieces answers the payload fields of task in run v's hash.
+	pieces := func(v int, task string) []string {
+		var out []string
+		for f := range c.HGetAll(ctx, runKey(v)).Val() {
+			if strings.HasPrefix(f, "p:"+task+":") {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	for _, v := range []int{7, 8} {
+		require.Equal(t, "listpack", c.ObjectEncoding(ctx, runKey(v)).Val(), "version %d: the run hash stays compact", v)
+		for _, pc := range pieceClasses {
+			wantKey, wantPieces := pc.key, pc.pieces
+			if v == 7 {
+				wantKey, wantPieces = pc.size > 10, 0
+			}
+			require.Equal(t, wantKey, c.Exists(ctx, keyOf(v, pc.task)).Val() == 1, "version %d %s: payload key", v, pc.task)
+			require.Len(t, pieces(v, pc.task), wantPieces, "version %d %s: pieces", v, pc.task)
+			if wantPieces > 0 {
+				require.LessOrEqual(t, len(c.HGet(ctx, runKey(v), "p:"+pc.task+":1").Val()), 64)
+			}
+		}
+	}
+
+	payloads := func(v int) map[string][]byte {
+		t.Helper()
+		names := make([]string, 0, len(pieceClasses))
+		for _, pc := range pieceClasses {
+			names = append(names, pc.task)
+		}
+		res, err := stores[v].TaskPayloads(ctx, &store.TaskPayloadsParams{RunID: ids[v], Tasks: names})
+		require.NoError(t, err)
+		return res.Payloads
+	}
+	specPayloads := func(v int) (map[string][]byte, []string) {
+		t.Helper()
+		res, err := stores[v].RunSpecGet(ctx, &store.RunSpecGetParams{ID: ids[v], Payloads: true})
+		require.NoError(t, err)
+		got := map[string][]byte{}
+		for _, ts := range res.Spec.Tasks {
+			got[ts.Name] = ts.Payload
+		}
+		return got, res.PayloadsDropped
+	}
+	for _, v := range []int{7, 8} {
+		require.Equal(t, want, payloads(v), "version %d: TaskPayloads", v)
+		got, dropped := specPayloads(v)
+		require.Equal(t, want, got, "version %d: RunSpecGet", v)
+		require.Empty(t, dropped)
+	}
+
+	// claim all eight tasks, half from each store; the claim sent again
+	// (its reply lost) answers the same payloads.
+	claim := func(s *redisstore.Store, req string, limit int) []*store.ClaimedTask {
+		t.Helper()
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: limit, LeaseDuration: time.Minute, RequestID: req})
+		require.NoError(t, err)
+		return res.Tasks
+	}
+	var claimed []*store.ClaimedTask
+	for i, v := range []int{8, 7} {
+		req := "pieces-" + strconv.Itoa(i)
+		got := claim(stores[v], req, 4)
+		require.Len(t, got, 4)
+		again := claim(stores[v], req, 4)
+		require.Len(t, again, 4)
+		for j := range got {
+			require.Equal(t, got[j].Spec.Payload, again[j].Spec.Payload, "a claim sent again answers the same payload")
+		}
+		claimed = append(claimed, got...)
+	}
+	require.Len(t, claimed, 8)
+	// few succeeds (its payload goes), the others fail.
+	var outs []store.TaskOutcome
+	for _, ct := range claimed {
+		require.Equal(t, want[ct.Spec.Name], ct.Spec.Payload, "%s %s: claimed payload", ct.Lease.RunID, ct.Spec.Name)
+		o := store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeFailed, Error: "boom"}
+		if ct.Spec.Name == "few" {
+			o.Outcome, o.Error = store.OutcomeSucceeded, ""
+		}
+		outs = append(outs, o)
+	}
+	fin, err := stores[8].TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: outs})
+	require.NoError(t, err)
+	for _, f := range fin {
+		require.NoError(t, f.Err)
+	}
+	gone := maps.Clone(want)
+	gone["few"] = nil
+	for _, v := range []int{7, 8} {
+		require.Zero(t, c.Exists(ctx, keyOf(v, "few")).Val(), "version %d: a succeeded task's payload key goes", v)
+		require.Empty(t, pieces(v, "few"), "version %d: a succeeded task's pieces go", v)
+		require.Len(t, pieces(v, "longest"), map[int]int{7: 0, 8: 8}[v], "version %d: a failed task keeps its pieces", v)
+		require.Equal(t, gone, payloads(v), "version %d: TaskPayloads after the ends", v)
+		got, dropped := specPayloads(v)
+		require.Equal(t, gone, got, "version %d: RunSpecGet after the ends", v)
+		require.Equal(t, []string{"few"}, dropped)
+	}
+
+	// a replay of the failed tasks runs them again with their payloads.
+	for _, v := range []int{7, 8} {
+		res, err := stores[v].RunReplay(ctx, &store.RunReplayParams{RunID: ids[v]})
+		require.NoError(t, err, "version %d", v)
+		require.ElementsMatch(t, []string{"short", "longest", "longer"}, res.Reset)
+	}
+	claimed = claim(stores[7], "", 8)
+	require.Len(t, claimed, 6)
+	outs = outs[:0]
+	for _, ct := range claimed {
+		require.Equal(t, want[ct.Spec.Name], ct.Spec.Payload, "%s %s: payload after a replay", ct.Lease.RunID, ct.Spec.Name)
+		outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded})
+	}
+	fin, err = stores[7].TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: outs})
+	require.NoError(t, err)
+	for _, f := range fin {
+		require.NoError(t, f.Err)
+	}
+	for _, v := range []int{7, 8} {
+		for _, pc := range pieceClasses {
+			require.Zero(t, c.Exists(ctx, keyOf(v, pc.task)).Val(), "version %d %s: key gone at success", v, pc.task)
+			require.Empty(t, pieces(v, pc.task), "version %d %s: pieces gone at success", v, pc.task)
+		}
+		require.NoError(t, stores[v].RunDelete(ctx, &store.RunDeleteParams{ID: ids[v]}))
+		require.Empty(t, keysOfRun(t, c, ids[v]), "version %d: a deleted run leaves no key", v)
+	}
+}
+
+// TestPayloadPiecesCancelAndDelete cancels a version 8 run whose tasks keep
+// payloads in pieces and in a key: the payloads stay readable with the
+// cancelled run (a replay could run them again), and its deletion takes
+// every key of it, the payload key too.
+func TestPayloadPiecesCancelAndDelete(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()), redisstore.WithRetention(time.Hour))
+	require.NoError(t, err)
+	wf, want := piecesWorkflow()
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+	require.NoError(t, err)
+	id := created.Run.ID
+	_, err = s.RunCancel(ctx, &store.RunCancelParams{ID: id, Reason: "stop"})
+	require.NoError(t, err)
+	names := []string{"short", "few", "longest", "longer"}
+	res, err := s.TaskPayloads(ctx, &store.TaskPayloadsParams{RunID: id, Tasks: names})
+	require.NoError(t, err)
+	require.Equal(t, want, res.Payloads)
+	require.Positive(t, c.PTTL(ctx, "plait:{0}:p:"+id+":longer").Val(), "the payload key expires with its run")
+	require.NoError(t, s.RunDelete(ctx, &store.RunDeleteParams{ID: id}))
+	require.Empty(t, keysOfRun(t, c, id))
+}
+
+// keysOfRun lists the keys whose name holds run id (a test may SCAN).
+func keysOfRun(t *testing.T, c *redis.Client, id string) []string {
+	t.Helper()
+	var out []string
+	iter := c.Scan(context.Background(), 0, "*"+id+"*", 1000).Iterator()
+	for iter.Next(context.Background()) {
+		out = append(out, iter.Val())
+	}
+	require.NoError(t, iter.Err())
+	slices.Sort(out)
+	return out
+}
