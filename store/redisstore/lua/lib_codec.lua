@@ -203,21 +203,30 @@ end
 
 -- pieces_of answers the payload kept in n pieces (n a number or a digit
 -- string) of task name of run hash rk, joined, with one HMGET ('' when
--- they are gone).
-local function pieces_of(rk, name, n)
+-- they are gone); pieces_drop deletes them (a task that succeeded: nothing
+-- reads them again), with one HDEL. The field names are built in fs, kept
+-- across calls, with itoa: Lua's own number-to-string conversion would
+-- cost more than the read.
+local pieces_of, pieces_drop
+do
   local fs = {}
-  for i = 1, tonumber(n) do fs[i] = 'p:' .. name .. ':' .. i end
-  local vs = redis.call('HMGET', rk, unpack(fs))
-  for i = 1, #vs do if not vs[i] then return '' end end
-  return table.concat(vs)
-end
+  local function piece_names(name, n)
+    for i = 1, n do fs[i] = 'p:' .. name .. ':' .. itoa(i) end
+  end
 
--- pieces_drop deletes the n pieces of task name's payload (a task that
--- succeeded: nothing reads them again).
-local function pieces_drop(rk, name, n)
-  local fs = {}
-  for i = 1, n do fs[i] = 'p:' .. name .. ':' .. i end
-  redis.call('HDEL', rk, unpack(fs))
+  pieces_of = function(rk, name, n)
+    n = tonumber(n)
+    piece_names(name, n)
+    local vs = redis.call('HMGET', rk, unpack(fs, 1, n))
+    for i = 1, n do if not vs[i] then return '' end end
+    if n == 2 then return vs[1] .. vs[2] end
+    return table.concat(vs)
+  end
+
+  pieces_drop = function(rk, name, n)
+    piece_names(name, n)
+    redis.call('HDEL', rk, unpack(fs, 1, n))
+  end
 end
 
 -- handler_of returns the handler name of a task definition d (field d:):
