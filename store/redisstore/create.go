@@ -145,13 +145,10 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	mayApart := len(wf.Tasks) <= apartMaxTasks
 	// Payload pieces (version 8, payloadpieces.go) only while the run's
 	// hash stays a listpack: room is what pieceFieldsMax leaves of the
-	// fields written at create (o, i, q, k, and per task d:, s:, u:, c:
-	// and l: as it has them).
-	room := pieceFieldsMax - 4 - 2*len(wf.Tasks) - len(children)
+	// fields written at create (o, i, q, m, k, ad, and per task d:, s:,
+	// u: or, for a root, w:, c: and l: as it has them).
+	room := pieceFieldsMax - 6 - 3*len(wf.Tasks) - len(children)
 	for i := range wf.Tasks {
-		if len(wf.Tasks[i].Deps) > 0 {
-			room--
-		}
 		if len(wf.Tasks[i].Limits) > 0 {
 			room--
 		}

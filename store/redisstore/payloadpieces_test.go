@@ -239,3 +239,74 @@ func keysOfRun(t *testing.T, c *redis.Client, id string) []string {
 	slices.Sort(out)
 	return out
 }
+
+// TestPayloadPiecesCreateMany creates version 8 runs in one RunCreateMany
+// call, then a run of 20 tasks (past the 16 whose long payloads get a key)
+// and one of 300 (sent in parts, too many fields for pieces): the first
+// keep their payloads in pieces or keys as one RunCreate would, the run of
+// 20 in pieces while its fields leave room and in d: after, the run of 300
+// in d:; every claim answers each payload whole.
+func TestPayloadPiecesCreateMany(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()))
+	require.NoError(t, err)
+	wf, want := piecesWorkflow()
+	out, err := s.RunCreateMany(ctx, []*store.RunCreateParams{{Workflow: wf}, {Workflow: wf}})
+	require.NoError(t, err)
+	wantOf := map[string][]byte{}
+	for _, o := range out {
+		require.NoError(t, o.Err)
+		id := o.Result.Run.ID
+		require.Equal(t, "listpack", c.ObjectEncoding(ctx, "plait:{0}:r:"+id).Val())
+		require.True(t, c.HExists(ctx, "plait:{0}:r:"+id, "p:longest:8").Val(), "pieces written by the create of many")
+		require.Equal(t, int64(1), c.Exists(ctx, "plait:{0}:p:"+id+":longer").Val(), "a longer payload keeps its key")
+		for name, p := range want {
+			wantOf[id+" "+name] = p
+		}
+	}
+	big := func(tasks int) *store.WorkflowSpec {
+		w := &store.WorkflowSpec{Name: "big"}
+		for i := 0; i < tasks; i++ {
+			w.Tasks = append(w.Tasks, store.TaskSpec{Name: "t" + strconv.Itoa(i), Handler: "h", Payload: []byte(strings.Repeat(strconv.Itoa(i%10), 100))})
+		}
+		return w
+	}
+	var piecedRuns, inlineRuns []string
+	for _, n := range []int{20, 300} {
+		w := big(n)
+		res, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: w})
+		require.NoError(t, err)
+		id := res.Run.ID
+		for _, ts := range w.Tasks {
+			wantOf[id+" "+ts.Name] = ts.Payload
+		}
+		if n == 20 {
+			piecedRuns = append(piecedRuns, id)
+		} else {
+			inlineRuns = append(inlineRuns, id)
+		}
+	}
+	h := c.HGetAll(ctx, "plait:{0}:r:"+piecedRuns[0]).Val()
+	require.Contains(t, h, "p:t0:2", "a run of 20 tasks has room for pieces")
+	require.Contains(t, h, "p:t14:2", "a run of 20 tasks has room for pieces")
+	require.NotContains(t, h, "p:t15:1", "past the run's room a payload stays in d:")
+	require.LessOrEqual(t, len(h), 96, "the fields at create stay within pieceFieldsMax")
+	require.Empty(t, keysOfRun(t, c, piecedRuns[0])[1:], "no payload key: only the run hash")
+	for f := range c.HGetAll(ctx, "plait:{0}:r:"+inlineRuns[0]).Val() {
+		require.False(t, strings.HasPrefix(f, "p:"), "a run sent in parts keeps its payloads in d:")
+	}
+	claimed := 0
+	for {
+		res, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 64, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		if len(res.Tasks) == 0 {
+			break
+		}
+		for _, ct := range res.Tasks {
+			require.Equal(t, wantOf[ct.Lease.RunID+" "+ct.Spec.Name], ct.Spec.Payload, "%s %s", ct.Lease.RunID, ct.Spec.Name)
+			claimed++
+		}
+	}
+	require.Equal(t, len(wantOf), claimed)
+}
