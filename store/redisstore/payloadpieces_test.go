@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/plaitdag/plait/fakeclock"
 	"github.com/plaitdag/plait/internal/redistest"
 	"github.com/plaitdag/plait/store"
 	"github.com/plaitdag/plait/store/redisstore"
@@ -309,4 +310,44 @@ func TestPayloadPiecesCreateMany(t *testing.T) {
 		}
 	}
 	require.Equal(t, len(wantOf), claimed)
+}
+
+// TestPayloadPiecesLeaseSweep: a task with its payload in pieces whose
+// lease expires (its worker crashed) goes back to ready with its pieces
+// kept, and the next claim answers the payload whole; its success then
+// drops them.
+func TestPayloadPiecesLeaseSweep(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	clk := fakeclock.New(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()), redisstore.WithClock(clk))
+	require.NoError(t, err)
+	wf, want := piecesWorkflow()
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+	require.NoError(t, err)
+	rk := "plait:{0}:r:" + created.Run.ID
+	first, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w1", Limit: 8, LeaseDuration: time.Second})
+	require.NoError(t, err)
+	require.Len(t, first.Tasks, 4)
+	clk.Advance(2 * time.Second)
+	swept, err := s.LeaseSweep(ctx, &store.LeaseSweepParams{Limit: 100, CrashLimit: 3})
+	require.NoError(t, err)
+	require.Len(t, swept.Requeued, 4)
+	require.True(t, c.HExists(ctx, rk, "p:longest:8").Val(), "a requeued task keeps its pieces")
+	again, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w2", Limit: 8, LeaseDuration: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, again.Tasks, 4)
+	var outs []store.TaskOutcome
+	for _, ct := range again.Tasks {
+		require.Equal(t, want[ct.Spec.Name], ct.Spec.Payload, ct.Spec.Name)
+		outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeSucceeded})
+	}
+	fin, err := s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w2", Outcomes: outs})
+	require.NoError(t, err)
+	for _, f := range fin {
+		require.NoError(t, f.Err)
+	}
+	for f := range c.HGetAll(ctx, rk).Val() {
+		require.False(t, strings.HasPrefix(f, "p:"), "%s: pieces go with their task's success", f)
+	}
 }
