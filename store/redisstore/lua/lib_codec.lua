@@ -203,30 +203,33 @@ end
 
 -- pieces_of answers the payload kept in n pieces (n a number or a digit
 -- string) of task name of run hash rk, joined, with one HMGET ('' when
--- they are gone); pieces_drop deletes them (a task that succeeded: nothing
--- reads them again), with one HDEL. The field names are built in fs, kept
--- across calls, with itoa: Lua's own number-to-string conversion would
--- cost more than the read.
-local pieces_of, pieces_drop
+-- they are gone). The field names are built in fs, kept across calls, with
+-- itoa: Lua's own number-to-string conversion would cost more than the
+-- read.
+local pieces_of
 do
   local fs = {}
-  local function piece_names(name, n)
-    for i = 1, n do fs[i] = 'p:' .. name .. ':' .. itoa(i) end
-  end
-
   pieces_of = function(rk, name, n)
     n = tonumber(n)
-    piece_names(name, n)
+    for i = 1, n do fs[i] = 'p:' .. name .. ':' .. itoa(i) end
     local vs = redis.call('HMGET', rk, unpack(fs, 1, n))
     for i = 1, n do if not vs[i] then return '' end end
     if n == 2 then return vs[1] .. vs[2] end
     return table.concat(vs)
   end
+end
 
-  pieces_drop = function(rk, name, n)
-    piece_names(name, n)
-    redis.call('HDEL', rk, unpack(fs, 1, n))
+-- pieces_drop deletes the n pieces of task name's payload (a task that
+-- succeeded: nothing reads them again) at the next flush, with the keys
+-- del deletes (lib_buffers.lua): after the step's moves are decided, in
+-- one HDEL per run hash.
+local function pieces_drop(rk, name, n)
+  local fs = dels[rk]
+  if not fs then
+    fs = {}
+    dels[rk] = fs
   end
+  for i = 1, n do fs[#fs + 1] = 'p:' .. name .. ':' .. itoa(i) end
 end
 
 -- handler_of returns the handler name of a task definition d (field d:):
