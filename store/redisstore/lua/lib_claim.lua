@@ -102,7 +102,8 @@ local no_due, z_heads = {}, {}
 -- appends to out: nowMs, nextDueMs (0: none), n, n again (the count a
 -- replay answers apart, see replay_claim), then per task: runId,
 -- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key
--- or its pieces joined, '' when inline), attempt, firstStartMs, info (the run's field i, '' when
+-- or its pieces joined, '' when inline), attempt, firstStartMs, info (the
+-- run's field i, '' when
 -- an earlier task of this reply belongs to the same run), k (parents that
 -- succeeded), then k pairs parentName, result. The info is read by the
 -- HMGET that reads the task anyway, and left out ('') for a task of the
