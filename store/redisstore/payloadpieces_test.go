@@ -351,3 +351,31 @@ func TestPayloadPiecesLeaseSweep(t *testing.T) {
 		require.False(t, strings.HasPrefix(f, "p:"), "%s: pieces go with their task's success", f)
 	}
 }
+
+// TestPayloadPiecesHistoryCopy: the copy of a run's attempt records kept
+// past it (WithHistoryRetention) takes none of its payload pieces, which
+// a failed task keeps in the run hash.
+func TestPayloadPiecesHistoryCopy(t *testing.T) {
+	c := redistest.Private(t)
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c, redisstore.WithLogger(quietLogger()),
+		redisstore.WithRetention(time.Hour), redisstore.WithHistoryRetention(2*time.Hour))
+	require.NoError(t, err)
+	wf, _ := piecesWorkflow()
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+	require.NoError(t, err)
+	got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 8, LeaseDuration: time.Minute})
+	require.NoError(t, err)
+	var outs []store.TaskOutcome
+	for _, ct := range got.Tasks {
+		outs = append(outs, store.TaskOutcome{Lease: ct.Lease, Outcome: store.OutcomeFailed, Error: "boom"})
+	}
+	_, err = s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: outs})
+	require.NoError(t, err)
+	require.True(t, c.HExists(ctx, "plait:{0}:r:"+created.Run.ID, "p:few:2").Val(), "the failed task keeps its pieces")
+	h := c.HGetAll(ctx, "plait:{0}:h:"+created.Run.ID).Val()
+	require.NotEmpty(t, h, "the run's records were copied")
+	for f := range h {
+		require.False(t, strings.HasPrefix(f, "p:"), "%s: no piece in the history copy", f)
+	}
+}
