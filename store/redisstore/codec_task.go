@@ -350,8 +350,9 @@ func (d *taskDef) header(name, head string, version int) error {
 
 // decodeTaskDef decodes field d:<task>, with the task's parents (field
 // u:<task>) and its payload key's value or its pieces joined (when the
-// header says the payload is apart or in pieces), back into the spec named name that was submitted; with
-// depsLeftOut (a claim that left the parents out) its Deps stay empty.
+// header says the payload is apart or in pieces), back into the spec named
+// name that was submitted; with depsLeftOut (a claim that left the parents
+// out) its Deps stay empty.
 func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (store.TaskSpec, error) {
 	d, err := decodeDef(name, s, false)
 	if err != nil {

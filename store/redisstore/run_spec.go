@@ -20,9 +20,8 @@ import (
 // definition says its payload is kept apart (a run of at most 16 tasks), a
 // second round trip: one pipelined GET of each such task's payload key. A
 // key or pieces dropped at its task's success answer that task's payload
-// nil and name it in PayloadsDropped. It
-// writes nothing, so a lost reply is simply asked again. See
-// [store.RunSpecStore].
+// nil and name it in PayloadsDropped. It writes nothing, so a lost reply is
+// simply asked again. See [store.RunSpecStore].
 func (s *Store) RunSpecGet(ctx context.Context, params *store.RunSpecGetParams) (*store.RunSpecGetResult, error) {
 	if err := params.Validate(); err != nil {
 		return nil, err
