@@ -35,14 +35,11 @@ import (
 //
 //	8  the current format: version 7, with a payload longer than a hash's
 //	   compact values kept inline in the run hash, in pieces, rather than in
-//	   a key of its own: fields p:<task>:1 .. p:<task>:n of at most 64
-//	   bytes, n (2 to 8) written as the apart field of the header of d:,
-//	   where version 7 writes 1 for its key (payloadpieces.go; a payload
-//	   too long for 8 pieces keeps its key); the final attempt of a task
-//	   that succeeded (with no error text) or failed (not by its Timeout)
-//	   folded into its state rather than a record of its own
-//	   (codec_fold.go); and the event of a run's move (events.go) its
-//	   status letter and generation rather than its whole meta. A version 7
+//	   a key of its own, and the final attempt of a task that succeeded
+//	   (with no error text) or failed (not by its Timeout) folded into its
+//	   state rather than a record of its own (codec_fold.go); the event of
+//	   a run's move (events.go) is its status letter and generation rather
+//	   than its whole meta. A version 7
 //	   run is read and worked on as it is, and keeps its layout. A plait of
 //	   version 7 cannot work on a version 8 run: during a rolling upgrade
 //	   the upgraded processes create version 7 runs (WithFormatVersion)

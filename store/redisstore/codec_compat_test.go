@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -253,11 +252,7 @@ func TestGoldenRecords(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, goldenRun(v), run)
 			for _, want := range goldenWorkflow().Tasks {
-				payload := g.payloads[want.Name]
-				if p, n := joinedPieces(g.hash, want.Name); n > 0 {
-					payload = p // version 8: the pieces, as a claim joins them
-				}
-				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], payload, false)
+				got, err := decodeTaskDef(want.Name, g.hash["d:"+want.Name], g.hash["u:"+want.Name], g.payloads[want.Name], false)
 				require.NoError(t, err, want.Name)
 				require.Equal(t, want, got, want.Name)
 			}
@@ -290,26 +285,8 @@ func TestGoldenRecordsPrevious(t *testing.T) {
 // is the format.
 func inflated(t *testing.T, g goldenRecords) goldenRecords {
 	t.Helper()
-	out := goldenRecords{hash: make(map[string]string, len(g.hash)), payloads: make(map[string]string, len(g.payloads))}
-	for k, v := range g.hash {
-		out.hash[k] = v
-	}
-	payloads := maps.Clone(g.payloads)
-	// A compressed payload kept in pieces (version 8) is compared
-	// inflated too: its pieces join into the payload of its task.
-	for k, v := range g.hash {
-		task, ok := strings.CutPrefix(k, "p:")
-		task, i, ok2 := strings.Cut(task, ":")
-		if !ok || !ok2 || i != "1" || len(v) == 0 || v[0] != valueDeflate {
-			continue
-		}
-		joined, n := joinedPieces(g.hash, task)
-		for i := 1; i <= n; i++ {
-			delete(out.hash, pieceField(task, i))
-		}
-		payloads[task] = joined
-	}
-	for name, v := range payloads {
+	out := goldenRecords{hash: g.hash, payloads: make(map[string]string, len(g.payloads))}
+	for name, v := range g.payloads {
 		if len(v) > 0 && v[0] == valueDeflate {
 			b, err := decodeValue(v)
 			require.NoError(t, err, name)
@@ -318,20 +295,6 @@ func inflated(t *testing.T, g goldenRecords) goldenRecords {
 		out.payloads[name] = v
 	}
 	return out
-}
-
-// joinedPieces joins the pieces of task's payload in hash h, and answers
-// how many there are.
-func joinedPieces(h map[string]string, task string) (string, int) {
-	var b strings.Builder
-	n := 0
-	for ; ; n++ {
-		piece, ok := h[pieceField(task, n+1)]
-		if !ok {
-			return b.String(), n
-		}
-		b.WriteString(piece)
-	}
 }
 
 // withVersion returns the golden records with the version byte of field i

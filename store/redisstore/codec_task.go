@@ -66,32 +66,22 @@ type taskFields struct {
 	// payload is kept apart (apart), else empty.
 	payload string
 	apart   bool
-	// pieces are the values of fields p:<task>:1 .. p:<task>:n (format
-	// version 8, payloadpieces.go) when the payload is kept in the run
-	// hash in pieces, else nil.
-	pieces []string
 }
 
 // encodeTask encodes a task definition. Payloads go through enc (flag byte,
-// optional compression). A payload that would make d:<task> longer than a
-// listpack value leaves it, so the run hash stays compact: in version 8 to
-// at most pieceRoom pieces in the hash (splitPayload), else, with
-// mayApart, to a key of its own; otherwise it stays in d:.
-func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool, pieceRoom int, version byte) taskFields {
+// optional compression). With mayApart, a payload that would make d:<task>
+// longer than a listpack value goes to its own key instead, so the run hash
+// stays compact.
+func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool, version byte) taskFields {
 	var payload string
 	if t.Payload != nil {
 		payload = enc.encode(t.Payload)
 	}
-	out := taskFields{def: encodeTaskDef(t, payload, "0", version)}
-	if len(payload) > 0 && len(out.def) > maxListpackValue {
-		if ps := splitPayload(payload, pieceRoom, version); ps != nil {
-			out.def = encodeTaskDef(t, "", strconv.Itoa(len(ps)), version)
-			out.pieces = ps
-		} else if mayApart {
-			out.def = encodeTaskDef(t, "", "1", version)
-			out.payload = payload
-			out.apart = true
-		}
+	out := taskFields{def: encodeTaskDef(t, payload, false, version)}
+	if mayApart && len(payload) > 0 && len(out.def) > maxListpackValue {
+		out.def = encodeTaskDef(t, "", true, version)
+		out.payload = payload
+		out.apart = true
 	}
 	if len(t.Deps) > 0 {
 		es := make([]edgeRef, len(t.Deps))
@@ -106,10 +96,9 @@ func encodeTask(t *store.TaskSpec, enc valueCodec, mayApart bool, pieceRoom int,
 // encodeTaskDef encodes field d:<task>: the Lua header line
 // "queue,prio,runAtMs,delayMs,join,deps,apart" (queue: the routed queue the
 // task is kept on), then the body: the version
-// byte and the spec. apart says where the payload is: "0" in the body
-// (payload, the encoded payload, flag byte first), "1" in its own key, a
-// count of 2 or more in that many pieces (version 8).
-func encodeTaskDef(t *store.TaskSpec, payload string, apart string, version byte) string {
+// byte and the spec. payload is the encoded payload (flag byte first),
+// inline unless apart.
+func encodeTaskDef(t *store.TaskSpec, payload string, apart bool, version byte) string {
 	var b strings.Builder
 	// The scripts queue the task by this name: its routed queue when it
 	// requires capabilities (store.RoutedQueue).
@@ -128,13 +117,15 @@ func encodeTaskDef(t *store.TaskSpec, payload string, apart string, version byte
 	b.WriteString(strconv.Itoa(int(t.Join)))
 	b.WriteByte(',')
 	b.WriteString(strconv.Itoa(len(t.Deps)))
-	b.WriteByte(',')
-	b.WriteString(apart)
-	b.WriteByte('\n')
+	if apart {
+		b.WriteString(",1\n")
+	} else {
+		b.WriteString(",0\n")
+	}
 
 	w := &writer{b: []byte{version}}
 	w.str(t.Handler)
-	if t.Payload == nil || apart != "0" {
+	if t.Payload == nil || apart {
 		w.uvarint(0)
 	} else {
 		w.uvarint(uint64(len(payload)) + 1)
@@ -204,15 +195,11 @@ func ceilDurMillis(d time.Duration) int64 {
 }
 
 // taskDef is field d:<task> decoded: the spec but for its dependencies
-// (field u:) and a payload kept apart or in pieces, and what the header
-// says of those.
+// (field u:) and a payload kept apart, and what the header says of those.
 type taskDef struct {
 	spec  store.TaskSpec
 	deps  int
 	apart bool
-	// pieces is the number of fields p:<task>:<n> holding the payload
-	// (version 8), 0 when none do.
-	pieces int
 	// route is the queue the task is kept on (the header's queue).
 	route string
 }
@@ -234,7 +221,7 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 		return taskDef{}, fmt.Errorf("task %q: %w", name, err)
 	}
 	var d taskDef
-	if err := d.header(name, head, version); err != nil {
+	if err := d.header(name, head); err != nil {
 		return taskDef{}, err
 	}
 	t := &d.spec
@@ -299,9 +286,9 @@ func decodeDef(name, s string, handlerOnly bool) (taskDef, error) {
 }
 
 // header decodes the header line "queue,prio,runAtMs,delayMs,join,deps,apart"
-// of a definition of the given version into d. The due time and the delay
-// are the scripts' copies in ms; the spec's own are in the body.
-func (d *taskDef) header(name, head string, version int) error {
+// into d. The due time and the delay are the scripts' copies in ms; the
+// spec's own are in the body.
+func (d *taskDef) header(name, head string) error {
 	var f [7]string
 	n := 0
 	for rest, more := head, true; more; n++ {
@@ -331,28 +318,17 @@ func (d *taskDef) header(name, head string, version int) error {
 	if d.deps, err = strconv.Atoi(f[5]); err != nil || d.deps < 0 {
 		return corrupt("task %q dependency count %s", name, clip(f[5]))
 	}
-	switch {
-	case f[6] == "0":
-	case f[6] == "1":
-		d.apart = true
-	case version >= 8:
-		// a count of pieces: 2 or more, digits only
-		n, err := strconv.Atoi(f[6])
-		if err != nil || n < 2 || n > maxPieces || f[6][0] == '+' {
-			return corrupt("task %q payload pieces %s", name, clip(f[6]))
-		}
-		d.pieces = n
-	default:
+	if f[6] != "0" && f[6] != "1" {
 		return corrupt("task %q payload flag %s", name, clip(f[6]))
 	}
+	d.apart = f[6] == "1"
 	return nil
 }
 
 // decodeTaskDef decodes field d:<task>, with the task's parents (field
-// u:<task>) and its payload key's value or its pieces joined (when the
-// header says the payload is apart or in pieces), back into the spec named
-// name that was submitted; with depsLeftOut (a claim that left the parents
-// out) its Deps stay empty.
+// u:<task>) and its payload key's value (when the header says the payload
+// is apart), back into the spec named name that was submitted; with
+// depsLeftOut (a claim that left the parents out) its Deps stay empty.
 func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (store.TaskSpec, error) {
 	d, err := decodeDef(name, s, false)
 	if err != nil {
@@ -367,9 +343,9 @@ func decodeTaskDef(name, s, parents, payload string, depsLeftOut bool) (store.Ta
 			return store.TaskSpec{}, corrupt("task %q lists %d dependencies, header %d", name, len(t.Deps), d.deps)
 		}
 	}
-	if d.apart || d.pieces > 0 {
+	if d.apart {
 		if payload == "" {
-			return store.TaskSpec{}, corrupt("task %q payload key or pieces missing", name)
+			return store.TaskSpec{}, corrupt("task %q payload key missing", name)
 		}
 		if t.Payload, err = decodeValue(payload); err != nil {
 			return store.TaskSpec{}, fmt.Errorf("task %q payload: %w", name, err)

@@ -143,18 +143,8 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 	}
 	enc := s.values()
 	mayApart := len(wf.Tasks) <= apartMaxTasks
-	// Payload pieces (version 8, payloadpieces.go) only while the run's
-	// hash stays a listpack: room is what pieceFieldsMax leaves of the
-	// fields written at create (o, i, q, m, k, ad, and per task d:, s:,
-	// u: or, for a root, w:, c: and l: as it has them).
-	room := pieceFieldsMax - 6 - 3*len(wf.Tasks) - len(children)
-	for i := range wf.Tasks {
-		if len(wf.Tasks[i].Limits) > 0 {
-			room--
-		}
-	}
 	names := make([]string, len(wf.Tasks))
-	var roots, apart, pieces []any
+	var roots, apart []any
 	taskFieldsOf := make([][]any, len(wf.Tasks))
 	for i := range wf.Tasks {
 		t := &wf.Tasks[i]
@@ -162,11 +152,7 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 		if len(t.Deps) == 0 {
 			roots = append(roots, t.Name)
 		}
-		tf := encodeTask(t, enc, mayApart, room, s.cfg.format)
-		for j, p := range tf.pieces {
-			pieces = append(pieces, pieceField(t.Name, j+1), p)
-		}
-		room -= len(tf.pieces)
+		tf := encodeTask(t, enc, mayApart, s.cfg.format)
 		f := []any{"d:" + t.Name, tf.def, "s:" + t.Name, newTaskState}
 		if tf.parents != "" {
 			f = append(f, "u:"+t.Name, tf.parents)
@@ -181,11 +167,6 @@ func (s *Store) prepareCreate(ctx context.Context, params *store.RunCreateParams
 			apart = append(apart, t.Name, tf.payload)
 		}
 		taskFieldsOf[i] = f
-	}
-	if len(pieces) > 0 {
-		// after every other field: a read of those finds them before
-		// the listpack's scan reaches the pieces
-		taskFieldsOf[len(taskFieldsOf)-1] = append(taskFieldsOf[len(taskFieldsOf)-1], pieces...)
 	}
 	runFields := []any{"o", strings.Join(names, " "),
 		"i", encodeRunInfo(runInfo{Workflow: wf.Name, Tenant: params.Tenant, Service: params.Service, Metadata: params.Metadata}, s.cfg.format)}

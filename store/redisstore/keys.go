@@ -13,7 +13,7 @@ import (
 //	<prefix>:{<shard>}:r:<run>           run hash: meta, spec and state of every task
 //	<prefix>:{<shard>}:w:<run>           run channel of earlier plaits (pub/sub, no key): their RunWait waits on it; unused now
 //	<prefix>:{<shard>}:k:<key>           idempotency key -> run id
-//	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task succeeds (version 8: only one over 512 B)
+//	<prefix>:{<shard>}:p:<run>:<task>    payload of a task of a small run, kept apart until the task ends
 //	<prefix>:{<shard>}:x:<run>           dead-lettered task names of a run (list)
 //	<prefix>:{<shard>}:dl                dead letters of the shard (zset, score dead-lettered ms, member "<run> <task>")
 //	<prefix>:{<shard>}:tl:<run>          lines the run's tasks logged (hash; tasklog.go, task_log_append.lua)

@@ -82,9 +82,7 @@ const (
 	// apartMaxTasks is the largest run whose long payloads are kept in
 	// their own keys, so that the run hash keeps Redis's compact listpack
 	// encoding (at most 128 fields of at most 64 bytes each); a larger run's
-	// hash is a hashtable anyway. Format version 8 keeps a payload of up to
-	// 512 B in pieces of the hash instead (payloadpieces.go), and only a
-	// longer one in its key.
+	// hash is a hashtable anyway.
 	apartMaxTasks = 16
 )
 

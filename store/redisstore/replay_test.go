@@ -13,8 +13,7 @@ import (
 )
 
 // longPayload makes a definition longer than a listpack value, so a run of
-// few tasks keeps it apart: in format version 7 in p:<run>:<task>, in
-// version 8 in pieces p:<task>:<n> of the run hash.
+// few tasks keeps it apart, in p:<run>:<task>.
 var longPayload = bytes.Repeat([]byte("payload kept apart "), 8)
 
 // finishOne claims the one ready task named name and ends it with outcome.
@@ -40,33 +39,20 @@ func finishOne(t *testing.T, s *redisstore.Store, name string, outcome store.Out
 // real redis-server, once resent by the caller and once by the client:
 // either way the run opens one generation, its keys lose their retention
 // while it runs again and get it back when the generation ends, and the
-// payload kept apart of the failed task is there for the new attempt: in
-// its own key (version 7) or in pieces of the run hash (version 8).
+// payload kept apart of the failed task is there for the new attempt.
 func TestLostReplayReplyOpensOneGeneration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	for _, c := range []struct {
-		retries, version int
-	}{{-1, redisstore.FormatVersionPrevious}, {3, redisstore.FormatVersionPrevious}, {-1, redisstore.FormatVersionNewest}, {3, redisstore.FormatVersionNewest}} {
-		retries, v7 := c.retries, c.version == redisstore.FormatVersionPrevious
-		e := newFaultEnv(t, retries, nil, redisstore.WithRetention(time.Hour), redisstore.WithFormatVersion(c.version))
+	for _, retries := range []int{-1, 3} {
+		e := newFaultEnv(t, retries, nil, redisstore.WithRetention(time.Hour))
 		wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "replay-me", Handler: "h", Payload: longPayload}}}
 		created, err := e.store.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
 		require.NoError(t, err)
 		id := created.Run.ID
 		runKey, payloadKey := "plait:{0}:r:"+id, "plait:{0}:p:"+id+":replay-me"
-		keys := []string{runKey}
-		if v7 {
-			keys = append(keys, payloadKey)
-		}
 		first := finishOne(t, e.store, "replay-me", store.OutcomeFailed)
 		require.Positive(t, e.direct.PTTL(ctx, runKey).Val(), "a finished run has a retention")
-		if v7 {
-			require.Positive(t, e.direct.PTTL(ctx, payloadKey).Val(), "a failed task keeps its payload until its run expires")
-		} else {
-			require.Zero(t, e.direct.Exists(ctx, payloadKey).Val(), "version 8 keeps no payload key")
-			require.True(t, e.direct.HExists(ctx, runKey, "p:replay-me:3").Val(), "a failed task keeps its pieces")
-		}
+		require.Positive(t, e.direct.PTTL(ctx, payloadKey).Val(), "a failed task keeps its payload until its run expires")
 
 		e.proxy.DropReplyTo("replay-me")
 		res, err := e.store.RunReplay(ctx, &store.RunReplayParams{RunID: id, Tasks: []string{"replay-me"}})
@@ -83,7 +69,7 @@ func TestLostReplayReplyOpensOneGeneration(t *testing.T) {
 		require.Equal(t, int64(1), res.Run.Generation)
 		require.Equal(t, store.RunRunning, res.Run.Status)
 		require.Equal(t, "1", e.direct.HGet(ctx, runKey, "g").Val(), "one generation opened")
-		for _, k := range keys {
+		for _, k := range []string{runKey, payloadKey} {
 			require.Equal(t, time.Duration(-1), e.direct.PTTL(ctx, k).Val(), "%s: a run that runs again keeps its keys", k)
 		}
 		require.Zero(t, e.direct.ZCard(ctx, "plait:{0}:dl").Val(), "the replayed task's letter left the index")
@@ -98,7 +84,6 @@ func TestLostReplayReplyOpensOneGeneration(t *testing.T) {
 		require.Equal(t, int64(1), run.Generation)
 		require.Positive(t, e.direct.PTTL(ctx, runKey).Val(), "the generation's end starts a new retention")
 		require.Zero(t, e.direct.Exists(ctx, payloadKey).Val(), "a succeeded task's payload goes")
-		require.False(t, e.direct.HExists(ctx, runKey, "p:replay-me:1").Val(), "a succeeded task's pieces go")
 	}
 }
 

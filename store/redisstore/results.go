@@ -126,11 +126,9 @@ var _ store.ResultStore = (*Store)(nil)
 // TaskPayloads reads the payloads of the named tasks of one run in one
 // pipelined round trip: an HMGET of their definitions per 500 names, and a
 // GET of each one's payload key, which only a definition saying its payload
-// is kept apart reads; then, only when a definition says its payload is in
-// pieces (format version 8), a second round trip: one HMGET of the pieces
-// per such task. A task that succeeded with its payload kept apart or in
-// pieces has lost it (the key or the pieces are dropped at its success)
-// and is answered with nil. See [store.PayloadStore].
+// is kept apart reads. A task that succeeded with its payload kept apart
+// has lost it (the key is dropped at its success) and is answered with
+// nil. See [store.PayloadStore].
 func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsParams) (*store.TaskPayloadsResult, error) {
 	shard, rk, err := s.namedTasks(params.RunID, params.Tasks)
 	if err != nil {
@@ -160,7 +158,6 @@ func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsPara
 		return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), store.ErrNotFound)
 	}
 	res := &store.TaskPayloadsResult{Payloads: make(map[string][]byte)}
-	var pieced []taskDef // the definitions whose payload is in pieces
 	for c, cmd := range defs {
 		for j, v := range cmd.Val() {
 			i := c*resultsPerRead + j
@@ -174,9 +171,6 @@ func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsPara
 				return nil, fmt.Errorf("redisstore: run %s: %w", ids.Quote(params.RunID), err)
 			}
 			p := def.spec.Payload
-			if def.pieces > 0 {
-				pieced = append(pieced, def)
-			}
 			if def.apart {
 				p = nil
 				if apart[i] != nil && apart[i].Err() == nil {
@@ -188,37 +182,7 @@ func (s *Store) TaskPayloads(ctx context.Context, params *store.TaskPayloadsPara
 			res.Payloads[name] = p
 		}
 	}
-	if len(pieced) > 0 {
-		if err := s.readPieces(ctx, rk, params.RunID, pieced, res.Payloads); err != nil {
-			return nil, err
-		}
-	}
 	return res, nil
-}
-
-// readPieces reads the payloads of defs, kept in pieces, into payloads, in
-// one pipeline: nil for a task whose pieces are gone (it succeeded).
-func (s *Store) readPieces(ctx context.Context, rk, id string, defs []taskDef, payloads map[string][]byte) error {
-	pipe := s.client.Pipeline()
-	gets := make([]*redis.SliceCmd, len(defs))
-	for i, d := range defs {
-		gets[i] = pipe.HMGet(ctx, rk, pieceFields(d.spec.Name, d.pieces)...)
-	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return mapErr(err)
-	}
-	for i, d := range defs {
-		v, ok := joinPieces(gets[i].Val())
-		if !ok {
-			continue
-		}
-		p, err := decodeValue(v)
-		if err != nil {
-			return fmt.Errorf("redisstore: payload of task %s of run %s: %w", ids.Quote(d.spec.Name), ids.Quote(id), err)
-		}
-		payloads[d.spec.Name] = p
-	}
-	return nil
 }
 
 var _ store.PayloadStore = (*Store)(nil)

@@ -194,8 +194,7 @@ local function unlease_now(active, e)
   wrote = true
 end
 
--- del deletes a key at the next flush, after the buffered writes (the
--- fields of a hash go the same way: pieces_drop, lib_codec.lua).
+-- del deletes a key at the next flush, after the buffered writes.
 local function del(k)
   dels[#dels + 1] = k
 end
@@ -402,14 +401,10 @@ local function flush(later_events, hold)
     end
     fronts, front_order = {}, {}
   end
-  if next(dels) ~= nil then
-    local nd = #dels
+  local nd = #dels
+  if nd > 0 then
     for i = 1, nd, 1000 do
       redis.call('DEL', unpack(dels, i, math.min(i + 999, nd)))
-    end
-    -- and fields of hashes, dels[hash] = {field...} (pieces_drop)
-    for rk, fs in pairs(dels) do
-      if type(rk) == 'string' then redis.call('HDEL', rk, unpack(fs)) end
     end
     dels = {}
   end

@@ -101,9 +101,8 @@ local no_due, z_heads = {}, {}
 -- aside index (g:<queue>). It
 -- appends to out: nowMs, nextDueMs (0: none), n, n again (the count a
 -- replay answers apart, see replay_claim), then per task: runId,
--- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key
--- or its pieces joined, '' when inline), attempt, firstStartMs, info (the
--- run's field i, '' when
+-- task, epoch, leaseUntilMs, definition, parents (u:), payload (its own key,
+-- '' when inline), attempt, firstStartMs, info (the run's field i, '' when
 -- an earlier task of this reply belongs to the same run), k (parents that
 -- succeeded), then k pairs parentName, result. The info is read by the
 -- HMGET that reads the task anyway, and left out ('') for a task of the
@@ -222,14 +221,12 @@ do
     got[g + 4] = until_ms
     got[g + 5] = d
     got[g + 6] = ps or ''
-    got[g + 7] = ''
     if apart == '1' then
       if not payload_at then payload_at, payload_keys = {}, {} end
       payload_at[#payload_at + 1] = g + 7
       payload_keys[#payload_keys + 1] = base .. 'p:' .. id .. ':' .. name
-    elseif apart ~= '0' then
-      got[g + 7] = pieces_of(rk, name, apart)
     end
+    got[g + 7] = ''
     got[g + 8] = tonumber(t.attempt)
     got[g + 9] = r.created + t.first
     if id == last_run then
@@ -461,8 +458,7 @@ local function replay_claim(ctx, active, qkeys, nq, mem, out)
       local g = #out
       out[g + 1], out[g + 2], out[g + 3], out[g + 4] = id, name, tonumber(epoch), tonumber(until_ms)
       out[g + 5], out[g + 6], out[g + 7] = d, '', ''
-      if apart == '1' then out[g + 7] = redis.call('GET', ctx.base .. 'p:' .. id .. ':' .. name) or ''
-      elseif apart ~= '0' then out[g + 7] = pieces_of(rk, name, apart) end
+      if apart == '1' then out[g + 7] = redis.call('GET', ctx.base .. 'p:' .. id .. ':' .. name) or '' end
       out[g + 8], out[g + 9] = tonumber(t.attempt), r.created + t.first
       out[g + 10] = ''
       if id ~= last_run then

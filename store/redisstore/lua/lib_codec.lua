@@ -18,14 +18,8 @@
 --                        no read. A task's gen is that of the replay that last
 --                        reset it, the run's current one whenever it moves.
 --   field d:<task>      "queue,prio,runAtMs,delayMs,join,deps,apart\n" .. Go-encoded spec
---                        deps: number of parents; apart: where the payload is when
---                        not in the spec: 0 in the spec, 1 in its own key
---                        p:<run>:<task> (deleted when the task succeeds), and, in
---                        format version 8, n >= 2 in the n fields p:<task>:<i>
---   field p:<task>:<i>  piece i (1 .. n) of the payload (flag byte first in piece 1),
---                        at most 64 bytes each (a listpack value), joined in order;
---                        version 8, written at create, deleted when the task
---                        succeeds (payloadpieces.go says when a payload is cut)
+--                        deps: number of parents; apart: 1 when the payload is
+--                        in its own key p:<run>:<task> (deleted when the task ends)
 --   field u:<task>      parents "name:cond name:cond" (tasks with dependencies only)
 --   field c:<task>      children "name:cond name:cond" (tasks with dependents only)
 --   field r:<task>      result: a flag byte (0 raw, 1 deflate) and the bytes
@@ -182,65 +176,32 @@ local function state_put(rk, name, t) hset(rk, 's:' .. name, state_pack(t)) end
 
 -- def_get parses the Lua-readable header of a task definition; the second
 -- result is the whole field. The header carries the number of parents, so
--- no edge list is read here. apart is true when the payload is in its own
--- key, pieces the number of fields p:<task>:<i> it is in (0: none).
+-- no edge list is read here.
 local function def_get(rk, name)
   local d = hget(rk, 'd:' .. name)
   if not d then return nil end
   local queue, prio, runat, delay, join, deps, apart = string.match(d,
-    '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),(%d),(%d+),(%d+)\n')
+    '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),(%d),(%d+),([01])\n')
   if not queue then return false end
-  local n = tonumber(apart)
   return {queue = queue, prio = prio, runat = tonumber(runat), delay = tonumber(delay), join = join,
-    deps = tonumber(deps), apart = n == 1, pieces = n > 1 and n or 0}, d
+    deps = tonumber(deps), apart = apart == '1'}, d
 end
 
 -- def_tail answers the last two fields of the header of a definition d:,
--- its number of parents and its apart field ('0', '1' or a count of
--- pieces), digit strings, or nil when the header does not end so. A task
--- without parents and with an apart field of one digit, the most common,
--- is read from the bytes before the header's newline, with no pattern
--- match.
+-- its number of parents (a digit string) and its apart flag ('0' or '1'),
+-- or nil when the header does not end so. A task without parents, the
+-- most common, is read from the bytes before the header's newline, with
+-- no pattern match.
 local function def_tail(d)
   local nl = string.find(d, '\n', 1, true)
   if not nl or nl < 5 then return nil end
   local c1, z, c2, a = string.byte(d, nl - 4, nl - 1)
-  if c2 == 44 and a >= 48 and a <= 57 then
-    local apart = a == 48 and '0' or a == 49 and '1' or string.sub(d, nl - 1, nl - 1)
-    if z == 48 and c1 == 44 then return '0', apart end
-  end
-  return string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),(%d+)\n')
-end
-
--- pieces_of answers the payload kept in n pieces (n a number or a digit
--- string) of task name of run hash rk, joined, with one HMGET ('' when
--- they are gone). The field names are built in fs, kept across calls, with
--- itoa: Lua's own number-to-string conversion would cost more than the
--- read.
-local pieces_of
-do
-  local fs = {}
-  pieces_of = function(rk, name, n)
-    n = tonumber(n)
-    for i = 1, n do fs[i] = 'p:' .. name .. ':' .. itoa(i) end
-    local vs = redis.call('HMGET', rk, unpack(fs, 1, n))
-    for i = 1, n do if not vs[i] then return '' end end
-    if n == 2 then return vs[1] .. vs[2] end
-    return table.concat(vs)
-  end
-end
-
--- pieces_drop deletes the n pieces of task name's payload (a task that
--- succeeded: nothing reads them again) at the next flush, with the keys
--- del deletes (lib_buffers.lua): after the step's moves are decided, in
--- one HDEL per run hash.
-local function pieces_drop(rk, name, n)
-  local fs = dels[rk]
-  if not fs then
-    fs = {}
-    dels[rk] = fs
-  end
-  for i = 1, n do fs[#fs + 1] = 'p:' .. name .. ':' .. itoa(i) end
+  if c2 ~= 44 or (a ~= 48 and a ~= 49) then return nil end
+  local apart = a == 49 and '1' or '0'
+  if z == 48 and c1 == 44 then return '0', apart end
+  local deps = string.match(d, '^[^,\n]+,%d,%-?%d+,%-?%d+,%d,(%d+),[01]\n')
+  if not deps then return nil end
+  return deps, apart
 end
 
 -- handler_of returns the handler name of a task definition d (field d:):

@@ -93,7 +93,7 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
     rootd['d:' .. root.name], rootd['s:' .. root.name] = nil, nil
     local queue, prio, runat, delay
     if root.d then
-      queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,%d+\n')
+      queue, prio, runat, delay = string.match(args[root.d], '^([^,\n]+),(%d),(%-?%d+),(%-?%d+),%d,%d+,[01]\n')
     end
     -- the first root scans into scan_t (lib_codec.lua), the others into
     -- tables of their own: each is moved after every root is checked

@@ -121,9 +121,9 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
   ctx.qk, ctx.q = rk, q or false
   local r = m and meta_scan(m, scan_r)
   local t = s and state_scan(s, scan_t)
-  local hend, apart, _
+  local hend, _
   if r and t and d and (r.st == 'P' or r.st == 'U') and t.st == 'U' and t.epoch == epoch then
-    _, apart = def_tail(d)
+    local _, apart = def_tail(d)
     if apart then hend = string.find(d, '\n', 1, true) end
   end
   if not hend then
@@ -141,8 +141,7 @@ local function finish_fast(ctx, active, rk, id, name, epoch, result, err)
 
   -- The moves, before the first write: a refused one writes nothing.
   local h = fast_h
-  h.apart = apart == '1'
-  h.pieces = (apart == '0' or h.apart) and 0 or tonumber(apart)
+  h.apart = string.byte(d, hend - 1) == 49
   if ctx.win > 0 then h.queue = string.match(d, '^[^,\n]+') end
   local claim = t.claim
   if claim == nil or claim == '' then claim = 0 end

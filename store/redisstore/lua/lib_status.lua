@@ -249,13 +249,12 @@ local function task_to(ctx, rk, id, r, name, t, to, h, packed)
     -- shard counts tasks at all, one EXISTS per call.
     if ctx.adm_on == nil then ctx.adm_on = redis.call('EXISTS', ctx.base .. 'an') == 1 end
     if ctx.adm_on then admission_end(ctx, rk, name, -1) end
-    -- A succeeded task's payload kept apart or in pieces goes: nothing
-    -- reads it again. One that ended otherwise stays for dead-letter
-    -- inspection and a replay, and expires with its run (run_ended).
+    -- A succeeded task's payload kept apart goes: nothing reads it again.
+    -- One that ended otherwise stays for dead-letter inspection and a
+    -- replay, and expires with its run (run_ended).
     if to == 'S' then
       if h == nil then h = def_get(rk, name) end
-      if h and h.apart then del(key(ctx.base, 'p', id, name))
-      elseif h and h.pieces and h.pieces > 0 then pieces_drop(rk, name, h.pieces) end
+      if h and h.apart then del(key(ctx.base, 'p', id, name)) end
     end
   end
   -- Index membership and events of a task's status change belong here.

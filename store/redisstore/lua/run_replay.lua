@@ -25,7 +25,7 @@
 -- generation, status} the run is active or at another generation;
 -- {REPLAY_NOT_REPLAY, task, status, run status} a named task a replay does
 -- not restart; {REPLAY_PAYLOAD_GONE, task} a reset task whose payload, kept
--- apart or in pieces, is gone; {ILLEGAL} a refused move. Every refusal is decided before
+-- apart, is gone; {ILLEGAL} a refused move. Every refusal is decided before
 -- the first write, so a refused replay writes nothing.
 --
 -- Queue registry: a push that makes a queue's ready list or delayed set
@@ -39,8 +39,7 @@
 -- generation per caller's intent. A second caller that read the same
 -- generation gets the same answer; one that read an older one is refused.
 -- Lost data: a lost run hash answers NOT_FOUND. A lost payload key of a
--- reset task (kept apart, expired or evicted; pieces go only with their
--- task's success or the whole hash) refuses the replay
+-- reset task (kept apart, expired or evicted) refuses the replay
 -- (REPLAY_PAYLOAD_GONE) rather than reset a task no claim could run. Lost
 -- index or dead-letter entries stay lost; the ZREM/LREM of a missing entry
 -- removes nothing.
@@ -145,7 +144,6 @@ for i = 1, #names do
     if not h then return {CORRUPT} end
     heads[i] = h
     if h.apart and redis.call('EXISTS', key(ARGV[2], 'p', id, names[i])) == 0 then return {REPLAY_PAYLOAD_GONE, names[i]} end
-    if h.pieces > 0 and redis.call('HEXISTS', rk, 'p:' .. names[i] .. ':1') == 0 then return {REPLAY_PAYLOAD_GONE, names[i]} end
   end
 end
 
