@@ -33,13 +33,11 @@ import (
 //
 // Versions:
 //
-//	8  the current format: version 7, with a payload longer than a hash's
-//	   compact values kept inline in the run hash, in pieces, rather than in
-//	   a key of its own, and the final attempt of a task that succeeded
-//	   (with no error text) or failed (not by its Timeout) folded into its
-//	   state rather than a record of its own (codec_fold.go); the event of
-//	   a run's move (events.go) is its status letter and generation rather
-//	   than its whole meta. A version 7
+//	8  the current format: version 7, with the final attempt of a task
+//	   that succeeded (with no error text) or failed (not by its Timeout)
+//	   folded into its state rather than a record of its own
+//	   (codec_fold.go), and the event of a run's move (events.go) its
+//	   status letter and generation rather than its whole meta. A version 7
 //	   run is read and worked on as it is, and keeps its layout. A plait of
 //	   version 7 cannot work on a version 8 run: during a rolling upgrade
 //	   the upgraded processes create version 7 runs (WithFormatVersion)
