@@ -21,11 +21,11 @@ import (
 // jemalloc and default encodings, in bytes of used_memory: a pending run
 // and a finished run kept for retention, with their events (entries in the
 // shard's stream, bounded by its cap). Measured at about 790 B and 1,050 B
-// (record format 8); the budgets leave about 5 % for the allocator's and
-// the stream's rounding.
+// (record format 8); the budgets leave about 8 % for the allocator's
+// rounding and for the longer time offsets a loaded machine writes.
 const (
-	memBudgetPending  = 830
-	memBudgetFinished = 1100
+	memBudgetPending  = 850
+	memBudgetFinished = 1150
 )
 
 // TestMemoryPerRun measures the Redis memory of single-task runs with a
