@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
 	"github.com/plaitdag/plait/fakeclock"
@@ -33,16 +32,10 @@ func TestConformancePreviousFormat(t *testing.T) {
 // of that version expects; both read back as the same events.
 func TestRunEventsOfEachFormat(t *testing.T) {
 	t.Parallel()
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(t, err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	c := redistest.Private(t)
 	ctx := context.Background()
 	var read [2][]store.StoreEvent
 	for i, v := range []int{redisstore.FormatVersionPrevious, redisstore.FormatVersionNewest} {
-		c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-		t.Cleanup(func() { _ = c.Close() })
 		prefix := "fv" + string(rune('a'+i))
 		clk := fakeclock.New(start)
 		s, err := redisstore.New(ctx, c, redisstore.WithPrefix(prefix), redisstore.WithFormatVersion(v), redisstore.WithClock(clk))
@@ -93,14 +86,8 @@ func TestRunEventsOfEachFormat(t *testing.T) {
 // (which would keep a hundred times as many here).
 func TestEventCapCountsEvents(t *testing.T) {
 	t.Parallel()
-	srv, err := redistest.Start()
-	if err != nil {
-		redistest.Skip(t, err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	c := redistest.Private(t)
 	ctx := context.Background()
-	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
-	t.Cleanup(func() { _ = c.Close() })
 	const eventCap = 1000
 	s, err := redisstore.New(ctx, c, redisstore.WithEventCap(eventCap))
 	require.NoError(t, err)
