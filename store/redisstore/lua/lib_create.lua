@@ -108,7 +108,16 @@ local function create_run(ctx, rk, kk, A, o, lists, order)
           root.tt = into
         end
       end
-      t = state_scan(args[root.s], into)
+      local sv = args[root.s]
+      if sv == 'P,0,0,0,0,0,,,,' then
+        -- the state every task is created in (newTaskState, codec_state.go):
+        -- its scanned form is known, with no match
+        into.st, into.gen, into.attempt, into.epoch, into.mid, into.first, into.claim, into.ended, into.worker =
+          'P', nil, '0', '0', '0,0,0', '', '', '', ''
+        t = into
+      else
+        t = state_scan(sv, into)
+      end
     end
     if not t then
       code = code or CORRUPT
