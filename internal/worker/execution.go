@@ -48,14 +48,11 @@ type Attempt struct {
 	returned  bool
 	abandoned bool
 
-	// logOnce makes log, the buffer of the lines the handler logs for the
-	// store (tasklog.go), at the first Task.Logger call; nil when the
-	// store keeps no task logs.
-	logOnce sync.Once
-	log     *attemptLog
-	// progress holds the latest progress report not sent yet
-	// (progress.go).
-	progress progressSlot
+	// ext holds the task log buffer and the progress report, made at
+	// the handler's first Logger or Progress call; extEnded is set once
+	// the handler returned, after which none is made (attempt_extras.go).
+	ext      *attemptExtras
+	extEnded bool
 
 	// ran is how long the handler ran, set before its outcome is queued,
 	// for the metrics hooks.
@@ -186,8 +183,7 @@ func (p *pool) execute(e *Attempt) (abandoned bool) {
 	p.health.busy.Add(-1)
 	// The attempt's lines reach the store before its outcome: after it, a
 	// retry's next claim would make them stale.
-	e.endTaskLog()
-	e.endProgress()
+	e.endExtras()
 	if ct.Spec.Timeout > 0 && p.handlerReturned(e) {
 		return true
 	}

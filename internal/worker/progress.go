@@ -64,7 +64,11 @@ func (e *Attempt) Progress(value float64, note string) error {
 		p.progressUnsupported()
 		return nil
 	}
-	s := &e.progress
+	x := e.extras()
+	if x == nil {
+		return nil // the attempt ended
+	}
+	s := &x.progress
 	s.mu.Lock()
 	if !s.ended {
 		s.pending, s.value, s.note = true, value, note
@@ -117,7 +121,11 @@ func (p *pool) progressWaiting(execs []*Attempt) bool {
 		return false
 	}
 	for _, e := range execs {
-		s := &e.progress
+		x := e.madeExtras()
+		if x == nil {
+			continue
+		}
+		s := &x.progress
 		s.mu.Lock()
 		waiting := s.pending
 		s.mu.Unlock()
@@ -149,7 +157,11 @@ func (p *pool) flushProgress(ctx context.Context, execs []*Attempt) {
 		batch, reps = batch[:0], reps[:0]
 	}
 	for _, e := range execs {
-		s := &e.progress
+		x := e.madeExtras()
+		if x == nil {
+			continue
+		}
+		s := &x.progress
 		if !s.sending.TryLock() {
 			continue // its end is sending the latest report
 		}
@@ -172,7 +184,7 @@ func (p *pool) flushProgress(ctx context.Context, execs []*Attempt) {
 func (p *pool) sendProgress(ctx context.Context, ps store.ProgressStore, batch []*Attempt, reps []store.ProgressReport) {
 	defer func() {
 		for _, e := range batch {
-			e.progress.sending.Unlock()
+			e.madeExtras().progress.sending.Unlock()
 		}
 	}()
 	cctx, cancel := context.WithTimeout(ctx, progressSendTimeout)
@@ -185,7 +197,7 @@ func (p *pool) sendProgress(ctx context.Context, ps store.ProgressStore, batch [
 	if err != nil || len(res) != len(batch) {
 		p.cfg.Logger.Debug("plait: task progress not stored; sent again at the next round", "reports", len(reps), "err", err)
 		for i, e := range batch {
-			e.progress.putBack(reps[i].Value, reps[i].Note)
+			e.madeExtras().progress.putBack(reps[i].Value, reps[i].Note)
 		}
 		return
 	}
@@ -193,7 +205,7 @@ func (p *pool) sendProgress(ctx context.Context, ps store.ProgressStore, batch [
 		if r.Err != nil {
 			// The lease no longer holds (or the task is gone): the
 			// keeper's extension finds it too and stops the attempt.
-			batch[i].progress.end()
+			batch[i].madeExtras().progress.end()
 		}
 	}
 }
@@ -201,7 +213,7 @@ func (p *pool) sendProgress(ctx context.Context, ps store.ProgressStore, batch [
 // endProgress sends the attempt's report still waiting, before its
 // outcome is written (after it the attempt's lease no longer holds), and
 // drops every later one.
-func (e *Attempt) endProgress() {
+func (e *Attempt) endProgress(x *attemptExtras) {
 	p := e.pool
 	if p.progress.off.Load() {
 		return
@@ -210,7 +222,7 @@ func (e *Attempt) endProgress() {
 	if !ok {
 		return
 	}
-	s := &e.progress
+	s := &x.progress
 	if cause := context.Cause(e.ctx); errors.Is(cause, ErrLeaseLost) || errors.Is(cause, ErrRunCancelled) {
 		s.end() // the store would refuse it
 		return

@@ -12,25 +12,29 @@ import (
 )
 
 // taskLog returns the attempt's log buffer, made at the first call, or nil
-// when the store keeps no task logs.
+// when the store keeps no task logs or the handler returned without one.
 func (e *Attempt) taskLog() *attemptLog {
-	e.logOnce.Do(func() {
-		ls, ok := e.pool.store.(store.TaskLogStore)
-		if !ok {
-			return
-		}
-		e.log = &attemptLog{pool: e.pool, store: ls, lease: e.ct.Lease, attempt: e.ct.Attempt}
+	ls, ok := e.pool.store.(store.TaskLogStore)
+	if !ok {
+		return nil
+	}
+	x := e.extras()
+	if x == nil {
+		return nil
+	}
+	x.logOnce.Do(func() {
+		x.log = &attemptLog{pool: e.pool, store: ls, lease: e.ct.Lease, attempt: e.ct.Attempt}
 	})
-	return e.log
+	return x.log
 }
 
 // endTaskLog sends the attempt's last lines, before its outcome is written,
 // and stops its flush timer. Lines logged after it go to the Scheduler's
 // logger only, and are counted and reported as dropped.
-func (e *Attempt) endTaskLog() {
-	e.logOnce.Do(func() {}) // no log made from here on
-	if e.log != nil {
-		e.log.end()
+func (x *attemptExtras) endTaskLog() {
+	x.logOnce.Do(func() {}) // no log made from here on
+	if x.log != nil {
+		x.log.end()
 	}
 }
 

@@ -20,10 +20,10 @@ const evBlock = 1024
 // holds the events of one script call, on memstore one event. memstore
 // keeps one stream, and a run's events are read from it, so this caps them
 // too; a reader behind the events dropped is told so. The ring grows a
-// block at a time up to n events of 104 bytes each, plus about 90 bytes
+// block at a time up to n events of 80 bytes each, plus about 90 bytes
 // for each run (and each generation of a replayed run) and 64 for each
 // task it holds events of, and the text of the errors its events carry:
-// at the default about 11 MB, at most 26 MB (every event of a run and a
+// at the default about 9 MB, at most 24 MB (every event of a run and a
 // task of its own), errors aside. It holds no run: a run freed at the end
 // of its retention goes, with its payloads and results, while its events
 // stay. Defaults to
@@ -83,7 +83,8 @@ type evTask struct {
 	prio                 store.Priority
 }
 
-// evRec is one stored event: 104 bytes.
+// evRec is one stored event: 80 bytes. Its number is not kept: the ring
+// holds consecutive numbers, so a slot's place tells it (eventLog.seqAt).
 type evRec struct {
 	run *evRun
 	// task names the task of a task event; nil for a run event.
@@ -92,17 +93,31 @@ type evRec struct {
 	// note is the error, or what a task_waiting event waits for
 	// (routing.go, keylimits.go).
 	note    string
-	status  string
-	seq     uint64
 	at      int64 // ns since the Unix epoch
 	dur     int64
 	epoch   int64
 	attempt int32
-	// runEvent is set for a run's event, waiting for a task_waiting one,
-	// progress for a task_progress one (progress.go), runNote with
-	// runEvent for a run_note, its text in note (run_note.go).
-	runEvent, waiting, progress, runNote bool
+	// status is the task's or the run's status after the move
+	// (evstatus.go).
+	status evStatus
+	kind   evKind
 }
+
+// evKind tells what a record stands for.
+type evKind uint8
+
+const (
+	// evTaskMove is a task's move to its status, the zero value.
+	evTaskMove evKind = iota
+	// evRunMove is a run's move to its status.
+	evRunMove
+	// evRunNote is a run_note, its text in note (run_note.go).
+	evRunNote
+	// evWaiting is a task_waiting, what it waits for in note.
+	evWaiting
+	// evProgress is a task_progress (progress.go).
+	evProgress
+)
 
 // initLocked makes the wake channel, once (New sets the cap).
 func (l *eventLog) initLocked() {
@@ -114,11 +129,15 @@ func (l *eventLog) initLocked() {
 // at returns the slot of index i of the ring.
 func (l *eventLog) at(i int) *evRec { return &l.blocks[i/evBlock][i%evBlock] }
 
+// seqAt is the number of the event k places after the oldest kept: the
+// ring holds l.seq-n+1 .. l.seq in order from head.
+func (l *eventLog) seqAt(k int) uint64 { return l.seq - uint64(l.n) + 1 + uint64(k) }
+
 // appendEventLocked numbers ev, an event of r, and adds it to the store's
 // stream.
 func (s *Store) appendEventLocked(r *run, ev evRec) {
 	slot := s.nextEventLocked(r)
-	ev.run, ev.seq = slot.run, slot.seq
+	ev.run = slot.run
 	*slot = ev
 }
 
@@ -151,7 +170,7 @@ func (s *Store) nextEventLocked(r *run) *evRec {
 			l.head = 0
 		}
 	}
-	*slot = evRec{run: r.ev, seq: l.seq}
+	*slot = evRec{run: r.ev}
 	if l.waited {
 		close(l.wake)
 		l.wake = make(chan struct{})
@@ -174,7 +193,7 @@ func (ev *evRec) setTask(t *task, now time.Time) {
 		t.ev = &evTask{name: spec.Name, queue: spec.Queue, handler: spec.Handler, prio: spec.Priority}
 	}
 	ev.task = t.ev
-	ev.status, ev.attempt, ev.epoch, ev.at, ev.worker = string(t.status), int32(t.inst.Attempt), t.epoch, now.UnixNano(), recorded(t)
+	ev.status, ev.attempt, ev.epoch, ev.at, ev.worker = taskEvStatus(t.status), int32(t.inst.Attempt), t.epoch, now.UnixNano(), recorded(t)
 }
 
 // taskEventLocked records t's move from status from to its current status.
@@ -196,42 +215,42 @@ func (s *Store) taskEventLocked(t *task, from store.TaskStatus, now time.Time) {
 // waitingEventLocked records that ready task t waits for what reason says.
 func (s *Store) waitingEventLocked(t *task, reason string, now time.Time) {
 	ev := taskEvent(t, now)
-	ev.note, ev.waiting = reason, true
+	ev.note, ev.kind = reason, evWaiting
 	s.appendEventLocked(t.run, ev)
 }
 
 // runEventLocked records r's move to its current status.
 func (s *Store) runEventLocked(r *run, now time.Time) {
 	ev := s.nextEventLocked(r)
-	ev.runEvent, ev.status, ev.at = true, string(r.rec.Status), now.UnixNano()
+	ev.kind, ev.status, ev.at = evRunMove, runEvStatus(r.rec.Status), now.UnixNano()
 }
 
-// event builds the event a record stands for.
-func (e *evRec) event() store.StoreEvent {
+// event builds the event a record numbered seq stands for.
+func (e *evRec) event(seq uint64) store.StoreEvent {
 	r := e.run
 	ev := store.StoreEvent{
-		Cursor: store.EventCursor(strconv.FormatUint(e.seq, 10)), RunID: r.id, At: time.Unix(0, e.at).UTC(),
+		Cursor: store.EventCursor(strconv.FormatUint(seq, 10)), RunID: r.id, At: time.Unix(0, e.at).UTC(),
 		Workflow: r.workflow, Tenant: r.tenant, Service: r.service, Generation: r.gen,
 	}
-	if e.runNote {
+	switch e.kind {
+	case evRunNote:
 		ev.Type, ev.Note = store.EventRunNote, e.note
 		return ev
-	}
-	if e.runEvent {
-		ev.RunStatus = store.RunStatus(e.status)
+	case evRunMove:
+		ev.RunStatus = e.status.run()
 		ev.Type = store.RunEventType(ev.RunStatus)
 		return ev
 	}
 	if n := e.task; n != nil {
 		ev.Task, ev.Queue, ev.Priority, ev.Handler = n.name, n.queue, n.prio, n.handler
 	}
-	ev.TaskStatus = store.TaskStatus(e.status)
+	ev.TaskStatus = e.status.task()
 	ev.Type = store.TaskEventType(ev.TaskStatus)
 	ev.Attempt, ev.Epoch = int(e.attempt), e.epoch
-	switch {
-	case e.waiting:
+	switch e.kind {
+	case evWaiting:
 		ev.Type, ev.WaitingFor = store.EventTaskWaiting, e.note
-	case e.progress:
+	case evProgress:
 		ev.Type, ev.Progress = store.EventTaskProgress, e.progressOf()
 	default:
 		ev.Error, ev.Duration = e.note, time.Duration(e.dur)
@@ -310,8 +329,8 @@ func (s *Store) eventStartLocked(params *store.EventReadParams) uint64 {
 		if i >= l.cap {
 			i -= l.cap
 		}
-		if e := l.at(i); e.at >= since {
-			return e.seq - 1
+		if l.at(i).at >= since {
+			return l.seqAt(k) - 1
 		}
 	}
 	return l.seq
@@ -351,7 +370,7 @@ func (s *Store) readEventsLocked(params *store.EventReadParams, after uint64) (*
 			// have evRuns of their own)
 			continue
 		}
-		res.Events = append(res.Events, e.event())
+		res.Events = append(res.Events, e.event(l.seqAt(int(k))))
 	}
 	if len(res.Events) > 0 {
 		res.Cursor = res.Events[len(res.Events)-1].Cursor

@@ -62,6 +62,11 @@ func Leftovers(s *Store, id string) []string {
 			add("lease: task %s", t.spec().Name)
 		}
 	}
+	for _, t := range s.held {
+		if of(t) {
+			add("held: task %s", t.spec().Name)
+		}
+	}
 	for _, d := range s.dead {
 		if d.run == id {
 			add("dead letter: task %s", d.task)

@@ -28,6 +28,11 @@ func (s *Store) perRunEntries() map[string]int {
 		"limits": len(s.limits), "rateWaits": len(s.rateWaits), "rateExpiry": len(s.rateExpiry),
 	}
 	s.counts.each(func(store.RunStatus, int64) { n["counts"]++ })
+	for _, t := range s.held {
+		if t != nil {
+			n["held"]++
+		}
+	}
 	for _, ix := range s.indexes {
 		n["index entries"] += len(ix.runs)
 	}

@@ -37,6 +37,9 @@ func (s *Store) LeaseExtend(ctx context.Context, params *store.LeaseExtendParams
 // leasedLocked returns the running task the lease still holds, or
 // ErrNotFound (no such run or task) or ErrStaleEpoch.
 func (s *Store) leasedLocked(l store.Lease) (*task, error) {
+	if t := s.held.find(l); t != nil {
+		return t, nil
+	}
 	r, err := s.liveRunLocked(l.RunID)
 	if err != nil {
 		return nil, err

@@ -49,8 +49,10 @@ type Store struct {
 	rateWaits map[string]*keyLimit
 	// rateExpiry orders the rate starts by when they leave their window.
 	rateExpiry rateHeap
-	// leases orders running tasks by lease deadline for the sweep.
+	// leases orders running tasks by lease deadline for the sweep; held
+	// finds them by lease (held.go).
 	leases leaseHeap
+	held   heldTable
 	// parentsLeft is the ParentsLeft of the TaskFinishClaim under way:
 	// the fewest parents a task its finishes left pending still waits on
 	// (0: none), kept by releaseChildrenLocked.

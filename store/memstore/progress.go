@@ -40,7 +40,7 @@ func (s *Store) TaskProgress(ctx context.Context, params *store.TaskProgressPara
 // note in the note slot, so the record keeps its size.
 func (s *Store) progressEventLocked(t *task, now time.Time) {
 	ev := taskEvent(t, now)
-	ev.note, ev.dur, ev.progress = t.progress.Note, int64(math.Float64bits(t.progress.Value)), true
+	ev.note, ev.dur, ev.kind = t.progress.Note, int64(math.Float64bits(t.progress.Value)), evProgress
 	s.appendEventLocked(t.run, ev)
 }
 

@@ -190,6 +190,7 @@ func (s *Store) holdLocked(t *task, until time.Time) {
 		return
 	}
 	heap.Push(&s.leases, t)
+	s.held.hold(t)
 	// a new lease is a claim: its event carries the epoch, attempt and
 	// worker the claim has just set (events.go).
 	s.taskEventLocked(t, store.TaskReady, t.claimedAt)
@@ -199,6 +200,7 @@ func (s *Store) holdLocked(t *task, until time.Time) {
 func (s *Store) unholdLocked(t *task) {
 	if t.leaseIdx >= 0 {
 		heap.Remove(&s.leases, t.leaseIdx)
+		s.held.unhold(t)
 	}
 	t.leaseUntil = time.Time{}
 }

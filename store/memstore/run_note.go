@@ -21,6 +21,6 @@ func (s *Store) RunNote(ctx context.Context, params *store.RunNoteParams) error 
 	if err != nil {
 		return err
 	}
-	s.appendEventLocked(r, evRec{runEvent: true, runNote: true, note: params.Text, at: s.now().UnixNano()})
+	s.appendEventLocked(r, evRec{kind: evRunNote, note: params.Text, at: s.now().UnixNano()})
 	return nil
 }

@@ -93,15 +93,14 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 	created := r.rec.Status == ""
 	if r.rec.Status.Terminal() {
 		// A replay opens the next generation: it leaves its retention
-		// (while its status still names the list it is in), gets a fresh
-		// channel for the waiters of the new generation's end, and ends
-		// again later like the first.
+		// (while its status still names the list it is in), and ends
+		// again later like the first; the waiters of the new
+		// generation's end make a fresh channel (RunWait).
 		s.unretainLocked(r)
 		s.unendLocked()
 		r.rec.Generation++
 		r.ev = nil // its events from here on carry the new generation
 		r.rec.EndedAt = time.Time{}
-		r.done = make(chan struct{})
 	}
 	s.counts.add(r.rec.Status, -1)
 	s.counts.add(to, 1)
@@ -116,7 +115,10 @@ func (s *Store) setRunStatusLocked(r *run, to store.RunStatus, now time.Time) er
 	case to.Terminal():
 		r.rec.EndedAt = now
 		s.seriesRunLocked(to, now)
-		close(r.done)
+		if r.done != nil {
+			close(r.done)
+			r.done = nil
+		}
 		s.retainLocked(r, now)
 		s.endLocked(r)
 	}
