@@ -72,7 +72,7 @@ var runFilterCases = []testCase{
 	},
 	{
 		name: "EndIndexFollowsReplayAndDelete",
-		rule: "a replayed run leaves the end time listing and count of its old status, enters that of its new end, once; a deleted run leaves them",
+		rule: "a replayed run leaves the end time listing and count of its old status, enters that of its new end, once, within its creation bounds as before; a deleted run leaves them",
 		run: func(t *testing.T, h *Harness, rule string) {
 			rs, ok := h.Store.(store.ReplayStore)
 			if !ok {
@@ -104,6 +104,9 @@ var runFilterCases = []testCase{
 			require.Equal(t, int64(1), count(store.RunCompleted), rule)
 			require.Empty(t, byEnd(store.RunFailed), rule)
 			require.Empty(t, queryAll(t, h, store.RunFilter{EndedTo: again.EndedAt}, 10, rule), "%s: listed at its last end only", rule)
+			// a run replayed keeps its creation time, which bounds it as before
+			bounded := store.RunFilter{EndedFrom: from, CreatedFrom: r.CreatedAt, CreatedTo: r.CreatedAt.Add(time.Millisecond)}
+			require.Equal(t, []string{r.ID}, ids(queryAll(t, h, bounded, 10, rule)), "%s: by its end within creation bounds", rule)
 			require.NoError(t, q.RunDelete(bg, &store.RunDeleteParams{ID: r.ID}), rule)
 			require.Empty(t, queryAll(t, h, store.RunFilter{EndedFrom: from}, 10, rule), rule)
 			require.Zero(t, count(store.RunCompleted), rule)
