@@ -3,6 +3,7 @@ package redisstore_test
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,14 @@ func TestLostReplayReplyOpensOneGeneration(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, store.RunCompleted, run.Status)
 		require.Equal(t, int64(1), run.Generation)
+		// the failure's attempt, folded into the state in format 8, was
+		// written out once by the replay that reached Redis, not again by
+		// the resend; the new generation's success is folded in its turn
+		atts := run.Task("replay-me").Attempts
+		require.Len(t, atts, 2)
+		require.Equal(t, []string{"failed", "succeeded"}, []string{atts[0].Outcome, atts[1].Outcome})
+		require.Equal(t, []int64{0, 1}, []int64{atts[0].Generation, atts[1].Generation})
+		require.Equal(t, 1, countPrefixed(e.direct.HKeys(ctx, runKey).Val(), "a:replay-me:"), "one attempt record: the unfolded failure")
 		require.Positive(t, e.direct.PTTL(ctx, runKey).Val(), "the generation's end starts a new retention")
 		require.Zero(t, e.direct.Exists(ctx, payloadKey).Val(), "a succeeded task's payload goes")
 	}
@@ -109,4 +118,15 @@ func TestReplayRefusesATaskWhosePayloadIsGone(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrReplayConflict)
 	require.Equal(t, before, e.direct.HGetAll(ctx, runKey).Val(), "a refused replay writes nothing")
 	require.Equal(t, int64(1), e.direct.ZCard(ctx, "plait:{0}:dl").Val())
+}
+
+// countPrefixed counts the fields of fs that start with prefix.
+func countPrefixed(fs []string, prefix string) int {
+	n := 0
+	for _, f := range fs {
+		if strings.HasPrefix(f, prefix) {
+			n++
+		}
+	}
+	return n
 }

@@ -1,8 +1,9 @@
 -- lease_sweep.lua: recover running tasks whose lease deadline has passed.
 --
 -- KEYS[1]  <prefix>:{s}:active   lease zset
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes of expired entries, ready
 --          queues and wake lists, payload keys, dead-letter lists and the
 --          index dl)

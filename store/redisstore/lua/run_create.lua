@@ -3,8 +3,9 @@
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash (no field m yet)
 -- KEYS[2]  <prefix>:{s}:k:<key>   idempotency key index (only for keyed runs)
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (ready, delayed and wake keys of root
 --          tasks, payload keys)
 -- ARGV[3]  run id

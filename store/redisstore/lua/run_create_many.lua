@@ -3,7 +3,7 @@
 --
 -- KEYS  per run, in ARGV's order: <prefix>:{s}:r:<run> (run hash), then,
 --       for a keyed run only, <prefix>:{s}:k:<key> (idempotency key index)
--- ARGV[1]  "<now>;<event cap>;<stats window>" as run_create.lua's
+-- ARGV[1]  the step argument, as run_create.lua's
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3..]  per run: 1 when keyed, else 0; then run_create.lua's
 --          ARGV[3..] for the run: id, strategy letter, number of tasks, 0

@@ -1,7 +1,7 @@
 -- run_delete.lua: delete a finished run with everything it owns.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
--- ARGV[1]  the step argument "<now>;<event cap>;<stats window>" (unused
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua) (unused
 --          but for the common argument order)
 -- ARGV[2]  shard base "<prefix>:{s}:" (dead letters, key index, query
 --          indexes of the run's shard)

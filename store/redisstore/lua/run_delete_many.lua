@@ -2,7 +2,7 @@
 -- everything it owns (RunDeleteMany).
 --
 -- KEYS[i]  <prefix>:{s}:r:<run i>   run hash of the i-th id
--- ARGV[1]  the step argument "<now>;<event cap>;<stats window>" (unused
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua) (unused
 --          but for the common argument order)
 -- ARGV[2]  shard base "<prefix>:{s}:" (dead letters, key index, query
 --          indexes of the shard)

@@ -1,8 +1,9 @@
 -- run_note.lua: a note written into a run's history (RunNote).
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (the event stream)
 -- ARGV[3]  run id
 -- ARGV[4]  the note's text (at most store.RunNoteTextMax bytes, checked by

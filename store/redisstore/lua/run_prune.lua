@@ -2,8 +2,9 @@
 -- with their index entries: the janitor's step.
 --
 -- KEYS[1]  <prefix>:{s}:iel   the retentions (ms) that have an expiry list
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (the expiry lists ie:<ms>, the
 --          runs, their key indexes and query indexes, the event stream)
 -- ARGV[3]  limit: the most runs pruned by this call

@@ -4,7 +4,7 @@
 -- are made due or skipped as a finish would.
 --
 -- KEYS[1]  <prefix>:{s}:r:<run>   run hash
--- ARGV[1]  the step argument "<now>;<event cap>;<stats window>"
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua)
 -- ARGV[2]  shard base "<prefix>:{s}:"
 -- ARGV[3]  retention of a finished run's keys in ms
 -- ARGV[4]  run id
@@ -34,9 +34,14 @@
 -- adds it again to no effect; Redis full refuses it with the script's
 -- other writes, as below; a registry Redis lost is written again by the
 -- next such push, and lists nothing meanwhile.
+-- Folded attempts: a reset task whose final attempt was folded into its
+-- state (format version 8, codec_fold.go) first gets that attempt written
+-- out as its a:<task>:<epoch> record (unfold, lib_codec.lua), from the
+-- state, w: and e: it is about to lose, in the same atomic call; the
+-- paragraphs below hold for it as for the call's other writes.
 -- Retried: the first call moved the run to generation ARGV[5]+1, so the
--- retry answers REPLAY_EXISTING and the run, changing nothing: one
--- generation per caller's intent. A second caller that read the same
+-- retry answers REPLAY_EXISTING and the run, changing nothing (no record
+-- written twice): one generation per caller's intent. A second caller that read the same
 -- generation gets the same answer; one that read an older one is refused.
 -- Lost data: a lost run hash answers NOT_FOUND. A lost payload key of a
 -- reset task (kept apart, expired or evicted) refuses the replay

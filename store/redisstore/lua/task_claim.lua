@@ -9,8 +9,9 @@
 -- KEYS[1+6(i-1)+6] <prefix>:{s}:g:<queue i>     aside index: handlers with tasks set aside
 --                  (their lists <prefix>:{s}:g:<queue i>:<handler> are built from it)
 -- KEYS[2+6q]       <prefix>:{s}:c:<request>     claim memory (only with a request id)
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (run hashes and payload keys of popped entries)
 -- ARGV[3]  worker id
 -- ARGV[4]  limit (tasks)

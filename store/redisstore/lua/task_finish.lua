@@ -3,8 +3,9 @@
 --
 -- KEYS[1]    <prefix>:{s}:active       lease zset
 -- KEYS[1+i]  <prefix>:{s}:r:<run i>    run hash of the i-th outcome
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (queues and wake lists of released
 --          children, payload keys, dead-letter lists and the index dl, the
 --          events channel, key index)

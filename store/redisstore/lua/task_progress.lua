@@ -2,8 +2,9 @@
 -- with its event (TaskProgress).
 --
 -- KEYS[i]  <prefix>:{s}:r:<run i>   run hash of the i-th report
--- ARGV[1]  "<now>;<event cap>;<stats window>": now in ms since the Unix epoch or
---          "" to use Redis TIME, the stream cap in entries, 0 when stats are off
+-- ARGV[1]  the step argument (new_ctx, lib_ctx.lua): now in ms since the Unix
+--          epoch or "" to use Redis TIME, the stream cap in events, the stats
+--          window (0 when off), a claim's inline limit, the format version
 -- ARGV[2]  shard base "<prefix>:{s}:" (the event stream)
 -- ARGV[3]  number of reports n
 -- ARGV[4+5(i-1) ..]  per report: run id, task, epoch, value (a Go float in
