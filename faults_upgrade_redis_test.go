@@ -211,4 +211,25 @@ func TestRollingUpgradeAcrossFormatVersions(t *testing.T) {
 	page, err := s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Workflow: "up", Statuses: []plait.RunStatus{plait.RunCompleted}}, Limit: 100})
 	require.NoError(t, err)
 	require.Len(t, page.Runs, len(oldRuns)+len(newRuns), fmt.Sprintf("runs of both versions listed: %d", len(page.Runs)))
+	// The workflow index in both of its forms: the old runs' zset, the new
+	// runs' stream; paged through, counted, each run once.
+	require.Equal(t, "zset", admin.Type(ctx, "up:{0}:iw:up").Val())
+	require.Equal(t, "stream", admin.Type(ctx, "up:{0}:xw:up").Val())
+	listed := map[string]bool{}
+	cursor := ""
+	for {
+		page, err := s.RunList(ctx, plait.RunListParams{Filter: plait.RunFilter{Workflow: "up"}, Limit: 7, Cursor: cursor})
+		require.NoError(t, err)
+		for _, r := range page.Runs {
+			require.False(t, listed[r.ID], "run %s listed twice", r.ID)
+			listed[r.ID] = true
+		}
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	require.Len(t, listed, len(oldRuns)+len(newRuns))
+	counted, err := s.RunCount(ctx, plait.RunCountParams{Filter: plait.RunFilter{Workflow: "up"}})
+	require.NoError(t, err)
+	require.Equal(t, int64(len(oldRuns)+len(newRuns)), counted.Counts[plait.RunCompleted])
 }

@@ -76,9 +76,11 @@ var commandUses = []commandUse{
 	{"unsubscribe", "{c}"},          // RunWait, EventSubscribe
 	{"unwatch", ""},                 // the end of a WATCH transaction
 	{"watch", "{k}"},                // the layout record's stats setting
-	{"xadd", "{k} * f v"},           // scripts (events)
-	{"xrange", "{k} - +"},           // EventRead
-	{"xrevrange", "{k} + -"},        // EventRead's start
+	{"xadd", "{k} * f v"},           // scripts (events, name indexes)
+	{"xdel", "{k} 0-1"},             // scripts (name indexes)
+	{"xlen", "{k}"},                 // scripts (name indexes)
+	{"xrange", "{k} - +"},           // scripts (name indexes); EventRead
+	{"xrevrange", "{k} + -"},        // scripts (name indexes); EventRead's start
 	{"zadd", "{k} 1 m"},             // scripts
 	{"zcard", "{k}"},                // scripts; reads
 	{"zcount", "{k} 0 1"},           // scripts; reads

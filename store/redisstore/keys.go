@@ -31,6 +31,8 @@ import (
 //	<prefix>:{<shard>}:iw:<workflow>     runs of one workflow (zset, as ia)
 //	<prefix>:{<shard>}:is:<service>      runs of one service (zset, as ia)
 //	<prefix>:{<shard>}:iu:<svc>:<tenant> runs of one service and tenant (zset, as ia)
+//	<prefix>:{<shard>}:iv:<tenant>       runs of one tenant (zset, as ia)
+//	<prefix>:{<shard>}:x<w|s|u|v>:<name> the name indexes above from format version 8 (stream, id created ms-seq, field r: run ids)
 //	<prefix>:{<shard>}:ie:<ms>           finished runs of one retention in due order (list of "<due>:<run>:<st>:<wf>:<svc>:<tenant>")
 //	<prefix>:{<shard>}:iel               the retentions (ms) that have an expiry list (set)
 //	<prefix>:{<shard>}:e                 event stream of the shard, one entry per script call (MAXLEN ~ global cap, in entries)
@@ -170,6 +172,14 @@ func (k keys) tenantIndex(s int, svc, tenant string) string {
 // tenantOnlyIndex lists the runs of shard s of one tenant, of any
 // service.
 func (k keys) tenantOnlyIndex(s int, tenant string) string { return k.base(s) + "iv:" + tenant }
+
+// nameStream is the stream form of name index zset (workflowIndex,
+// serviceIndex, tenantIndex, tenantOnlyIndex) of shard s: x<kind>:<name>
+// for i<kind>:<name>, where format version 8 files runs (lua/lib_names.lua).
+func (k keys) nameStream(s int, zset string) string {
+	base := k.base(s)
+	return base + "x" + zset[len(base)+1:]
+}
 
 // endIndex lists the finished runs of shard s in status letter st (S, F,
 // C) by their end.

@@ -112,7 +112,8 @@ func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 		entries := c.LRange(ctx, list, 0, -1).Val()
 		require.Len(t, entries, 2)
 		end := clk.Now().UnixMilli()
-		require.Equal(t, strconv.FormatInt(end, 10)+":"+ids[1]+":C:wf:svc::", entries[1], "an entry of the current form")
+		require.Equal(t, strconv.FormatInt(end, 10)+":"+ids[1]+"@"+strconv.FormatInt(end, 10)+":C:wf:svc::", entries[1],
+			"an entry of the current form: the run with its creation, here its end too")
 		// The first entry rewritten in the earlier form, due at the same time.
 		old := strconv.FormatInt(end+time.Hour.Milliseconds(), 10) + ":" + ids[0] + ":C:wf:svc:"
 		require.NoError(t, c.LSet(ctx, list, 0, old).Err())
@@ -127,6 +128,9 @@ func TestPruneReadsEntriesOfTheEarlierForm(t *testing.T) {
 		require.Equal(t, 2, res.Pruned)
 		for _, k := range []string{s.keys.allIndex(shard), s.keys.workflowIndex(shard, "wf"), s.keys.serviceIndex(shard, "svc"), s.keys.statusIndex(shard, "C")} {
 			require.Zero(t, c.ZCard(ctx, k).Val(), "%s keeps entries", k)
+		}
+		for _, k := range []string{s.keys.nameStream(shard, s.keys.workflowIndex(shard, "wf")), s.keys.nameStream(shard, s.keys.serviceIndex(shard, "svc"))} {
+			require.Zero(t, c.Exists(ctx, k).Val(), "%s is left", k)
 		}
 		require.Zero(t, c.Exists(ctx, list).Val())
 	})

@@ -14,11 +14,13 @@ import (
 )
 
 // The query side of store.QueryStore. Every run is in the query indexes of
-// its shard (keys.go: ia, it:<status>, iw:<workflow>, is:<service>,
-// iu:<service>:<tenant>, iv:<tenant>), zsets scored by creation (ms) with
-// the run id as member, and a finished run in if:<status> scored by its
-// end, kept by run_index (lua/lib_status.lua) inside the transitions
-// (query_filter.go chooses the index of a filter).
+// its shard (keys.go: ia, it:<status>, and the name indexes of its
+// workflow, service, service and tenant, and tenant), zsets scored by
+// creation (ms) with the run id as member, but the name indexes of format
+// version 8, streams of the same order (lua/lib_names.lua), and a
+// finished run in if:<status> scored by its end, kept by run_index
+// (lua/lib_status.lua) inside the transitions (query_filter.go chooses the
+// index of a filter).
 // A query reads one page per shard with run_list.lua, all shards in one
 // pipeline, merges them by (score, id) descending, then reads the page's
 // runs in a second pipeline: two round trips a page whatever the shard
@@ -107,6 +109,7 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	for sh := range calls {
 		src := s.querySource(sh, f)
 		args := append([]any{s.keys.base(sh), max, cid, min, want, queryBudget + want, src.pick}, src.checks...)
+		args = append(args, src.kinds)
 		calls[sh] = scriptCall{keys: src.keys, args: args}
 	}
 	replies, err := s.pipeScripts(ctx, scriptRunList, calls)

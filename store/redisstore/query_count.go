@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/plaitdag/plait/store"
 )
@@ -16,8 +17,26 @@ const countChunk = 1000
 // goes on from.
 type countStream struct {
 	keys     []string
+	kinds    string
 	pick     string
 	max, cid string
+}
+
+// chosen replaces a count's read of alternatives, once run_count.lua has
+// chosen one (its first key at best, 1-based), with a read of each key of
+// it, the first going on from the position of the answer.
+func (c *countShard) chosen(best int, max, lastS, lastM string) {
+	st := c.streams[c.at]
+	g, _ := strconv.Atoi(st.pick)
+	if best < 1 || g < 1 || best-1+g > len(st.keys) {
+		g, best = len(st.keys), 1
+	}
+	var each []countStream
+	for i := best - 1; i < best-1+g; i++ {
+		each = append(each, countStream{keys: st.keys[i : i+1], kinds: st.kinds[i : i+1], max: max})
+	}
+	each[0].max, each[0].cid = lastS, lastM
+	c.streams = append(c.streams[:c.at], append(each, c.streams[c.at+1:]...)...)
 }
 
 // countShard is the state of a count on one shard: its indexes (one, or
@@ -45,10 +64,10 @@ func (s *Store) countByReading(ctx context.Context, f *store.RunFilter, limit in
 		src := s.querySource(sh, f)
 		c := &countShard{base: s.keys.base(sh), left: limit, checks: src.checks}
 		if src.pick != "" {
-			c.streams = []countStream{{keys: src.keys, pick: src.pick, max: max}}
+			c.streams = []countStream{{keys: src.keys, kinds: src.kinds, pick: src.pick, max: max}}
 		} else {
-			for _, k := range src.keys {
-				c.streams = append(c.streams, countStream{keys: []string{k}, max: max})
+			for i, k := range src.keys {
+				c.streams = append(c.streams, countStream{keys: []string{k}, kinds: src.kinds[i : i+1], max: max})
 			}
 		}
 		shards[sh] = c
@@ -63,6 +82,7 @@ func (s *Store) countByReading(ctx context.Context, f *store.RunFilter, limit in
 			}
 			st := &c.streams[c.at]
 			args := append([]any{c.base, st.max, st.cid, min, minInt(countChunk, c.left), st.pick}, c.checks...)
+			args = append(args, st.kinds)
 			live = append(live, c)
 			calls = append(calls, scriptCall{keys: st.keys, args: args})
 		}
@@ -81,8 +101,16 @@ func (s *Store) countByReading(ctx context.Context, f *store.RunFilter, limit in
 					out.Counts[st] += n
 				}
 			}
+			best := r.int()
 			if r.err != nil {
 				return nil, r.err
+			}
+			if c.streams[c.at].pick != "" {
+				c.chosen(int(best), max, lastS, lastM)
+				if lastS == "" {
+					// nothing was read of the first key: it starts afresh
+					c.streams[c.at].max = max
+				}
 			}
 			c.left -= int(read)
 			switch {

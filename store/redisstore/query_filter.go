@@ -8,15 +8,26 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// querySource is what one shard reads for a filter: the index keys, "1"
+// querySource is what one shard reads for a filter: the index keys, the
+// form of each ('z' a zset, 'x' a name stream), the keys per alternative
 // in pick when they are alternatives of which run_list.lua and
 // run_count.lua read the smallest, and the run-by-run checks they make
 // (lua/lib_query.lua: status letters, workflow, service, tenant, creation
 // bounds, error prefix).
 type querySource struct {
 	keys   []string
+	kinds  string
 	pick   string
 	checks []any
+}
+
+// named appends a name index to src: both of its forms, the zset of
+// format version 7 and the stream of format version 8 (lua/lib_names.lua),
+// which the scripts read as two keys of one index. pick is set to the keys
+// per alternative ("2") when the index is one of two alternatives.
+func (src *querySource) named(k keys, sh int, zset string) {
+	src.keys = append(src.keys, zset, k.nameStream(sh, zset))
+	src.kinds += "zx"
 }
 
 // terminalStatuses are the statuses of the end indexes.
@@ -55,19 +66,19 @@ func (s *Store) querySource(sh int, f *store.RunFilter) querySource {
 	case f.Tenant != "" || f.Service != "":
 		switch {
 		case f.Tenant != "" && f.Service != "":
-			src.keys = []string{s.keys.tenantIndex(sh, f.Service, f.Tenant)}
+			src.named(s.keys, sh, s.keys.tenantIndex(sh, f.Service, f.Tenant))
 		case f.Tenant != "":
-			src.keys = []string{s.keys.tenantOnlyIndex(sh, f.Tenant)}
+			src.named(s.keys, sh, s.keys.tenantOnlyIndex(sh, f.Tenant))
 		default:
-			src.keys = []string{s.keys.serviceIndex(sh, f.Service)}
+			src.named(s.keys, sh, s.keys.serviceIndex(sh, f.Service))
 		}
 		if f.Workflow != "" {
-			src.keys = append(src.keys, s.keys.workflowIndex(sh, f.Workflow))
-			src.pick = "1"
+			src.named(s.keys, sh, s.keys.workflowIndex(sh, f.Workflow))
+			src.pick = "2"
 			wf, svc, tenant = f.Workflow, f.Service, f.Tenant
 		}
 	case f.Workflow != "":
-		src.keys = []string{s.keys.workflowIndex(sh, f.Workflow)}
+		src.named(s.keys, sh, s.keys.workflowIndex(sh, f.Workflow))
 	case len(f.Statuses) == 0:
 		src.keys = []string{s.keys.allIndex(sh)}
 	case pending:
@@ -77,6 +88,9 @@ func (s *Store) querySource(sh int, f *store.RunFilter) querySource {
 		letters = ""
 	}
 	src.checks = []any{letters, wf, svc, tenant, cfrom, cto, f.ErrorPrefix}
+	for len(src.kinds) < len(src.keys) {
+		src.kinds += "z"
+	}
 	return src
 }
 

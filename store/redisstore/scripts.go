@@ -154,13 +154,13 @@ var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
-var libOrder = []string{codesLib, "common", "lib_buffers", "lib_ctx", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status",
-	"lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_handoff", "lib_claim"}
+var libOrder = []string{codesLib, "common", "lib_buffers", "lib_ctx", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_names",
+	"lib_status", "lib_delete", "lib_query", "lib_run", "lib_create", "lib_cancel", "lib_finish", "lib_handoff", "lib_claim"}
 
 const statusLib = "(status table)"
 
 // baseLibs are the lib files every script gets.
-var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_ctx", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_status"}
+var baseLibs = []string{codesLib, "common", "lib_buffers", "lib_ctx", "lib_codec", statusLib, "lib_limit", "lib_admission", "lib_names", "lib_status"}
 
 // scriptLibs names the lib files beyond baseLibs that each script needs.
 var scriptLibs = map[string][]string{

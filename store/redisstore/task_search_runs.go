@@ -3,6 +3,7 @@ package redisstore
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,23 +36,36 @@ func (sr *searcher) runs(ctx context.Context, shard int, from *store.TaskSearchP
 	// budget, no index to pick, and none of its run-by-run checks (the
 	// seven after the pick): the hits are filtered here, task by task.
 	want := sr.budget
-	v, err := sr.s.pipeScripts(ctx, scriptRunList, []scriptCall{{keys: []string{index},
-		args: []any{k.base(shard), maxScore, cid, "0", want, want, "", "", "", "", "", "", "", ""}}})
+	keys, kinds := []string{index}, "z"
+	if index != k.allIndex(shard) {
+		// a name index, in both of its forms (query_filter.go)
+		keys, kinds = append(keys, k.nameStream(shard, index)), "zx"
+	}
+	v, err := sr.s.pipeScripts(ctx, scriptRunList, []scriptCall{{keys: keys,
+		args: []any{k.base(shard), maxScore, cid, "0", want, want, "", "", "", "", "", "", "", "", kinds}}})
 	if err != nil {
 		return err
 	}
+	var found []position
 	r := &reply{v: v[0]}
-	_, _, _, n := r.int(), r.str(), r.str(), int(r.int())
-	for j := 0; j < n && r.err == nil; j++ {
-		m, sc := r.str(), r.str()
-		score, err := strconv.ParseInt(sc, 10, 64)
-		if err != nil {
-			return err
+	for r.i < len(r.v) && r.err == nil {
+		_, _, _, n := r.int(), r.str(), r.str(), int(r.int())
+		for j := 0; j < n && r.err == nil; j++ {
+			m, sc := r.str(), r.str()
+			score, err := strconv.ParseInt(sc, 10, 64)
+			if err != nil {
+				return err
+			}
+			found = append(found, position{score, m})
 		}
-		ids, scores = append(ids, m), append(scores, score)
 	}
 	if r.err != nil {
 		return r.err
+	}
+	// each key answered its newest entries; merged, the newest of all
+	slices.SortFunc(found, comparePositions)
+	for _, p := range found {
+		ids, scores = append(ids, p.id), append(scores, p.score)
 	}
 	if len(ids) > sr.budget {
 		ids = ids[:sr.budget]

@@ -62,10 +62,11 @@ type Harness struct {
 	// one short description per item: every record of the run and every
 	// entry of a structure shared with other runs (an index, a queue, the
 	// lease table, a dead-letter list, an expiry list) that names it; nil
-	// or empty when nothing is left. Two shared structures are left out,
-	// as the contract keeps them by other bounds than the run's
-	// retention: the store's event stream (its cap) and the memory of a
-	// claim sent with a RequestID (the claim's lease). The cases of the
+	// or empty when nothing is left. Shared structures a store keeps by
+	// other bounds than the run's retention are left out: the store's
+	// event stream (its cap), the memory of a claim sent with a RequestID
+	// (the claim's lease), and an index entry the store shares between the
+	// runs of one call (kept while one of them is). The cases of the
 	// Leftovers group skip without it. It is a test hook: it may scan
 	// the whole store.
 	Leftovers func(runID string) []string

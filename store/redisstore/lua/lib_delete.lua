@@ -4,14 +4,16 @@
 
 -- forget_run deletes finished run id of status letter st: its hash, its
 -- dead-letter list, the lines its tasks logged (tl:), its idempotency key k (when it still names this run)
--- and its entries in the query indexes (ia, it:<st>, if:<st>, iw, is, iu,
--- iv, as its field q named them: wf, svc, tenant). Its entry in an expiry list stays
+-- and its entries in the query indexes (ia, it:<st>, if:<st>, and the name
+-- indexes its field q named: wf, svc, tenant, in the streams of format 8
+-- when its creation, created, is known, and in the zsets of format 7:
+-- names_forget, lib_names.lua). Its entry in an expiry list stays
 -- until the pruner pops it (removing it from the middle of a list would
 -- cost a scan); forgetting a run again then changes nothing. A finished run
 -- keeps payload keys only for tasks that did not succeed (task_to drops the
 -- others), and only in a run of at most apart_max_tasks tasks; it has no
 -- queue entry and no lease.
-local function forget_run(ctx, id, st, wf, svc, tenant, k)
+local function forget_run(ctx, id, st, wf, svc, tenant, k, created)
   local b = ctx.base
   if k and redis.call('GET', key(b, 'k', k)) == id then redis.call('DEL', key(b, 'k', k)) end
   -- its letters leave the shard's dead-letter index; another run's stay
@@ -30,12 +32,7 @@ local function forget_run(ctx, id, st, wf, svc, tenant, k)
   redis.call('ZREM', key(b, 'ia'), id)
   redis.call('ZREM', key(b, 'it', st), id)
   redis.call('ZREM', key(b, 'if', st), id)
-  if wf ~= '' then redis.call('ZREM', key(b, 'iw', wf), id) end
-  if svc ~= '' then
-    redis.call('ZREM', key(b, 'is', svc), id)
-    if tenant ~= '' then redis.call('ZREM', key(b, 'iu', svc, tenant), id) end
-  end
-  if tenant ~= '' then redis.call('ZREM', key(b, 'iv', tenant), id) end
+  names_forget(b, id, created, wf, svc, tenant)
 end
 
 -- delete_run deletes run id (hash rk) on request when it has finished, with
@@ -49,7 +46,8 @@ local function delete_run(ctx, rk, id)
   if not run_moves[st] then return CORRUPT end
   if not run_final[st] then return ACTIVE end
   local wf, svc, tenant = run_query(ctx, rk, false)
-  forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'))
+  local r = meta_scan(m, scan_r)
+  forget_run(ctx, id, st, wf, svc, tenant, hget(rk, 'k'), r and r.created)
   redis.call('DEL', key(ctx.base, 'h', id))
   return OK
 end

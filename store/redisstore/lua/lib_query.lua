@@ -77,17 +77,30 @@ local function query_match(f, base, id)
   return true, st, 1
 end
 
--- query_keys returns the keys a call reads, of the script's keys: all of
--- them, or, when pick is '1', the one of fewest entries (ZCARD), the
--- indexes being alternatives that hold every run the filter selects.
-local function query_keys(keys, pick)
-  if pick ~= '1' or #keys < 2 then return keys end
-  local best, n = keys[1], redis.call('ZCARD', keys[1])
-  for i = 2, #keys do
-    local c = redis.call('ZCARD', keys[i])
-    if c < n then best, n = keys[i], c end
+-- query_keys returns the keys a call reads, of the script's keys, with
+-- their forms (kinds, a letter per key: 'x' a name stream, else a zset)
+-- and the position in keys of the first: all of them, or, when pick names
+-- a count g of keys per alternative, the g keys of the alternative of
+-- fewest entries (ZCARD, XLEN), the indexes being alternatives that hold
+-- every run the filter selects.
+local function query_keys(keys, pick, kinds)
+  local g = tonumber(pick) or 0
+  if g < 1 or #keys <= g then return keys, kinds, 1 end
+  local best, fewest = 1, nil
+  for a = 1, #keys, g do
+    local n = 0
+    for i = a, a + g - 1 do
+      if string.sub(kinds, i, i) == 'x' then
+        n = n + redis.call('XLEN', keys[i])
+      else
+        n = n + redis.call('ZCARD', keys[i])
+      end
+    end
+    if not fewest or n < fewest then best, fewest = a, n end
   end
-  return {best}
+  local out = {}
+  for i = best, best + g - 1 do out[#out + 1] = keys[i] end
+  return out, string.sub(kinds, best, best + g - 1), best
 end
 
 -- query_skip answers the offset in index k, read by ZREVRANGEBYSCORE from
@@ -104,4 +117,86 @@ local function query_skip(k, max, cid)
     if e and e >= cid then off = mid + 1 else hi = mid end
   end
   return off
+end
+
+-- query_walk visits the entries of index k newest first, from position
+-- (max, cid) down to min: visit(run id, score) for each, in the order
+-- ZREVRANGEBYSCORE gives a zset, by score (ms) then member, both
+-- descending, whichever form k has: kind 'x', a name stream
+-- (lib_names.lua), whose entries of one millisecond are read whole and
+-- their runs sorted, so that a stream and a zset of the same runs are
+-- walked alike and one cursor serves both; else a zset. max is as
+-- ZREVRANGEBYSCORE takes it ("+inf", "(<ms>" or "<ms>"), cid the member
+-- of the cursor ('' for none): the entries scored max whose member is at
+-- or above it were on earlier pages and are skipped. chunk is the entries
+-- one read takes. visit returns false to stop; query_walk returns true
+-- when k holds no entry past the last one visited.
+local query_walk
+do
+  local function walk_zset(k, max, cid, min, chunk, visit)
+    local off = 0
+    if cid ~= '' then off = query_skip(k, max, cid) end
+    while true do
+      local es = redis.call('ZREVRANGEBYSCORE', k, max, min, 'WITHSCORES', 'LIMIT', off, chunk)
+      for j = 1, #es, 2 do
+        off = off + 1
+        if not visit(es[j], es[j + 1]) then
+          if j + 1 < #es then return false end
+          return #redis.call('ZREVRANGEBYSCORE', k, max, min, 'LIMIT', off, 1) == 0
+        end
+      end
+      if #es < 2 * chunk then return true end
+    end
+  end
+
+  local function ms_of(id) return string.sub(id, 1, string.find(id, '-', 1, true) - 1) end
+  local function desc(a, b) return a > b end
+
+  local function walk_stream(k, max, cid, min, chunk, visit)
+    local hi, lo, cs = max, tonumber(min), nil
+    if max == '+inf' then
+      hi = '+'
+    elseif string.sub(max, 1, 1) == '(' then
+      hi = tostring(tonumber(string.sub(max, 2)) - 1)
+    end
+    if cid ~= '' then cs = max end
+    while hi == '+' or tonumber(hi) >= lo do
+      local es = redis.call('XREVRANGE', k, hi, min, 'COUNT', chunk)
+      if #es == 0 then return true end
+      local full = #es == chunk
+      local i = 1
+      while i <= #es do
+        local ms = ms_of(es[i][1])
+        local j = i
+        while j < #es and ms_of(es[j + 1][1]) == ms do j = j + 1 end
+        local group, gi, gj = es, i, j
+        if j == #es and full then
+          -- the read may have stopped inside this millisecond: read it whole
+          group = redis.call('XREVRANGE', k, ms, ms)
+          gi, gj = 1, #group
+        end
+        local ids = {}
+        for g = gi, gj do
+          for id in string.gmatch(group[g][2][2], '[^ ]+') do ids[#ids + 1] = id end
+        end
+        table.sort(ids, desc)
+        for n = 1, #ids do
+          local id = ids[n]
+          if not (cs == ms and id >= cid) and not visit(id, ms) then
+            if n < #ids or j < #es then return false end
+            return #redis.call('XREVRANGE', k, tostring(tonumber(ms) - 1), min, 'COUNT', 1) == 0
+          end
+        end
+        hi = tostring(tonumber(ms) - 1)
+        i = j + 1
+      end
+      if not full then return true end
+    end
+    return true
+  end
+
+  query_walk = function(k, kind, max, cid, min, chunk, visit)
+    if kind == 'x' then return walk_stream(k, max, cid, min, chunk, visit) end
+    return walk_zset(k, max, cid, min, chunk, visit)
+  end
 end

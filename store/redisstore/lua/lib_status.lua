@@ -294,50 +294,35 @@ end
 -- number (the end is the call's now, a string already). The pruner adds
 -- the list's retention to the end. Entries written before this form,
 -- "<due ms>:<run>:<st>:<workflow>:<service>:<tenant>" with no ':' after the
--- tenant, are still read. Names hold no ':' (internal/ids).
-local function expiry_member(ctx, id, st, q)
+-- tenant, are still read. Names hold no ':' (internal/ids). From format
+-- version 8 the run is "<run>@<created ms>": the pruner finds the run's
+-- entries in the name streams by its creation (stream_forget), its hash
+-- being gone by then.
+local function expiry_member(ctx, id, st, q, created)
+  if ctx.short then return ctx.nows .. ':' .. id .. '@' .. created .. ':' .. st .. ':' .. q end
   return ctx.nows .. ':' .. id .. ':' .. st .. ':' .. q
-end
-
--- index_add adds run id to the creation index zset k at score created:
--- at once, or, in a call that creates many runs (ctx.zadds, set by
--- run_create_many.lua), buffered for one ZADD per index for the whole
--- call (index_flush, lib_create.lua).
-local function index_add(ctx, k, created, id)
-  local zb = ctx.zadds
-  if not zb then
-    redis.call('ZADD', k, created, id)
-    return
-  end
-  local l = zb[k]
-  if not l then
-    l = {}
-    zb[k] = l
-    zb[#zb + 1] = k
-  end
-  local n = #l
-  l[n + 1] = created
-  l[n + 2] = id
 end
 
 -- run_index keeps run id's index entries as its status moves from from
 -- ('' for a new run) to to. Every index is a zset of the shard scored by
--- the run's creation (ms), member the run id, but the end index. At
--- creation the run enters the index of all runs ia and the workflow,
--- service, service-and-tenant and tenant indexes (iw, is, iu, iv) it has:
--- those never move. A pending run is in no status index (pending = all
--- less the others); a running one is in it:U (with the skiplist pin,
--- common.lua), a finished one in it:<S|F|C>, and in the end index
--- if:<S|F|C> scored by its end (the call's now, a string already), which
--- answers "failed in the last day" by ZRANGEBYSCORE and ZCOUNT; a replay
--- takes it out of both (run_to). A finished run also goes at the tail
--- of the expiry list of its retention, ie:<ms> (registered in the set
--- iel), whose head the pruner (run_prune.lua) pops once due: runs end in
--- the order of the clock, so a list per retention stays in expiry order
--- and a push costs less than a zset insert. The cost per run: two ZADDs
--- at creation (three with a service or a tenant, five with both), one at
--- its first claim, a ZREM, two ZADDs and an RPUSH at its end. Only a creation splits q
--- into its names: a status move needs the run id and its creation alone.
+-- the run's creation (ms), member the run id, but the end index and the
+-- name streams. At creation the run enters the index of all runs ia and
+-- the workflow, service, service-and-tenant and tenant indexes it has
+-- (name_add, lib_names.lua: streams xw, xs, xu, xv from format version 8,
+-- zsets iw, is, iu, iv before): those never move. A pending run is in no
+-- status index (pending = all less the others); a running one is in it:U
+-- (with the skiplist pin, common.lua), a finished one in it:<S|F|C>, and
+-- in the end index if:<S|F|C> scored by its end (the call's now, a string
+-- already), which answers "failed in the last day" by ZRANGEBYSCORE and
+-- ZCOUNT; a replay takes it out of both (run_to). A finished run also
+-- goes at the tail of the expiry list of its retention, ie:<ms>
+-- (registered in the set iel), whose head the pruner (run_prune.lua) pops
+-- once due: runs end in the order of the clock, so a list per retention
+-- stays in expiry order and a push costs less than a zset insert. The cost
+-- per run: a ZADD and an XADD at creation (one more XADD with a service or
+-- a tenant, three with both), one ZADD at its first claim, a ZREM, two
+-- ZADDs and an RPUSH at its end. Only a creation splits q into its names:
+-- a status move needs the run id and its creation alone.
 local function run_index(ctx, rk, id, r, from, to)
   local q = run_q(ctx, rk, from == '')
   if not q then return end
@@ -349,12 +334,12 @@ local function run_index(ctx, rk, id, r, from, to)
     if not wf then return end
     if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
     index_add(ctx, key(b, 'ia'), created, id)
-    if wf ~= '' then index_add(ctx, key(b, 'iw', wf), created, id) end
+    if wf ~= '' then name_add(ctx, 'w', wf, created, id) end
     if svc ~= '' then
-      index_add(ctx, key(b, 'is', svc), created, id)
-      if tenant ~= '' then index_add(ctx, key(b, 'iu', svc, tenant), created, id) end
+      name_add(ctx, 's', svc, created, id)
+      if tenant ~= '' then name_add(ctx, 'u', svc .. ':' .. tenant, created, id) end
     end
-    if tenant ~= '' then index_add(ctx, key(b, 'iv', tenant), created, id) end
+    if tenant ~= '' then name_add(ctx, 'v', tenant, created, id) end
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then
@@ -364,7 +349,7 @@ local function run_index(ctx, rk, id, r, from, to)
     redis.call('ZADD', key(b, 'if', to), ctx.nows, id)
     if ctx.retention > 0 then
       local ret = run_retention(ctx, rk, to)
-      if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx, id, to, q)) == 1 then
+      if redis.call('RPUSH', key(b, 'ie', ret), expiry_member(ctx, id, to, q, created)) == 1 then
         redis.call('SADD', key(b, 'iel'), ret)
       end
     end

@@ -5,8 +5,10 @@
 -- holds Redis for long. It writes nothing. RunCount sends it only for a
 -- filter its indexes cannot count alone (ZCOUNT answers the others).
 --
--- KEYS[1..n]  one index zset to read, as run_list.lua reads it, or two
---             alternatives of which the smaller is read (ARGV[6])
+-- KEYS[1..n]  one index to read, as run_list.lua reads it, or
+--             alternatives of which the smaller is read (ARGV[6]); of the
+--             alternative read, this call reads the first key (RunCount
+--             reads the others after it)
 -- ARGV[1]  shard base "<prefix>:{s}:" (run hashes, for the checks)
 -- ARGV[2]  max score as ZREVRANGEBYSCORE takes it ("+inf", "(<ms>", or
 --          "<ms>", the score of the position to go on from)
@@ -15,15 +17,18 @@
 -- ARGV[4]  min score ("0" or "<ms>")
 -- ARGV[5]  budget: the most entries read, a run whose errors are read
 --          counting its tasks too; 0 only asks whether an entry is left
--- ARGV[6]  "1" when KEYS are alternatives and only the smallest is read
+-- ARGV[6]  the keys per alternative when KEYS are alternatives and only
+--          the smallest is read, else ""
 -- ARGV[7..13]  the checks made run by run (lib_query.lua)
+-- ARGV[14] the form of each key, as run_list.lua's ARGV[15]
 --
 -- Transition: none; it writes nothing.
 --
--- Returns {more, last score, last member, read, P, U, S, F, C}: more is 1
--- when the budget ran out with entries left, the position of the last
--- entry read (to go on from), the budget used, then the count of matching
--- runs per status letter.
+-- Returns {more, last score, last member, read, P, U, S, F, C, best}:
+-- more is 1 when the budget ran out with entries left, the position of
+-- the last entry read (to go on from), the budget used, the count of
+-- matching runs per status letter, and the position in KEYS (from 1) of
+-- the first key of the alternative read.
 --
 -- Retried: it writes nothing, so a retry counts again, the index as it
 -- stands then.
@@ -36,32 +41,19 @@
 
 local base, max, cid, min, budget = ARGV[1], ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
 local f = query_filter(ARGV, 7)
-local k = query_keys(KEYS, ARGV[6])[1]
+local keys, kinds, best = query_keys(KEYS, ARGV[6], ARGV[14] or '')
 local counts = {P = 0, U = 0, S = 0, F = 0, C = 0}
-local off, read, more, last_s, last_m = 0, 0, 0, '', ''
--- skip the entries of the position's score already counted
-if cid ~= '' then off = query_skip(k, max, cid) end
-while true do
-  local n = math.min(250, budget - read)
-  if n <= 0 then
-    if #redis.call('ZREVRANGEBYSCORE', k, max, min, 'LIMIT', off, 1) > 0 then more = 1 end
-    break
-  end
-  local es = redis.call('ZREVRANGEBYSCORE', k, max, min, 'WITHSCORES', 'LIMIT', off, n)
-  local count, used = #es / 2, 0
-  for j = 1, #es, 2 do
-    used = used + 1
-    last_m, last_s = es[j], es[j + 1]
-    local ok, st, cost = query_match(f, base, last_m)
-    read = read + cost
-    if ok and counts[st] then counts[st] = counts[st] + 1 end
-    if read >= budget then break end
-  end
-  off = off + used
-  if used < count then
+local read, more, last_s, last_m = 0, 0, '', ''
+query_walk(keys[1], string.sub(kinds, 1, 1), max, cid, min, 250, function(m, sc)
+  if read >= budget then
+    -- an entry is left past the budget
     more = 1
-    break
+    return false
   end
-  if count < n then break end
-end
-return {more, last_s, last_m, read, counts.P, counts.U, counts.S, counts.F, counts.C}
+  last_m, last_s = m, sc
+  local ok, st, cost = query_match(f, base, m)
+  read = read + cost
+  if ok and counts[st] then counts[st] = counts[st] + 1 end
+  return true
+end)
+return {more, last_s, last_m, read, counts.P, counts.U, counts.S, counts.F, counts.C, best}

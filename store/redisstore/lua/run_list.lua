@@ -1,11 +1,12 @@
 -- run_list.lua: read one page of run ids from the query indexes of one
 -- shard, newest first. It writes nothing.
 --
--- KEYS[1..n]  the index zsets of the shard to read (member run id): one
---             service, tenant, service-and-tenant or workflow index, the
---             index of all runs ia, or the status indexes it:<letter> of
---             the statuses asked (U, S, F, C), all scored by creation ms;
---             or the end indexes if:<letter> (S, F, C), scored by end ms
+-- KEYS[1..n]  the indexes of the shard to read (member run id): one
+--             service, tenant, service-and-tenant or workflow index (its
+--             zset and its stream, two keys: lib_names.lua), the index of
+--             all runs ia, or the status indexes it:<letter> of the
+--             statuses asked (U, S, F, C), all ordered by creation ms; or
+--             the end indexes if:<letter> (S, F, C), scored by end ms
 -- ARGV[1]  shard base "<prefix>:{s}:" (run hashes, for the checks)
 -- ARGV[2]  max score, as ZREVRANGEBYSCORE takes it: "+inf", "(<ms>" (the
 --          end of a time range, exclusive) or "<ms>" (a cursor's score)
@@ -16,11 +17,14 @@
 -- ARGV[5]  want: how many entries to answer per key (page size + 1)
 -- ARGV[6]  budget: the most entries read per key, a run whose errors are
 --          read counting its tasks too
--- ARGV[7]  "1" when KEYS are alternatives and only the smallest is read
---          (a workflow with a service or a tenant), else ""
+-- ARGV[7]  the keys per alternative when KEYS are alternatives of which
+--          only the smallest is read (a workflow with a service or a
+--          tenant: "2", each a zset and a stream), else ""
 -- ARGV[8..14]  the checks made run by run (lib_query.lua): status
 --          letters, workflow, service, tenant, creation bounds, error
 --          prefix
+-- ARGV[15] the form of each key, a letter per key: 'x' a stream, 'z' a
+--          zset ("" or missing: all zsets)
 --
 -- Transition: none; it writes nothing.
 --
@@ -43,47 +47,31 @@ local base, max, cid, min = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local want, budget = tonumber(ARGV[5]), tonumber(ARGV[6])
 local f = query_filter(ARGV, 8)
 local checks = f.letters ~= '' or f.names or f.cfrom or f.cto or f.errp ~= ''
-local cs = nil
-if cid ~= '' then cs = tonumber(max) end
-local chunk = want
-if checks then chunk = math.max(want * 4, 64) end
 local out = {}
-for _, k in ipairs(query_keys(KEYS, ARGV[7])) do
-  local got, read, off, cut, last_s, last_m = {}, 0, 0, 0, '', ''
-  -- skip the entries of the cursor's score on earlier pages
-  if cs then off = query_skip(k, max, cid) end
-  while #got < 2 * want do
-    local n = math.min(chunk, budget - read)
-    if n <= 0 then
-      cut = 1
-      break
+local keys, kinds = query_keys(KEYS, ARGV[7], ARGV[15] or '')
+for n, k in ipairs(keys) do
+  local kind = string.sub(kinds, n, n)
+  -- a name stream's entry may name a run that is gone (lib_names.lua):
+  -- each run it names is looked up, as a check would
+  local check = checks or kind == 'x'
+  local chunk = want
+  if check then chunk = math.max(want * 4, 64) end
+  local got, read, last_s, last_m = {}, 0, '', ''
+  local over = query_walk(k, kind, max, cid, min, chunk, function(m, sc)
+    last_m, last_s = m, sc
+    local ok, cost = true, 1
+    if check then
+      local _
+      ok, _, cost = query_match(f, base, m)
     end
-    local es = redis.call('ZREVRANGEBYSCORE', k, max, min, 'WITHSCORES', 'LIMIT', off, n)
-    local count, used = #es / 2, 0
-    for j = 1, #es, 2 do
-      local m, sc = es[j], es[j + 1]
-      used = used + 1
-      last_m, last_s = m, sc
-      local ok, st, cost = true, nil, 1
-      if checks then ok, st, cost = query_match(f, base, m) end
-      read = read + cost
-      if ok then
-        got[#got + 1] = m
-        got[#got + 1] = sc
-        if #got >= 2 * want then break end
-      end
-      if read >= budget then break end
+    read = read + cost
+    if ok then
+      got[#got + 1] = m
+      got[#got + 1] = sc
     end
-    off = off + used
-    if #got >= 2 * want then break end
-    if used < count or read >= budget then
-      cut = 1
-      break
-    end
-    if count < n then break end
-  end
-  if #got >= 2 * want then cut = 0 end
-  out[#out + 1] = cut
+    return #got < 2 * want and read < budget
+  end)
+  out[#out + 1] = (#got < 2 * want and not over) and 1 or 0
   out[#out + 1] = last_s
   out[#out + 1] = last_m
   out[#out + 1] = #got / 2

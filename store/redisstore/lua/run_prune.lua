@@ -10,7 +10,8 @@
 -- ARGV[3]  limit: the most runs pruned by this call
 --
 -- Transition: none; each run at the head of an expiry list whose time has
--- come (entries "<end ms>:<run>:<st>:<q>", due at the end plus the list's
+-- come (entries "<end ms>:<run>:<st>:<q>", the run "<run>@<created ms>"
+-- from format version 8, due at the end plus the list's
 -- retention, in due order in each list; expiry_entry) leaves the store through forget_run (lib_delete.lua): its keys
 -- have usually expired by their TTL at that very instant, and whatever is
 -- left (a TTL on another clock, a key index) goes with its index entries.
@@ -44,8 +45,12 @@
 local function expiry_entry(e, ret)
   local t, id, st, wf, svc, tenant, more = string.match(e, '^(%d+):([^:]*):(%a):([^:]*):([^:]*):([^:]*)(:?)')
   if not t then return nil end
-  if more == ':' then return tonumber(t) + tonumber(ret), id, st, wf, svc, tenant end
-  return tonumber(t), id, st, wf, svc, tenant
+  if more ~= ':' then return tonumber(t), id, st, wf, svc, tenant end
+  local at = string.find(id, '@', 1, true)
+  if not at then return tonumber(t) + tonumber(ret), id, st, wf, svc, tenant end
+  -- one assignment each: the two would see each other's id in miniredis
+  local created = string.sub(id, at + 1)
+  return tonumber(t) + tonumber(ret), string.sub(id, 1, at - 1), st, wf, svc, tenant, created
 end
 
 local ctx = new_ctx(ARGV[2], ARGV[1])
@@ -61,7 +66,7 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local head = redis.call('LRANGE', lk, 0, left)
   local n = 0
   for i = 1, #head do
-    local due, id, st, wf, svc, tenant = expiry_entry(head[i], ret)
+    local due, id, st, wf, svc, tenant, created = expiry_entry(head[i], ret)
     if due and due > ctx.now then break end
     if i > left then
       more = 1
@@ -73,7 +78,7 @@ for _, ret in ipairs(redis.call('SMEMBERS', KEYS[1])) do
       local m = redis.call('HGET', rk, 'm')
       local r = m and meta_parse(m)
       if not r or (run_final[r.st] and r.created + (tonumber(r.ended) or 0) == due - tonumber(ret)) then
-        forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', rk, 'k'))
+        forget_run(ctx, id, st, wf, svc, tenant, redis.call('HGET', rk, 'k'), created or (r and r.created_s))
         pruned = pruned + 1
       end
     end
