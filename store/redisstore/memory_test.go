@@ -20,12 +20,12 @@ import (
 // Memory budgets per single-task run (100 B payload) on redis-server with
 // jemalloc and default encodings, in bytes of used_memory: a pending run
 // and a finished run kept for retention, with their events (entries in the
-// shard's stream, bounded by its cap). Measured at about 790 B and 1,050 B
-// (record format 8); the budgets leave about 8 % for the allocator's
+// shard's stream, bounded by its cap). Measured at about 680 B and 955 B
+// (record format 8, its name index a stream); the budgets leave about 8 % for the allocator's
 // rounding and for the longer time offsets a loaded machine writes.
 const (
-	memBudgetPending  = 850
-	memBudgetFinished = 1150
+	memBudgetPending  = 740
+	memBudgetFinished = 1030
 )
 
 // TestMemoryPerRun measures the Redis memory of single-task runs with a
