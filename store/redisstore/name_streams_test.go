@@ -120,3 +120,31 @@ func TestNameStreamAfterClockStepBack(t *testing.T) {
 	got := listIDs(t, ahead, store.RunFilter{Workflow: "wf"}, 1)
 	require.ElementsMatch(t, []string{first.Run.ID, second.Run.ID}, got)
 }
+
+// TestLostCreateReplyFilesOnce: go-redis sends a create whose reply was
+// lost again, with the same ids; the resend finds its runs and writes
+// nothing, so each name stream holds one entry for the call, as
+// run_create's and run_create_many's headers say.
+func TestLostCreateReplyFilesOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	e := newFaultEnv(t, 3, nil)
+	e.proxy.DropReplyTo("lost-name-one")
+	one, err := e.store.RunCreate(ctx, nameRun("wf", "svc", "lost-name-one"))
+	require.NoError(t, err)
+	require.Equal(t, 1, e.proxy.Dropped())
+	e.proxy.DropReplyTo("lost-name-many")
+	many, err := e.store.RunCreateMany(ctx, []*store.RunCreateParams{
+		nameRun("wf", "svc", "lost-name-many"), nameRun("wf", "svc", "lost-name-many"),
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, e.proxy.Dropped())
+	for _, k := range []string{"xw:wf", "xs:svc"} {
+		require.Len(t, e.direct.XRange(ctx, "plait:{0}:"+k, "-", "+").Val(), 2, "%s: one entry per call", k)
+	}
+	for _, k := range []string{"xu:svc:lost-name-one", "xv:lost-name-one", "xu:svc:lost-name-many", "xv:lost-name-many"} {
+		require.Len(t, e.direct.XRange(ctx, "plait:{0}:"+k, "-", "+").Val(), 1, k)
+	}
+	got := listIDs(t, e.store, store.RunFilter{Workflow: "wf", Service: "svc"}, 1)
+	require.ElementsMatch(t, []string{one.Run.ID, many[0].Result.Run.ID, many[1].Result.Run.ID}, got, "each run listed once")
+}

@@ -51,8 +51,9 @@
 -- other writes, as below; a registry Redis lost is written again by the
 -- next such push, and lists nothing meanwhile.
 -- Retried: the run exists (field m), so the retry answers {OK, createdMs}
--- of the first try and changes nothing (its index entries are there
--- already; a ZADD of them again would change nothing either); a keyed
+-- of the first try and changes nothing: it never reaches the index
+-- writes, so its name stream entries are filed once (an XADD again would
+-- file the run twice; TestLostCreateReplyFilesOnce); a keyed
 -- retry finds its own id in the key index and answers the same. Both
 -- answer before the caps are checked: a run created is never refused by
 -- its resend, nor counted twice. A run refused for a cap wrote nothing,
@@ -69,7 +70,9 @@
 -- same id, still this call's. A keyed create whose key index was lost
 -- creates a new run under the key. A run sent in parts whose parts were
 -- lost before the commit answers CORRUPT and deletes what is left: the
--- create fails and no run is written.
+-- create fails and no run is written. A name stream that holds a later id
+-- than the create's now (lost, then written again by a faster clock)
+-- takes the run at its next id (lib_names.lua).
 -- Out of memory: the function is declared without allow-oom, so Redis
 -- refuses the call up front and nothing is written. On the EVALSHA path
 -- (and for the commit of a run sent in parts) the first write is the HSET

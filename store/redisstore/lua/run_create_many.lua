@@ -42,7 +42,8 @@
 -- writes nothing; runs found are not checked against the caps again. A
 -- run the first try refused for a cap is checked again, against the counts
 -- as they are. Ids are handed out once (ids.go): a run under one can
--- only be this call's.
+-- only be this call's. A name stream entry is written for the runs the
+-- call writes, so a resend that finds them all writes none.
 -- Lost data: as run_create.lua's, run by run: a run Redis lost is written
 -- again under its id by a resend; a keyed run whose key index was lost is
 -- created anew under its key.

@@ -18,10 +18,11 @@
 -- Retried: the run is gone, so the retry answers {NOT_FOUND} and
 -- changes nothing; the Go side does not retry on its own.
 -- Lost data: a run Redis lost answers {NOT_FOUND}; index entries whose run was
--- lost stay until the expiry entry of the run (if it had ended) is pruned.
+-- lost stay until the expiry entry of the run (if it had ended) is pruned;
+-- a name stream entry of runs Redis lost goes with the last of them.
 -- Out of memory: the function is declared allow-oom: it only deletes, and
--- deleting is how memory comes back. On the EVALSHA path too, DEL and ZREM
--- need no memory.
+-- deleting is how memory comes back. On the EVALSHA path too, DEL, ZREM
+-- and XDEL need no memory.
 -- Cut off: the script is atomic; a worker cut off mid-call either deleted
 -- the run or did not, and a retry tells which.
 

@@ -30,9 +30,13 @@
 -- removed once, by whichever call pops it first (the call is atomic).
 -- Lost data: an entry Redis lost leaves its run's index entries behind
 -- (the run's keys still expire by TTL); a query skips a run whose hash is
--- gone, and counts include it.
+-- gone, and counts include it (a name filter's count, which reads, does
+-- not). An entry of the earlier forms names no creation: a name stream
+-- entry of its run is found by the run's hash if still there, else it
+-- stays, skipped by readers (a run of format 8 ended by a process still
+-- writing format 7, which happens only during an upgrade).
 -- Out of memory: the function is declared allow-oom: it only deletes. On
--- the EVALSHA path LPOP, DEL, ZREM and SREM need no memory either.
+-- the EVALSHA path LPOP, DEL, ZREM, XDEL and SREM need no memory either.
 -- Cut off: atomic per call; an unanswered call pruned its batch or not.
 -- The DEL of the event stream, when the shard is left without a run, needs
 -- no memory and is as idempotent as the rest (a second DEL finds nothing).
