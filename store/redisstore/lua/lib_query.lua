@@ -125,7 +125,10 @@ end
 -- descending, whichever form k has: kind 'x', a name stream
 -- (lib_names.lua), whose entries of one millisecond are read whole and
 -- their runs sorted, so that a stream and a zset of the same runs are
--- walked alike and one cursor serves both; else a zset. max is as
+-- walked alike and one cursor serves both; else a zset. A stream's visit
+-- gets a third argument, true when the millisecond's entries file several
+-- runs in one entry, which may name runs deleted since (a run filed alone
+-- leaves its stream as it goes, like a zset member). max is as
 -- ZREVRANGEBYSCORE takes it ("+inf", "(<ms>" or "<ms>"), cid the member
 -- of the cursor ('' for none): the entries scored max whose member is at
 -- or above it were on earlier pages and are skipped. chunk is the entries
@@ -149,8 +152,10 @@ do
     end
   end
 
-  local function ms_of(id) return string.sub(id, 1, string.find(id, '-', 1, true) - 1) end
   local function desc(a, b) return a > b end
+
+  -- the millisecond of stream id e ("<ms>-<seq>"), as a string
+  local function ms_of(e) return string.sub(e, 1, string.find(e, '-', 1, true) - 1) end
 
   local function walk_stream(k, max, cid, min, chunk, visit)
     local hi, lo, cs = max, tonumber(min), nil
@@ -162,35 +167,44 @@ do
     if cid ~= '' then cs = max end
     while hi == '+' or tonumber(hi) >= lo do
       local es = redis.call('XREVRANGE', k, hi, min, 'COUNT', chunk)
-      if #es == 0 then return true end
-      local full = #es == chunk
+      local ne = #es
+      if ne == 0 then return true end
+      local full = ne == chunk
+      local mss = {}
+      for p = 1, ne do mss[p] = ms_of(es[p][1]) end
       local i = 1
-      while i <= #es do
-        local ms = ms_of(es[i][1])
+      while i <= ne do
+        local ms = mss[i]
         local j = i
-        while j < #es and ms_of(es[j + 1][1]) == ms do j = j + 1 end
+        while j < ne and mss[j + 1] == ms do j = j + 1 end
         local group, gi, gj = es, i, j
-        if j == #es and full then
+        if j == ne and full then
           -- the read may have stopped inside this millisecond: read it whole
           group = redis.call('XREVRANGE', k, ms, ms)
           gi, gj = 1, #group
         end
-        local ids = {}
+        local ids, shared = {}, false
         for g = gi, gj do
-          for id in string.gmatch(group[g][2][2], '[^ ]+') do ids[#ids + 1] = id end
+          local v = group[g][2][2]
+          if string.find(v, ' ', 1, true) then
+            shared = true
+            for id in string.gmatch(v, '[^ ]+') do ids[#ids + 1] = id end
+          else
+            ids[#ids + 1] = v
+          end
         end
-        table.sort(ids, desc)
+        if #ids > 1 then table.sort(ids, desc) end
         for n = 1, #ids do
           local id = ids[n]
-          if not (cs == ms and id >= cid) and not visit(id, ms) then
-            if n < #ids or j < #es then return false end
+          if not (cs == ms and id >= cid) and not visit(id, ms, shared) then
+            if n < #ids or j < ne then return false end
             return #redis.call('XREVRANGE', k, tostring(tonumber(ms) - 1), min, 'COUNT', 1) == 0
           end
         end
-        hi = tostring(tonumber(ms) - 1)
         i = j + 1
       end
       if not full then return true end
+      hi = tostring(tonumber(mss[ne]) - 1)
     end
     return true
   end

@@ -51,16 +51,15 @@ local out = {}
 local keys, kinds = query_keys(KEYS, ARGV[7], ARGV[15] or '')
 for n, k in ipairs(keys) do
   local kind = string.sub(kinds, n, n)
-  -- a name stream's entry may name a run that is gone (lib_names.lua):
-  -- each run it names is looked up, as a check would
-  local check = checks or kind == 'x'
   local chunk = want
-  if check then chunk = math.max(want * 4, 64) end
+  if checks then chunk = math.max(want * 4, 64) end
   local got, read, last_s, last_m = {}, 0, '', ''
-  local over = query_walk(k, kind, max, cid, min, chunk, function(m, sc)
+  local over = query_walk(k, kind, max, cid, min, chunk, function(m, sc, shared)
     last_m, last_s = m, sc
     local ok, cost = true, 1
-    if check then
+    -- a name stream's entry of several runs may name a run deleted since
+    -- (lib_names.lua): each run it names is looked up, as a check would
+    if checks or shared then
       local _
       ok, _, cost = query_match(f, base, m)
     end
