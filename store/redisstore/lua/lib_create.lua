@@ -195,12 +195,12 @@ local function push_created(base, lists, order)
   end
 end
 
--- index_flush writes the creation index entries index_add and name_add
+-- index_flush writes the creation index entries index_add and names.add
 -- buffered in ctx.zadds and ctx.xadds (lib_names.lua): one ZADD per index
 -- (per 500 runs) and one stream entry per name index, in the order the
 -- runs were written.
 local function index_flush(ctx)
-  names_flush(ctx)
+  names.flush(ctx)
   local zb = ctx.zadds
   for _, k in ipairs(zb) do
     local l = zb[k]

@@ -7,7 +7,7 @@
 -- and its entries in the query indexes (ia, it:<st>, if:<st>, and the name
 -- indexes its field q named: wf, svc, tenant, in the streams of format 8
 -- when its creation, created, is known, and in the zsets of format 7:
--- names_forget, lib_names.lua). Its entry in an expiry list stays
+-- names.forget, lib_names.lua). Its entry in an expiry list stays
 -- until the pruner pops it (removing it from the middle of a list would
 -- cost a scan); forgetting a run again then changes nothing. A finished run
 -- keeps payload keys only for tasks that did not succeed (task_to drops the
@@ -32,7 +32,7 @@ local function forget_run(ctx, id, st, wf, svc, tenant, k, created)
   redis.call('ZREM', key(b, 'ia'), id)
   redis.call('ZREM', key(b, 'it', st), id)
   redis.call('ZREM', key(b, 'if', st), id)
-  names_forget(b, id, created, wf, svc, tenant)
+  names.forget(b, id, created, wf, svc, tenant)
 end
 
 -- delete_run deletes run id (hash rk) on request when it has finished, with

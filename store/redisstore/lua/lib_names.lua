@@ -22,9 +22,9 @@
 -- ("*"), which places them, in that index alone, at most the step later
 -- than their creation.
 
--- Only the four functions the other files call are locals of the library
--- (a library holds at most 200).
-local index_add, name_add, names_flush, names_forget
+-- Only index_add and the table names (names.add, names.flush,
+-- names.forget) are locals of the library: a library holds at most 200.
+local index_add, names = nil, {}
 do
   -- index_add adds run id to the creation index zset k at score created:
   -- at once, or, in a call that creates many runs (ctx.zadds, set by
@@ -58,12 +58,12 @@ do
     end
   end
 
-  -- name_add files run id, created at created, in the name index of kind
+  -- names.add files run id, created at created, in the name index of kind
   -- ('w', 's', 'u' or 'v') and name (for 'u', "<service>:<tenant>"): in the
   -- zset i<kind>:<name> when the call writes format 7, else in the stream
   -- x<kind>:<name>, at once or, in a call that creates many runs, buffered
   -- in ctx.xadds for one entry per index for the call (index_flush).
-  name_add = function(ctx, kind, name, created, id)
+  names.add = function(ctx, kind, name, created, id)
     if not ctx.short then
       index_add(ctx, ctx.base .. 'i' .. kind .. ':' .. name, created, id)
       return
@@ -87,10 +87,10 @@ do
     l[#l + 1] = id
   end
 
-  -- names_flush writes the name stream entries name_add buffered in
+  -- names.flush writes the name stream entries names.add buffered in
   -- ctx.xadds: one entry per index for the call, its runs in the order they
   -- were written (a call's runs share its now, their creation).
-  names_flush = function(ctx)
+  names.flush = function(ctx)
     local xb = ctx.xadds
     if not xb then return end
     for _, k in ipairs(xb) do
@@ -126,11 +126,11 @@ do
     end
   end
 
-  -- names_forget takes run id out of the name indexes of its names wf, svc
+  -- names.forget takes run id out of the name indexes of its names wf, svc
   -- and tenant ('' for none): the zsets of format 7 (ZREM), and, when its
   -- creation is known (created, a string of ms, or nil), the streams of
   -- format 8 (stream_forget). The run's hash is gone already.
-  names_forget = function(base, id, created, wf, svc, tenant)
+  names.forget = function(base, id, created, wf, svc, tenant)
     local function forget(kind, name)
       redis.call('ZREM', base .. 'i' .. kind .. ':' .. name, id)
       if created then stream_forget(base, base .. 'x' .. kind .. ':' .. name, created, id) end
