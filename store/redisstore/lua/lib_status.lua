@@ -308,7 +308,7 @@ end
 -- the run's creation (ms), member the run id, but the end index and the
 -- name streams. At creation the run enters the index of all runs ia and
 -- the workflow, service, service-and-tenant and tenant indexes it has
--- (name_add, lib_names.lua: streams xw, xs, xu, xv from format version 8,
+-- (names.add, lib_names.lua: streams xw, xs, xu, xv from format version 8,
 -- zsets iw, is, iu, iv before): those never move. A pending run is in no
 -- status index (pending = all less the others); a running one is in it:U
 -- (with the skiplist pin, common.lua), a finished one in it:<S|F|C>, and
@@ -334,12 +334,12 @@ local function run_index(ctx, rk, id, r, from, to)
     if not wf then return end
     if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
     index_add(ctx, key(b, 'ia'), created, id)
-    if wf ~= '' then name_add(ctx, 'w', wf, created, id) end
+    if wf ~= '' then names.add(ctx, 'w', wf, created, id) end
     if svc ~= '' then
-      name_add(ctx, 's', svc, created, id)
-      if tenant ~= '' then name_add(ctx, 'u', svc .. ':' .. tenant, created, id) end
+      names.add(ctx, 's', svc, created, id)
+      if tenant ~= '' then names.add(ctx, 'u', svc .. ':' .. tenant, created, id) end
     end
-    if tenant ~= '' then name_add(ctx, 'v', tenant, created, id) end
+    if tenant ~= '' then names.add(ctx, 'v', tenant, created, id) end
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then
