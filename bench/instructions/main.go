@@ -187,6 +187,10 @@ func (r *report) markdown() string {
 	if m := r.Bytes; m != nil {
 		fmt.Fprintf(&b, "Bytes per run (used_memory, %s one-task runs, plain redis-server %s): pending %s B, finished %s B.\n\n",
 			thousands(float64(m.Runs)), r.Redis, thousands(m.Pending), thousands(m.Finished))
+		if m.PendingParts != nil {
+			fmt.Fprintf(&b, "By kind of key (MEMORY USAGE per run; rest: the keyspace's tables and the allocator): pending: %s; finished: %s.\n\n",
+				formatParts(m.PendingParts, m.Pending), formatParts(m.FinishedParts, m.Finished))
+		}
 	}
 	if r.Failed != "" {
 		fmt.Fprintf(&b, "FAILED: %s\n\n", r.Failed)

@@ -31,6 +31,10 @@ type bytesResult struct {
 	Runs     int     `json:"runs"`
 	Pending  float64 `json:"pending_bytes_per_run"`
 	Finished float64 `json:"finished_bytes_per_run"`
+	// PendingParts and FinishedParts are the bytes per run of each kind of
+	// key (memoryParts).
+	PendingParts  map[string]float64 `json:"pending_parts,omitempty"`
+	FinishedParts map[string]float64 `json:"finished_parts,omitempty"`
 	Seconds  float64 `json:"seconds"`
 }
 
@@ -92,6 +96,10 @@ func measureBytes(ctx context.Context, redisServer string, n int) (bytesResult, 
 	if err != nil {
 		return bytesResult{}, err
 	}
+	pendingParts, err := memoryParts(ctx, client, n)
+	if err != nil {
+		return bytesResult{}, err
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	ended := make(chan error, 1)
 	go func() { ended <- s.Run(rctx) }()
@@ -122,8 +130,12 @@ func measureBytes(ctx context.Context, redisServer string, n int) (bytesResult, 
 	if err != nil {
 		return bytesResult{}, err
 	}
+	finishedParts, err := memoryParts(ctx, client, n)
+	if err != nil {
+		return bytesResult{}, err
+	}
 	return bytesResult{Runs: n, Pending: (m1 - m0) / float64(n), Finished: (m2 - m0) / float64(n),
-		Seconds: time.Since(t0).Seconds()}, nil
+		PendingParts: pendingParts, FinishedParts: finishedParts, Seconds: time.Since(t0).Seconds()}, nil
 }
 
 // scanAll walks the keyspace, which deletes the keys whose time is up.
