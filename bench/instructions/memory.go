@@ -35,7 +35,7 @@ type bytesResult struct {
 	// key (memoryParts).
 	PendingParts  map[string]float64 `json:"pending_parts,omitempty"`
 	FinishedParts map[string]float64 `json:"finished_parts,omitempty"`
-	Seconds  float64 `json:"seconds"`
+	Seconds       float64            `json:"seconds"`
 }
 
 // memoryLease is the memory worker's lease. A claim's request record (what
