@@ -119,30 +119,14 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	var found []position
 	var frontier *position // the newest position a cut key stopped at
 	for _, v := range replies {
-		r := &reply{v: v}
-		for r.i < len(r.v) && r.err == nil {
-			cut, lastS, lastM, n := r.int(), r.str(), r.str(), int(r.int())
-			for j := 0; j < n && r.err == nil; j++ {
-				m, sc := r.str(), r.str()
-				score, err := strconv.ParseInt(sc, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("redisstore: index score %q: %w", sc, err)
-				}
-				found = append(found, position{score, m})
+		err := readIndexPages(v, func(entries []position, cut *position) {
+			found = append(found, entries...)
+			if cut != nil && (frontier == nil || cut.newer(*frontier)) {
+				frontier = cut
 			}
-			if cut == 1 {
-				score, err := strconv.ParseInt(lastS, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("redisstore: index score %q: %w", lastS, err)
-				}
-				p := position{score, lastM}
-				if frontier == nil || p.newer(*frontier) {
-					frontier = &p
-				}
-			}
-		}
-		if r.err != nil {
-			return nil, r.err
+		})
+		if err != nil {
+			return nil, err
 		}
 	}
 	slices.SortFunc(found, comparePositions)
@@ -177,6 +161,37 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 		}
 	}
 	return out, nil
+}
+
+// readIndexPages reads the answer of run_list.lua for one shard: per key
+// read, page is called with the entries it found and, when its read was
+// cut before it found them all, the position of the last entry it read.
+func readIndexPages(v []any, page func(entries []position, cut *position)) error {
+	r := &reply{v: v}
+	for r.i < len(r.v) && r.err == nil {
+		cut, lastS, lastM, n := r.int(), r.str(), r.str(), int(r.int())
+		entries := make([]position, 0, n)
+		for j := 0; j < n && r.err == nil; j++ {
+			m, sc := r.str(), r.str()
+			score, err := strconv.ParseInt(sc, 10, 64)
+			if err != nil {
+				return fmt.Errorf("redisstore: index score %q: %w", sc, err)
+			}
+			entries = append(entries, position{score, m})
+		}
+		var last *position
+		if cut == 1 && r.err == nil {
+			score, err := strconv.ParseInt(lastS, 10, 64)
+			if err != nil {
+				return fmt.Errorf("redisstore: index score %q: %w", lastS, err)
+			}
+			last = &position{score, lastM}
+		}
+		if r.err == nil {
+			page(entries, last)
+		}
+	}
+	return r.err
 }
 
 // RunGetMany reads runs by id in one pipeline of HGETALL. See

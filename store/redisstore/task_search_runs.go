@@ -47,20 +47,8 @@ func (sr *searcher) runs(ctx context.Context, shard int, from *store.TaskSearchP
 		return err
 	}
 	var found []position
-	r := &reply{v: v[0]}
-	for r.i < len(r.v) && r.err == nil {
-		_, _, _, n := r.int(), r.str(), r.str(), int(r.int())
-		for j := 0; j < n && r.err == nil; j++ {
-			m, sc := r.str(), r.str()
-			score, err := strconv.ParseInt(sc, 10, 64)
-			if err != nil {
-				return err
-			}
-			found = append(found, position{score, m})
-		}
-	}
-	if r.err != nil {
-		return r.err
+	if err := readIndexPages(v[0], func(entries []position, _ *position) { found = append(found, entries...) }); err != nil {
+		return err
 	}
 	// each key answered its newest entries; merged, the newest of all
 	slices.SortFunc(found, comparePositions)

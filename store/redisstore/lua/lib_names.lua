@@ -36,15 +36,9 @@ do
       redis.call('ZADD', k, created, id)
       return
     end
-    local l = zb[k]
-    if not l then
-      l = {}
-      zb[k] = l
-      zb[#zb + 1] = k
-    end
-    local n = #l
-    l[n + 1] = created
-    l[n + 2] = id
+    -- zb is both the map of lists and their order (buffer, lib_buffers.lua)
+    buffer(zb, zb, k, created)
+    buffer(zb, zb, k, id)
   end
 
   -- stream_add files the runs ids (one id, or ids separated by spaces)
