@@ -102,7 +102,7 @@ do
   -- leave no key behind. The entries of one millisecond are read to find
   -- the run's: as many as its shard created in that millisecond.
   local function stream_forget(base, k, created, id)
-  local es = redis.call('XRANGE', k, created, created)
+    local es = redis.call('XRANGE', k, created, created)
     for _, e in ipairs(es) do
       local v = e[2][2]
       local hit = v == id
