@@ -1,0 +1,37 @@
+-- index_fold.lua: file in the creation indexes the runs a shard created
+-- since the last fold (names.fold, lib_names.lua): what every reader of
+-- ia and of the name indexes calls first, and the janitor with each prune.
+--
+-- KEYS[1]  <prefix>:{s}:e   the shard's event stream, the journal read
+-- ARGV[1]  shard base "<prefix>:{s}:" (the cursor jc, the runs' hashes,
+--          ia and the name streams)
+-- ARGV[2]  the most stream entries read by this call
+--
+-- Transition: none. Reads the entries after the cursor <base>jc (XRANGE,
+-- at most ARGV[2]); for each run created in an entry whose first field is
+-- "c" and whose hash is left, one HGET of its field q; then one ZADD of
+-- them all to ia, one XADD per name stream per creating call (an entry of
+-- its runs, as the create would have written it), and a SET of the
+-- cursor to the last entry read.
+--
+-- Returns {read}: the count of entries read; fewer than ARGV[2] means the
+-- shard's creations are all filed, up to the stream's end when the call ran.
+--
+-- Retried: the cursor moves with the entries it covers, in one script, so
+-- a resend reads on from where the first try stopped and files no run
+-- twice (TestLostFoldReplyFilesOnce).
+-- Lost data: the cursor, the stream and the indexes are written together,
+-- so a loss (or a failover to a lagging replica) takes them back together:
+-- the fold files again what it filed after the point Redis went back to,
+-- from entries that are back to unfolded too. A run whose hash is gone
+-- (deleted or pruned before its fold) is skipped. A stream lost with its
+-- runs leaves nothing to file; a stream lost alone (never by plait: the
+-- prune deletes it with the cursor, once the shard holds no run) would
+-- leave the runs it journaled out of ia and the name indexes.
+-- Out of memory: declared allow-oom, as the readers it runs before must
+-- answer at maxmemory: it writes at most the index entries of the runs
+-- created since the last fold, which the creates were let write.
+-- Cut off: atomic per call: a caller cut off mid-call folded its batch or
+-- not; the next reader, or the janitor, folds what is left.
+
+return {names.fold(ARGV[1], tonumber(ARGV[2]))}
