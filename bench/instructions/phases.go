@@ -52,7 +52,6 @@ var phases = []phase{
 	{"chain", "chain hop (`Run` of a 200-task chain, concurrency 1)", "hop", 1000, phaseChain},
 	{"empty", "empty claim (`TaskClaim`, limit 64)", "call", 1000, phaseEmpty},
 	{"many", "`SubmitMany`, 64 one-task runs per call", "run", 2048, phaseMany},
-	{"fold", "the fold of runs made by `Submit` into their indexes, by the next reader", "run", 2000, phaseFold},
 	{"progress", "progress reports, 64 per call (`TaskProgress`), off the hot path", "report", 2048, phaseProgress},
 	{"extend", "lease extensions, 64 per call (`LeaseExtend`), of long tasks", "lease", 2048, phaseExtend},
 }
@@ -90,27 +89,6 @@ func phaseMany(ctx context.Context, e *env, ph phase, ops int) (result, error) {
 	}
 	ops = max(batch, ops/batch*batch) // whole calls only
 	return e.count(ctx, ph, ops, func() error { return e.submitMany(ctx, p.sched, ops) })
-}
-
-// phaseFold: one-task runs made by one Submit each, uncounted, then
-// folded into the creation indexes by one RunCount, counted: what a
-// Submit leaves to the next reader of its indexes, per run (the count's
-// own ZCOUNTs, a few thousand instructions, spread over the runs).
-func phaseFold(ctx context.Context, e *env, ph phase, ops int) (result, error) {
-	p, err := e.open(ctx)
-	if err != nil {
-		return result{}, err
-	}
-	defer p.client.Close()
-	for i := 0; i < ops; i++ {
-		if _, err := p.Submit(ctx, e.oneTask()); err != nil {
-			return result{}, err
-		}
-	}
-	return e.count(ctx, ph, ops, func() error {
-		_, err := p.store.RunCount(ctx, &store.RunCountParams{})
-		return err
-	})
 }
 
 func phaseBatch(ctx context.Context, e *env, ph phase, ops int) (result, error) {

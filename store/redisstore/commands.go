@@ -78,10 +78,9 @@ var commandUses = []commandUse{
 	{"watch", "{k}"},                // the layout record's stats setting
 	{"xadd", "{k} * f v"},           // scripts (events, name indexes)
 	{"xdel", "{k} 0-1"},             // scripts (name indexes)
-	{"xlen", "{k}"},                 // scripts (name indexes, the event stream's trim)
-	{"xrange", "{k} - +"},           // scripts (name indexes, the fold); EventRead
+	{"xlen", "{k}"},                 // scripts (name indexes)
+	{"xrange", "{k} - +"},           // scripts (name indexes); EventRead
 	{"xrevrange", "{k} + -"},        // scripts (name indexes); EventRead's start
-	{"xtrim", "{k} MAXLEN 1"},       // scripts (the event stream's trim)
 	{"zadd", "{k} 1 m"},             // scripts
 	{"zcard", "{k}"},                // scripts; reads
 	{"zcount", "{k} 0 1"},           // scripts; reads

@@ -110,7 +110,7 @@ func (s *Store) firstSince(ctx context.Context, k string, cmd *redis.Cmd, end st
 			if streamIDLess(end, m.id) {
 				return "", nil
 			}
-			if !m.timed() {
+			if len(m.pairs) < 2 || m.pairs[0] != "t" {
 				continue
 			}
 			if t, err := strconv.ParseInt(m.pairs[1], 10, 64); err == nil && t >= sinceMs {

@@ -121,18 +121,11 @@ func readEntries(cmd *redis.Cmd) ([]streamEntry, error) {
 	return out, nil
 }
 
-// timed reports whether e is an entry written by flush_events
-// (lua/lib_buffers.lua): a first pair "t", or "c" when its call created
-// runs of format 8 (it is then the journal their index entries are folded
-// from), and the call's now in ms.
-func (e streamEntry) timed() bool {
-	return len(e.pairs) >= 2 && (e.pairs[0] == "t" || e.pairs[0] == "c")
-}
-
-// events returns the events of an entry written by flush_events: its
-// first pair (timed), then one pair per event, its run id and its value.
+// events returns the events of an entry written by flush_events
+// (lua/lib_buffers.lua): a first pair "t" and the call's now in ms, then
+// one pair per event, its run id and its value.
 func (e streamEntry) events() []rawEvent {
-	if !e.timed() {
+	if len(e.pairs) < 2 || e.pairs[0] != "t" {
 		return nil
 	}
 	now := e.pairs[1]

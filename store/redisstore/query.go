@@ -94,9 +94,6 @@ func (s *Store) RunList(ctx context.Context, params *store.RunListParams) (*stor
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.foldIndexes(ctx); err != nil {
-		return nil, err
-	}
 	f := &params.Filter
 	max, min := scoreRange(f)
 	cid := ""
@@ -278,10 +275,6 @@ func (s *Store) RunDelete(ctx context.Context, params *store.RunDeleteParams) er
 func (s *Store) RunPrune(ctx context.Context, params *store.RunPruneParams) (*store.RunPruneResult, error) {
 	if params.Limit < 1 {
 		return nil, fmt.Errorf("redisstore: prune limit %d: %w", params.Limit, store.ErrInvalidArgument)
-	}
-	// the janitor's fold: it keeps what a reader has to fold small
-	if err := s.foldIndexes(ctx); err != nil {
-		return nil, err
 	}
 	out := &store.RunPruneResult{}
 	for _, sh := range s.shardOrder() {

@@ -137,9 +137,6 @@ func (s *Store) RunCount(ctx context.Context, params *store.RunCountParams) (*st
 	if err := params.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.foldIndexes(ctx); err != nil {
-		return nil, err
-	}
 	f := &params.Filter
 	out := &store.RunCountResult{Counts: map[store.RunStatus]int64{}}
 	max, min := scoreRange(f)

@@ -139,7 +139,7 @@ var allowOOM = map[string]bool{"task_finish": true, "lease_extend": true, "lease
 	"schedule_record_fire": true, "leader_acquire": true, "leader_release": true,
 	"node_heartbeat": true, "node_drain": true, "queue_pause": true,
 	"run_delete": true, "run_prune": true, "dead_letter_purge": true,
-	"task_control": true, "run_delete_many": true, "admission_set": true, "index_fold": true}
+	"task_control": true, "run_delete_many": true, "admission_set": true}
 
 // readOnly names the functions that write nothing (flag no-writes): Redis
 // runs them at maxmemory and on replicas.
@@ -150,7 +150,7 @@ var scriptNames = []string{"run_create", "run_create_many", "run_create_part", "
 	"run_delete", "run_prune", "run_list", "run_count", "task_log_append", "task_progress", "dead_letter_purge",
 	"schedule_save", "schedule_record_fire", "leader_acquire", "leader_release",
 	"node_heartbeat", "node_drain", "queue_pause",
-	"task_control", "run_note", "run_delete_many", "admission_set", "index_fold"}
+	"task_control", "run_note", "run_delete_many", "admission_set"}
 
 // libOrder is the order of the lib files: each uses only those before it.
 // codesLib and statusLib stand for what codesTable and statusTable render.
@@ -202,7 +202,6 @@ var scriptLibs = map[string][]string{
 	// run_delete_many shares delete_run with run_delete.
 	"task_control":    {"lib_run", "lib_cancel", "lib_finish"},
 	"run_note":        nil,
-	"index_fold":      nil,
 	"run_delete_many": {"lib_delete"},
 	// admission_set writes one hash field.
 	"admission_set": nil,
@@ -235,7 +234,6 @@ var (
 	scriptDeadLetterPurge    = newScript("dead_letter_purge")
 	scriptTaskControl        = newScript("task_control")
 	scriptRunNote            = newScript("run_note")
-	scriptIndexFold          = newScript("index_fold")
 	scriptRunDeleteMany      = newScript("run_delete_many")
 	scriptAdmissionSet       = newScript("admission_set")
 )

@@ -42,11 +42,6 @@ func (s *Store) TaskSearch(ctx context.Context, params *store.TaskSearchParams) 
 	if params.Cursor != "" {
 		cur, _ = store.ParseTaskSearchCursor(params.Cursor)
 	}
-	if params.WantsSection(store.TaskSearchRuns) {
-		if err := s.foldIndexes(ctx); err != nil {
-			return nil, err
-		}
-	}
 	sr := &searcher{s: s, p: params, budget: store.TaskSearchScan + params.Limit, res: &store.TaskSearchResult{}}
 	for sec := max(cur.Section, store.TaskSearchRunning); sec <= store.TaskSearchRuns; sec++ {
 		if !params.WantsSection(sec) {

@@ -43,11 +43,6 @@ local evs = {}
 local ev_n = 0
 local ev_errs = {}
 local ev_base, ev_cap, ev_win, ev_now = nil, nil, 0, nil
--- the first field of the call's stream entries: "t", or "c" in a call that
--- created runs whose index entries the fold writes (names.fold,
--- lib_names.lua, which fills the table names)
-local ev_mark = 't'
-local names = {}
 local st_incr = {}
 local st_durs = {}
 local st_min = {}
@@ -75,7 +70,6 @@ local function reset()
   if ev_n > 0 then evs, ev_n = {}, 0 end
   if next(ev_errs) ~= nil then ev_errs = {} end
   ev_base = nil
-  ev_mark = 't'
   if next(st_incr) ~= nil then st_incr = {} end
   if next(st_durs) ~= nil then st_durs = {} end
   if next(st_min) ~= nil then st_min = {} end
@@ -233,14 +227,10 @@ end
 -- flush_events writes the events, counters and durations buffered since
 -- the last flush, after everything else a step writes (so under maxmemory
 -- none of them is a call's first write): one XADD to the shard's stream
--- per call (per 4000 events), its first pair "t" (or "c", ev_mark, in a
--- call that created runs of format version 8: the entry is also the
--- journal their index entries are folded from, names.fold in
--- lib_names.lua) and the call's now in ms, then one pair per event, the
--- run id and the event (lib_status.lua), trimmed back to its cap once an
--- XLEN finds it an eighth of the cap past it (100 entries at most, about
--- what MAXLEN ~ lets a stream hold past its cap), after the fold of the
--- creations the trim would cut. The cap counts events: an entry holds the events
+-- per call (per 4000 events), its first pair "t" and the call's now in ms,
+-- then one pair per event, the run id and the event (lib_status.lua), with
+-- Redis's own trimming (MAXLEN ~, so it stays bounded and an append frees
+-- about what it takes). The cap counts events: an entry holds the events
 -- of one call, from one to thousands, so the stream is trimmed to the cap
 -- divided by the recent average of events per entry (per_entry, kept
 -- across calls per stream; a script run as EVALSHA keeps nothing and
@@ -285,21 +275,8 @@ do
       if entries ~= cap_n[sk] then cap_n[sk], cap_s[sk] = entries, itoa(entries) end
       cap = cap_s[sk]
     end
-    local mark = ev_mark
-    ev_mark = 't'
     for i = 1, ev_n, 4000 do
-      redis.call('XADD', sk, '*', mark, ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
-    end
-    -- Trimmed to its cap once it is an eighth past it (at most 100
-    -- entries, as MAXLEN ~ leaves); the entries a trim cuts may hold
-    -- creations not yet filed in the indexes, so the fold files every
-    -- creation first (it reads the entries since the last fold).
-    if ev_n > 0 then
-      local n = cap_n[sk]
-      if redis.call('XLEN', sk) > n + math.max(1, math.min(100, math.floor(n / 8))) then
-        names.fold(base, nil)
-        redis.call('XTRIM', sk, 'MAXLEN', cap)
-      end
+      redis.call('XADD', sk, 'MAXLEN', '~', cap, '*', 't', ev_now, unpack(evs, i, math.min(i + 3999, ev_n)))
     end
     if base ~= chan_base then chan_base, chan = base, string.match(base, '^(.*):{') .. ':ev' end
     if ended_n > 1 then

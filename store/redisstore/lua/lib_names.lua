@@ -22,11 +22,9 @@
 -- ("*"), which places them, in that index alone, at most the step later
 -- than their creation.
 
--- Only index_add is a local of the library, and the table names
--- (names.add, names.file, names.flush, names.forget, names.fold) is
--- declared in lib_buffers.lua, whose flush_events folds: a library holds at
--- most 200 locals.
-local index_add = nil
+-- Only index_add and the table names (names.add, names.flush,
+-- names.forget) are locals of the library: a library holds at most 200.
+local index_add, names = nil, {}
 do
   -- index_add adds run id to the creation index zset k at score created:
   -- at once, or, in a call that creates many runs (ctx.zadds, set by
@@ -83,17 +81,6 @@ do
     l[#l + 1] = id
   end
 
-  -- names.file files run id, created at created, in the indexes of its
-  -- names wf, svc and tenant ('' for none), as names.add does.
-  names.file = function(ctx, created, id, wf, svc, tenant)
-    if wf ~= '' then names.add(ctx, 'w', wf, created, id) end
-    if svc ~= '' then
-      names.add(ctx, 's', svc, created, id)
-      if tenant ~= '' then names.add(ctx, 'u', svc .. ':' .. tenant, created, id) end
-    end
-    if tenant ~= '' then names.add(ctx, 'v', tenant, created, id) end
-  end
-
   -- names.flush writes the name stream entries names.add buffered in
   -- ctx.xadds: one entry per index for the call, its runs in the order they
   -- were written (a call's runs share its now, their creation).
@@ -148,68 +135,5 @@ do
       if tenant ~= '' then forget('u', svc .. ':' .. tenant) end
     end
     if tenant ~= '' then forget('v', tenant) end
-  end
-
-  -- names.fold files in the creation indexes (ia and the name streams) the
-  -- runs created in format version 8 since the last fold: a create writes
-  -- no index entry, only its events, in an entry of the shard's stream
-  -- <base>e whose first field is "c" (ev_mark, lib_buffers.lua), and that
-  -- entry is the journal the fold reads. Its cursor <base>jc holds the id
-  -- of the last entry folded; the fold reads the entries after it, at most
-  -- max (nil: all), and for each run created in a "c" entry (its event
-  -- "!P...", its creation, the entry's now) whose hash is left, adds it to
-  -- ia and to its name streams, one stream entry per name per creating
-  -- call as the create would have written. It returns the count of
-  -- entries read. Readers of the indexes fold first (index_fold.lua), the
-  -- janitor folds with each prune, and a write that trims the stream folds
-  -- what the trim would cut (flush_events): no creation is cut unfiled.
-  -- The cursor moves in the same script as the entries it covers, so a
-  -- fold resent, or a fold after Redis lost data, files each run once.
-  names.fold = function(base, max)
-    local jk, sk = base .. 'jc', base .. 'e'
-    local last = redis.call('GET', jk)
-    local from = '-'
-    if last then
-      local ms, seq = string.match(last, '^(%d+)-(%d+)$')
-      from = ms .. '-' .. string.format('%d', tonumber(seq) + 1)
-    end
-    local es
-    if max then
-      es = redis.call('XRANGE', sk, from, '+', 'COUNT', max)
-    else
-      es = redis.call('XRANGE', sk, from, '+')
-    end
-    local n = #es
-    if n > 0 then
-      local c = {short = true, base = base, zadds = true}
-      local all = {}
-      for _, e in ipairs(es) do
-        local f = e[2]
-        if f[1] == 'c' then
-          local created = f[2]
-          for i = 3, #f, 2 do
-            local v = f[i + 1]
-            -- a run's event (!), its move to pending (P): its creation
-            if string.byte(v, 1) == 33 and string.byte(v, 2) == 80 then
-              local id = f[i]
-              local q = redis.call('HGET', base .. 'r:' .. id, 'q')
-              local wf, svc, tenant
-              if q then wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):') end
-              if wf then
-                all[#all + 1] = created
-                all[#all + 1] = id
-                names.file(c, created, id, wf, svc, tenant)
-              end
-            end
-          end
-          names.flush(c)
-        end
-      end
-      for i = 1, #all, 1000 do
-        redis.call('ZADD', base .. 'ia', unpack(all, i, math.min(i + 999, #all)))
-      end
-      redis.call('SET', jk, es[n][1])
-    end
-    return n
   end
 end

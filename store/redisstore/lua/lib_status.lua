@@ -333,14 +333,13 @@ local function run_index(ctx, rk, id, r, from, to)
     local wf, svc, tenant = string.match(q, '^([^:]*):([^:]*):([^:]*):')
     if not wf then return end
     if ctx.win > 0 and wf ~= '' then count('w:' .. wf .. ':sub', 1) end
-    if ctx.short then
-      -- format 8: the call's stream entry is the journal the fold files
-      -- the run from (names.fold, lib_names.lua)
-      ev_mark = 'c'
-    else
-      index_add(ctx, key(b, 'ia'), created, id)
-      names.file(ctx, created, id, wf, svc, tenant)
+    index_add(ctx, key(b, 'ia'), created, id)
+    if wf ~= '' then names.add(ctx, 'w', wf, created, id) end
+    if svc ~= '' then
+      names.add(ctx, 's', svc, created, id)
+      if tenant ~= '' then names.add(ctx, 'u', svc .. ':' .. tenant, created, id) end
     end
+    if tenant ~= '' then names.add(ctx, 'v', tenant, created, id) end
   end
   if from == 'U' then redis.call('ZREM', key(b, 'it', 'U'), id) end
   if to == 'U' then

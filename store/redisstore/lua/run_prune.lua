@@ -96,12 +96,8 @@ end
 -- The shard's event stream outlives its runs (it is bounded by its cap,
 -- not by retention); once a prune leaves the shard without a run, pending,
 -- running or kept for retention (the index of all runs is empty), the
--- stream goes too, with the fold's cursor. A reader whose cursor was in it
--- is told it fell behind. Creations not yet folded are runs too: the fold
--- files them first (all of them: at most the stream's entries since the
--- last fold).
+-- stream goes too. A reader whose cursor was in it is told it fell behind.
 if popped > 0 and more == 0 and redis.call('ZCARD', key(ctx.base, 'ia')) == 0 then
-  names.fold(ctx.base, nil)
-  if redis.call('ZCARD', key(ctx.base, 'ia')) == 0 then redis.call('DEL', key(ctx.base, 'e'), key(ctx.base, 'jc')) end
+  redis.call('DEL', key(ctx.base, 'e'))
 end
 return {pruned, more}
