@@ -163,6 +163,13 @@ func sentinelFailover(t *testing.T, minReplicas int) string {
 			require.NoError(t, c.ConfigSet(ctx, "min-replicas-max-lag", strconv.Itoa(maxLag)).Err())
 			c.Close()
 		}
+		// The primary takes writes once its replica has acknowledged
+		// within the max lag (a fresh link may not have yet).
+		c := sent.Primary.Client()
+		require.Eventually(t, func() bool { return c.Set(ctx, "probe", "1", 0).Err() == nil }, 10*time.Second, 20*time.Millisecond,
+			"the primary never took a write with its replica linked")
+		require.NoError(t, c.Del(ctx, "probe").Err())
+		c.Close()
 	}
 	storeErrs := newErrKinds()
 	newStore := func() *redisstore.Store {
