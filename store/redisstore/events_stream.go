@@ -123,15 +123,41 @@ func readEntries(cmd *redis.Cmd) ([]streamEntry, error) {
 
 // events returns the events of an entry written by flush_events
 // (lua/lib_buffers.lua): a first pair "t" and the call's now in ms, then
-// one pair per event, its run id and its value.
+// one pair per run and call, its run id and its events (note in
+// lua/lib_status.lua): one value, or, in format version 8, the run's
+// adjacent events joined by spaces, an error after a newline belonging to
+// the last of them; the free-text events ('?', '%', '#') are never
+// joined. Events are numbered in the entry from 1, so a position names
+// one event whether or not it was joined (an entry of one event per pair,
+// as format 7 writes, numbers them by pair).
 func (e streamEntry) events() []rawEvent {
 	if len(e.pairs) < 2 || e.pairs[0] != "t" {
 		return nil
 	}
 	now := e.pairs[1]
 	out := make([]rawEvent, 0, len(e.pairs)/2-1)
+	add := func(run, v string) {
+		out = append(out, rawEvent{pos: e.id + "." + strconv.Itoa(len(out)+1), run: run, now: now, v: v})
+	}
 	for k := 2; k+1 < len(e.pairs); k += 2 {
-		out = append(out, rawEvent{pos: e.id + "." + strconv.Itoa(k/2), run: e.pairs[k], now: now, v: e.pairs[k+1]})
+		run, v := e.pairs[k], e.pairs[k+1]
+		if v == "" || v[0] == '?' || v[0] == '%' || v[0] == '#' {
+			add(run, v)
+			continue
+		}
+		head, errText, hasErr := strings.Cut(v, "\n")
+		for {
+			one, rest, joined := strings.Cut(head, " ")
+			if !joined {
+				if hasErr {
+					one += "\n" + errText
+				}
+				add(run, one)
+				break
+			}
+			add(run, one)
+			head = rest
+		}
 	}
 	return out
 }

@@ -41,6 +41,12 @@ local wrote = false
 -- written by flush_events.
 local evs = {}
 local ev_n = 0
+-- the events buffered (ev_n counts strings, two per pair; a pair may hold
+-- several events of one run, note in lib_status.lua)
+local ev_k = 0
+-- the run whose pair, the last buffered, the next event of the same run
+-- joins (nil: none may; note in lib_status.lua)
+local ev_join = nil
 local ev_errs = {}
 local ev_base, ev_cap, ev_win, ev_now = nil, nil, 0, nil
 local st_incr = {}
@@ -67,7 +73,8 @@ local function reset()
   if next(kept) ~= nil then kept = {} end
   if held_n > 0 then held, held_at, held_was, held_order, held_n = held_none, {}, {}, held_none, 0 end
   wrote = false
-  if ev_n > 0 then evs, ev_n = {}, 0 end
+  if ev_n > 0 then evs, ev_n, ev_k = {}, 0, 0 end
+  ev_join = nil
   if next(ev_errs) ~= nil then ev_errs = {} end
   ev_base = nil
   if next(st_incr) ~= nil then st_incr = {} end
@@ -227,8 +234,10 @@ end
 -- flush_events writes the events, counters and durations buffered since
 -- the last flush, after everything else a step writes (so under maxmemory
 -- none of them is a call's first write): one XADD to the shard's stream
--- per call (per 4000 events), its first pair "t" and the call's now in ms,
--- then one pair per event, the run id and the event (lib_status.lua), with
+-- per call (per 2000 pairs), its first pair "t" and the call's now in ms,
+-- then one pair per run's events, the run id and the events (one, or in
+-- format version 8 its adjacent events of the call joined: note,
+-- lib_status.lua), with
 -- Redis's own trimming (MAXLEN ~, so it stays bounded and an append frees
 -- about what it takes). The cap counts events: an entry holds the events
 -- of one call, from one to thousands, so the stream is trimmed to the cap
@@ -265,9 +274,8 @@ do
     local sk = base .. 'e'
     local cap = ev_cap
     if ev_n > 0 then
-      -- events in each entry of this call (a pair each, 2000 to an entry)
-      local n = ev_n / 2
-      n = n / math.ceil(n / 2000)
+      -- events in each entry of this call (2000 pairs to an entry)
+      local n = ev_k / math.ceil(ev_n / 4000)
       local avg = per_entry[sk]
       if avg then avg = avg + (n - avg) / 16 else avg = n end
       per_entry[sk] = avg
@@ -285,7 +293,8 @@ do
     else
       redis.call('PUBLISH', chan, 'e')
     end
-    if ev_n > 0 then evs, ev_n = {}, 0 end
+    if ev_n > 0 then evs, ev_n, ev_k = {}, 0, 0 end
+    ev_join = nil
     if win == 0 then return end
     local sk = base .. 'st'
     for f, n in pairs(st_incr) do

@@ -82,13 +82,39 @@ end
 
 local ev_err = {F = true, Y = true, D = true, C = true}
 
-local function note(ctx, id, v, err, rk, name)
-  ev_base, ev_cap, ev_win, ev_now = ctx.base, ctx.evcap, ctx.win, ctx.nows
-  local n = ev_n
-  evs[n + 1] = id
-  evs[n + 2] = v
-  ev_n = n + 2
-  if err then ev_errs[n + 2] = {rk, 'e:' .. name} end
+-- note buffers event v of run id. In format version 8 (ctx.short), an
+-- event that follows one of the same run in the call is joined to it,
+-- after a space (names, states and letters hold none): one pair per run
+-- for a run's adjacent moves (a create's run and root tasks, a finish's
+-- task and run), whose reader splits it (streamEntry.events). Neither the
+-- free-text events nor one after an error are joined: a value's error,
+-- after a newline, belongs to its last event. ev_join (lib_buffers.lua)
+-- names the run the last pair may still take events of.
+local note
+do
+  -- unjoined are the first bytes of the events that hold free text (a task
+  -- set aside or held back, a progress report, a note): never joined.
+  local unjoined = {[63] = true, [37] = true, [35] = true}
+
+  note = function(ctx, id, v, err, rk, name)
+    ev_base, ev_cap, ev_win, ev_now = ctx.base, ctx.evcap, ctx.win, ctx.nows
+    local n = ev_n
+    ev_k = ev_k + 1
+    local free = unjoined[string.byte(v, 1)]
+    if ev_join == id and not free then
+      evs[n] = evs[n] .. ' ' .. v
+      if err then
+        ev_errs[n] = {rk, 'e:' .. name}
+        ev_join = nil
+      end
+      return
+    end
+    evs[n + 1] = id
+    evs[n + 2] = v
+    ev_n = n + 2
+    if err then ev_errs[n + 2] = {rk, 'e:' .. name} end
+    if ctx.short and not (err or free) then ev_join = id else ev_join = nil end
+  end
 end
 
 local function count(f, n) st_incr[f] = (st_incr[f] or 0) + n end

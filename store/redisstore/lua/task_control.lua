@@ -86,6 +86,7 @@ if not task_can(from, to) then return {ILLEGAL} end
 local function note_reason()
   if reason == '' then return end
   ev_errs[ev_n] = nil
+  ev_join = nil -- what follows a reason is not its text
   evs[ev_n] = evs[ev_n] .. '\n' .. reason
 end
 

@@ -1,0 +1,81 @@
+package redisstore_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/plaitdag/plait/fakeclock"
+	"github.com/plaitdag/plait/internal/redistest"
+	"github.com/plaitdag/plait/store"
+	"github.com/plaitdag/plait/store/redisstore"
+)
+
+// TestJoinedEventsReadApart finishes two tasks of one run in one call, the
+// second failed with an error holding spaces and a newline: format 8
+// writes the run's events of the call in one pair, and they read back as
+// the events of format 7, each error with its own task, each event with a
+// position of its own that a read can resume after.
+func TestJoinedEventsReadApart(t *testing.T) {
+	t.Parallel()
+	c := redistest.Private(t)
+	ctx := context.Background()
+	const boom = "boom: with spaces\nand a second line"
+	var read [2][]store.StoreEvent
+	var joined [2]int
+	for i, v := range []int{redisstore.FormatVersionPrevious, redisstore.FormatVersionNewest} {
+		prefix := "join" + string(rune('a'+i))
+		clk := fakeclock.New(start)
+		s, err := redisstore.New(ctx, c, redisstore.WithPrefix(prefix), redisstore.WithFormatVersion(v), redisstore.WithClock(clk))
+		require.NoError(t, err)
+		wf := &store.WorkflowSpec{Name: "wf", Tasks: []store.TaskSpec{{Name: "a", Handler: "h"}, {Name: "b", Handler: "h"}}}
+		created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: wf})
+		require.NoError(t, err)
+		got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 2, LeaseDuration: time.Minute})
+		require.NoError(t, err)
+		require.Len(t, got.Tasks, 2)
+		clk.Advance(time.Second)
+		_, err = s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w", Outcomes: []store.TaskOutcome{
+			{Lease: got.Tasks[0].Lease, Outcome: store.OutcomeSucceeded},
+			{Lease: got.Tasks[1].Lease, Outcome: store.OutcomeFailed, Error: boom},
+		}})
+		require.NoError(t, err)
+		raw, err := c.Do(ctx, "XRANGE", prefix+":{0}:e", "-", "+").Slice()
+		require.NoError(t, err)
+		for _, entry := range raw {
+			fields := entry.([]any)[1].([]any)
+			for j := 3; j < len(fields); j += 2 {
+				if strings.Contains(strings.SplitN(fields[j].(string), "\n", 2)[0], " ") {
+					joined[i]++
+				}
+			}
+		}
+
+		all, err := s.EventRead(ctx, &store.EventReadParams{RunID: created.Run.ID, Limit: 100})
+		require.NoError(t, err)
+		var errs []string
+		for k, ev := range all.Events {
+			if ev.Error != "" {
+				errs = append(errs, ev.Task+": "+ev.Error)
+			}
+			// every position resumes right after its event
+			rest, err := s.EventRead(ctx, &store.EventReadParams{RunID: created.Run.ID, After: ev.Cursor, Limit: 100})
+			require.NoError(t, err)
+			require.Len(t, rest.Events, len(all.Events)-k-1, "after event %d (%s %s)", k, ev.Task, ev.Type)
+			if k+1 < len(all.Events) {
+				require.Equal(t, all.Events[k+1].Cursor, rest.Events[0].Cursor)
+			}
+		}
+		require.Equal(t, []string{"b: " + boom}, errs, "the error is the failed task's, whole")
+		for _, ev := range all.Events {
+			ev.Cursor, ev.RunID = "", ""
+			read[i] = append(read[i], ev)
+		}
+	}
+	require.Zero(t, joined[0], "format 7 joins nothing")
+	require.NotZero(t, joined[1], "format 8 joins a run's adjacent events")
+	require.Equal(t, read[0], read[1], "both formats read as the same events")
+}
