@@ -2,6 +2,7 @@ package redisstore_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,46 @@ func TestJoinedEventsReadApart(t *testing.T) {
 	require.Zero(t, joined[0], "format 7 joins nothing")
 	require.NotZero(t, joined[1], "format 8 joins a run's adjacent events")
 	require.Equal(t, read[0], read[1], "both formats read as the same events")
+}
+
+// TestWideReleaseJoinsLittle finishes the root of 500 children: its
+// finish releases them all in one call, and no pair of the event stream
+// takes more than a few of them (a joined pair grows by a copy per event).
+func TestWideReleaseJoinsLittle(t *testing.T) {
+	t.Parallel()
+	c := redistest.Private(t)
+	ctx := context.Background()
+	s, err := redisstore.New(ctx, c)
+	require.NoError(t, err)
+	tasks := []store.TaskSpec{{Name: "root", Handler: "h"}}
+	for i := range 500 {
+		tasks = append(tasks, store.TaskSpec{Name: "c" + strconv.Itoa(i), Handler: "h", Deps: []store.Dep{{Task: "root"}}})
+	}
+	created, err := s.RunCreate(ctx, &store.RunCreateParams{Workflow: &store.WorkflowSpec{Name: "wide", Tasks: tasks}})
+	require.NoError(t, err)
+	got, err := s.TaskClaim(ctx, &store.TaskClaimParams{WorkerID: "w", Limit: 1, LeaseDuration: time.Minute})
+	require.NoError(t, err)
+	require.Len(t, got.Tasks, 1)
+	_, err = s.TaskFinish(ctx, &store.TaskFinishParams{WorkerID: "w",
+		Outcomes: []store.TaskOutcome{{Lease: got.Tasks[0].Lease, Outcome: store.OutcomeSucceeded}}})
+	require.NoError(t, err)
+	raw, err := c.Do(ctx, "XRANGE", "plait:{0}:e", "-", "+").Slice()
+	require.NoError(t, err)
+	longest := 0
+	for _, entry := range raw {
+		fields := entry.([]any)[1].([]any)
+		for j := 3; j < len(fields); j += 2 {
+			longest = max(longest, len(fields[j].(string)))
+		}
+	}
+	require.Less(t, longest, 160, "a pair stops taking events once it is 64 bytes long")
+	all, err := s.EventRead(ctx, &store.EventReadParams{RunID: created.Run.ID, Limit: 1000})
+	require.NoError(t, err)
+	ready := 0
+	for _, ev := range all.Events {
+		if ev.Type == store.TaskEventType(store.TaskReady) {
+			ready++
+		}
+	}
+	require.Equal(t, 501, ready, "the root and every child read as ready once")
 }

@@ -88,8 +88,9 @@ local ev_err = {F = true, Y = true, D = true, C = true}
 -- for a run's adjacent moves (a create's run and root tasks, a finish's
 -- task and run), whose reader splits it (streamEntry.events). Neither the
 -- free-text events nor one after an error are joined: a value's error,
--- after a newline, belongs to its last event. ev_join (lib_buffers.lua)
--- names the run the last pair may still take events of.
+-- after a newline, belongs to its last event, and a pair takes no more
+-- once it is 64 bytes long. ev_join (lib_buffers.lua) names the run the
+-- last pair may still take events of.
 local note
 do
   -- unjoined are the first bytes of the events that hold free text (a task
@@ -101,7 +102,10 @@ do
     local n = ev_n
     ev_k = ev_k + 1
     local free = unjoined[string.byte(v, 1)]
-    if ev_join == id and not free then
+    -- a pair takes events while it is short: the string grows by a copy
+    -- per event joined, so a finish that releases thousands of a run's
+    -- tasks would copy it thousands of times
+    if ev_join == id and not free and #evs[n] < 64 then
       evs[n] = evs[n] .. ' ' .. v
       if err then
         ev_errs[n] = {rk, 'e:' .. name}
