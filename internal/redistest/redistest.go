@@ -107,6 +107,9 @@ func (s *Server) waitReady(limit time.Duration) error {
 		}
 		select {
 		case exitErr := <-s.done:
+			// put back for whoever waits on the exit next (launch, Close):
+			// Wait returned once, so the buffer of one has room
+			s.done <- exitErr
 			return fmt.Errorf("redis-server exited: %v", exitErr)
 		default:
 		}
