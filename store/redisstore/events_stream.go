@@ -125,7 +125,7 @@ func readEntries(cmd *redis.Cmd) ([]streamEntry, error) {
 // (lua/lib_buffers.lua): a first pair "t" and the call's now in ms, then
 // one pair per run and call, its run id and its events (note in
 // lua/lib_status.lua): one value, or, in format version 8, the run's
-// adjacent events joined by spaces, an error after a newline belonging to
+// adjacent events joined by the byte 0x1f, an error after a newline belonging to
 // the last of them; the free-text events ('?', '%', '#') are never
 // joined. Events are numbered in the entry from 1, so a position names
 // one event whether or not it was joined (an entry of one event per pair,
@@ -147,7 +147,7 @@ func (e streamEntry) events() []rawEvent {
 		}
 		head, errText, hasErr := strings.Cut(v, "\n")
 		for {
-			one, rest, joined := strings.Cut(head, " ")
+			one, rest, joined := strings.Cut(head, "\x1f")
 			if !joined {
 				if hasErr {
 					one += "\n" + errText

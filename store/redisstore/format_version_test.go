@@ -173,11 +173,11 @@ func TestConformanceUpgradedPrefix(t *testing.T) {
 
 // splitEvents splits a value of the event stream into its events, as the
 // store's reader does: format 8 joins a run's adjacent events of one call
-// by spaces (lua/lib_status.lua, note), never the free-text ones.
+// by the byte 0x1f (lua/lib_status.lua, note), never the free-text ones.
 func splitEvents(v string) []string {
 	if v == "" || strings.ContainsRune("?%#", rune(v[0])) {
 		return []string{v}
 	}
 	head, _, _ := strings.Cut(v, "\n")
-	return strings.Split(head, " ")
+	return strings.Split(head, "\x1f")
 }

@@ -84,7 +84,9 @@ local ev_err = {F = true, Y = true, D = true, C = true}
 
 -- note buffers event v of run id. In format version 8 (ctx.short), an
 -- event that follows one of the same run in the call is joined to it,
--- after a space (names, states and letters hold none): one pair per run
+-- after the byte 0x1f, the unit separator, which no name, state or
+-- status letter holds (a worker id from a store's caller may hold a
+-- space): one pair per run
 -- for a run's adjacent moves (a create's run and root tasks, a finish's
 -- task and run), whose reader splits it (streamEntry.events). Neither the
 -- free-text events nor one after an error are joined: a value's error,
@@ -106,7 +108,7 @@ do
     -- per event joined, so a finish that releases thousands of a run's
     -- tasks would copy it thousands of times
     if ev_join == id and not free and #evs[n] < 64 then
-      evs[n] = evs[n] .. ' ' .. v
+      evs[n] = evs[n] .. '\31' .. v
       if err then
         ev_errs[n] = {rk, 'e:' .. name}
         ev_join = nil
